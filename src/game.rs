@@ -1,0 +1,347 @@
+//! The Game trait and the small types every game, the search and the front ends share.
+//!
+//! The one search in `search/` is generic over [`Game`] and monomorphised per game, so nothing here is
+//! dynamically dispatched in the hot loop. The trait is shaped for all five games as they really are:
+//!
+//! * moves are a small `Copy` value of the game's own type (a checkers jump with its captured set, a Hive
+//!   placement or a pass, a xiangqi or chess move); the search never looks inside one, it only asks the game
+//!   for a compact [`Game::move_key`] to store in the transposition table and to index its history;
+//! * `make`/`unmake` keep an internal history, so undo in every protocol is cheap and repetition detection
+//!   sees the whole game;
+//! * the end of a game is split in two: [`Game::rule_end`] is what the rules decide without generating moves
+//!   (repetition, move-count draws, a surrounded Queen), [`Game::no_move_end`] what it means to have no legal
+//!   move (a loss in checkers, draughts and xiangqi; mate or stalemate in chess; Hive passes instead);
+//! * evaluation is in centi-units from the side to move's point of view, one man / pawn / soldier = 100.
+
+use std::fmt::Debug;
+
+/// The two sides. `First` is the side that moves first in the game's start position (Black in English
+/// checkers, White in draughts, Hive and chess, Red in xiangqi); each game names its sides.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Side {
+    First,
+    Second,
+}
+
+impl Side {
+    #[inline]
+    pub fn opponent(self) -> Side {
+        match self {
+            Side::First => Side::Second,
+            Side::Second => Side::First,
+        }
+    }
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    Win(Side),
+    Draw,
+}
+
+/// A finished game: its outcome and the rule that decided it, in a few words ("no legal move",
+/// "threefold repetition", "40-move rule", ...).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct GameEnd {
+    pub outcome: Outcome,
+    pub reason: &'static str,
+}
+
+impl GameEnd {
+    pub fn draw(reason: &'static str) -> Self {
+        GameEnd { outcome: Outcome::Draw, reason }
+    }
+
+    pub fn win(side: Side, reason: &'static str) -> Self {
+        GameEnd { outcome: Outcome::Win(side), reason }
+    }
+}
+
+/// A score as the front ends report it, from the side to move's point of view.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Score {
+    /// Centi-units: one man / pawn / soldier = 100.
+    Cp(i32),
+    /// Distance to the end of the game in plies: positive when the side to move wins, negative when it loses.
+    Mate(i32),
+}
+
+/// A position or move text that could not be read, naming the offending token.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error("{message}: `{token}`")]
+pub struct NotationError {
+    /// The bad token, as it appeared in the input (shortened when very long).
+    pub token: String,
+    /// What was wrong with it.
+    pub message: String,
+}
+
+impl NotationError {
+    pub fn new(token: impl AsRef<str>, message: impl Into<String>) -> Self {
+        let token = token.as_ref();
+        let token = if token.chars().count() > 80 {
+            let mut short: String = token.chars().take(77).collect();
+            short.push_str("...");
+            short
+        } else {
+            token.to_string()
+        };
+        NotationError { token, message: message.into() }
+    }
+}
+
+/// The rules of one game, as the search and the front ends need them.
+pub trait Game: Clone + Send + Sync + 'static {
+    /// A move in the game's own compact representation.
+    type Move: Copy + Eq + Debug + Send + Sync + 'static;
+
+    /// The name the registry and the API know the game by (`checkers`, `draughts`, ...).
+    const NAME: &'static str;
+
+    /// Position formats [`Game::parse_position`] and [`Game::format_position`] understand; the first is the
+    /// game's main format.
+    const POSITION_FORMATS: &'static [&'static str];
+    /// Move formats [`Game::format_move_as`] understands; the first is the game's main notation.
+    const MOVE_FORMATS: &'static [&'static str];
+
+    // ---- per-game search switches ----
+
+    /// Null-move pruning is sound (false where zugzwang is common: draughts, checkers, Hive).
+    const NULL_MOVE: bool;
+    /// Late-move reductions of quiet moves.
+    const LMR: bool = true;
+    /// Captures are compulsory: quiescence never stands pat while the side to move has a capture, it
+    /// searches all of them (checkers, draughts).
+    const FORCED_CAPTURES: bool;
+    /// Extend the search by one ply when the side to move is in check (chess, xiangqi).
+    const CHECK_EXTENSION: bool = false;
+    /// Deepest the search may go (plies); also the size of its per-ply stacks.
+    const MAX_PLY: usize = 128;
+
+    // ---- positions and moves ----
+
+    /// The standard start position.
+    fn start() -> Self;
+
+    fn side_to_move(&self) -> Side;
+
+    /// What the game calls a side ("black", "white", "red").
+    fn side_name(side: Side) -> &'static str;
+
+    /// Every legal move, written into `out` (cleared first). Never empty in a game that passes instead (Hive).
+    fn generate_moves(&self, out: &mut Vec<Self::Move>);
+
+    /// The moves quiescence searches: captures (and promotions where they exist). In games with compulsory
+    /// captures this is all legal moves when a capture exists and nothing otherwise.
+    fn generate_noisy(&self, out: &mut Vec<Self::Move>);
+
+    /// The number of legal moves; games may count faster than they generate (perft's bulk counting).
+    fn count_moves(&self) -> u64 {
+        let mut moves = Vec::new();
+        self.generate_moves(&mut moves);
+        moves.len() as u64
+    }
+
+    /// Play a legal move (one produced by `generate_moves` for this position).
+    fn make(&mut self, m: Self::Move);
+
+    /// Take back the last move made with [`Game::make`] (or the last null move). Does nothing at the start of
+    /// the recorded history.
+    fn unmake(&mut self);
+
+    /// Pass the turn without moving, for null-move pruning. Returns false (and changes nothing) where the game
+    /// does not support it; [`Game::unmake`] takes a null move back.
+    fn make_null(&mut self) -> bool {
+        false
+    }
+
+    /// Zobrist hash of the position (pieces, side to move and whatever else decides the legal moves), kept
+    /// incrementally.
+    fn hash(&self) -> u64;
+
+    /// Number of moves made since the position was set up (the length of the recorded history).
+    fn plies(&self) -> usize;
+
+    /// The end the rules decide without generating moves: repetition, move-count draws, a surrounded Queen.
+    /// `plies_since_root` is how many of the recorded moves the search itself made: a position repeated
+    /// inside that window is treated as the repetition draw it would become (each game may decide
+    /// otherwise, e.g. perpetual check in xiangqi). Called at every search node, so it must be cheap.
+    fn rule_end(&self, plies_since_root: usize) -> Option<GameEnd>;
+
+    /// What having no legal move means for the side to move (only called when `generate_moves` is empty).
+    fn no_move_end(&self) -> GameEnd;
+
+    /// The side to move is in check (chess, xiangqi); evasions are searched in quiescence.
+    fn in_check(&self) -> bool {
+        false
+    }
+
+    /// Static evaluation in centi-units from the side to move's point of view.
+    fn evaluate(&self) -> i32;
+
+    /// The move is a capture or promotion (searched in quiescence, never reduced, never a killer).
+    fn is_noisy(&self, m: Self::Move) -> bool;
+
+    /// A hint for ordering noisy moves, larger first (MVV-LVA, number of captured pieces, ...).
+    fn noisy_order(&self, _m: Self::Move) -> i32 {
+        0
+    }
+
+    /// A compact key for a move in this position, stored in the transposition table and used to index the
+    /// history heuristic. Different legal moves of one position should get different keys; a rare clash only
+    /// costs move ordering, never correctness (the search only plays moves it generated).
+    fn move_key(m: Self::Move) -> u32;
+
+    // ---- notation ----
+
+    /// Read a position. `format` names one of [`Game::POSITION_FORMATS`]; `None` detects it.
+    fn parse_position(text: &str, format: Option<&str>) -> Result<Self, NotationError>;
+
+    /// Write the position in one of [`Game::POSITION_FORMATS`] (`None`: the main format).
+    fn format_position(&self, format: Option<&str>) -> Result<String, NotationError>;
+
+    /// Read a move in any notation the game accepts and check that it is legal here.
+    fn parse_move(&self, text: &str) -> Result<Self::Move, NotationError>;
+
+    /// Write a legal move of this position in the game's main notation.
+    fn format_move(&self, m: Self::Move) -> String;
+
+    /// Write a legal move of this position in one of [`Game::MOVE_FORMATS`].
+    fn format_move_as(&self, m: Self::Move, format: &str) -> Result<String, NotationError> {
+        if Self::MOVE_FORMATS.first() == Some(&format) {
+            Ok(self.format_move(m))
+        } else {
+            Err(NotationError::new(format, "unknown move format"))
+        }
+    }
+
+    // ---- provided ----
+
+    /// The game's end under its full rules, if it is over.
+    fn outcome(&self) -> Option<GameEnd> {
+        if let Some(end) = self.rule_end(0) {
+            return Some(end);
+        }
+        let mut moves = Vec::new();
+        self.generate_moves(&mut moves);
+        if moves.is_empty() { Some(self.no_move_end()) } else { None }
+    }
+
+    /// Leaf nodes at `depth` plies (bulk-counted at the last ply). Games may override it with something faster.
+    fn perft(&mut self, depth: u32) -> u64 {
+        perft_generic(self, depth)
+    }
+}
+
+/// The generic perft: make/unmake over the trait, bulk counting at the last ply.
+pub fn perft_generic<G: Game>(game: &mut G, depth: u32) -> u64 {
+    fn go<G: Game>(game: &mut G, depth: u32, buffers: &mut [Vec<G::Move>]) -> u64 {
+        if depth == 0 {
+            return 1;
+        }
+        if depth == 1 {
+            return game.count_moves();
+        }
+        let (buf, rest) = buffers.split_first_mut().expect("one buffer per ply");
+        game.generate_moves(buf);
+        let mut nodes = 0;
+        for i in 0..buf.len() {
+            let m = buf[i];
+            game.make(m);
+            nodes += go(game, depth - 1, rest);
+            game.unmake();
+        }
+        nodes
+    }
+    let mut buffers: Vec<Vec<G::Move>> = (0..depth.max(1)).map(|_| Vec::with_capacity(64)).collect();
+    go(game, depth, &mut buffers)
+}
+
+/// perft split by the first move: each legal move in the main notation with its leaf count.
+pub fn perft_divide<G: Game>(game: &mut G, depth: u32) -> Vec<(String, u64)> {
+    let mut moves = Vec::new();
+    game.generate_moves(&mut moves);
+    moves
+        .into_iter()
+        .map(|m| {
+            let name = game.format_move(m);
+            game.make(m);
+            let n = if depth <= 1 { 1 } else { game.perft(depth - 1) };
+            game.unmake();
+            (name, n)
+        })
+        .collect()
+}
+
+/// Repetition bookkeeping every game can reuse: the hash of each position reached, and how far back a
+/// repetition is possible (the last irreversible move).
+#[derive(Clone, Debug, Default)]
+pub struct RepetitionHistory {
+    hashes: Vec<u64>,
+}
+
+impl RepetitionHistory {
+    pub fn new() -> Self {
+        RepetitionHistory { hashes: Vec::with_capacity(256) }
+    }
+
+    /// Record the hash of a position as it is reached.
+    #[inline]
+    pub fn push(&mut self, hash: u64) {
+        self.hashes.push(hash);
+    }
+
+    #[inline]
+    pub fn pop(&mut self) {
+        self.hashes.pop();
+    }
+
+    pub fn clear(&mut self) {
+        self.hashes.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// Scan the earlier positions with the same side to move, no further back than `reversible` plies (the
+    /// moves since the last irreversible one), for the current position `hash` (the last one pushed).
+    /// Returns the number of earlier occurrences and the distance in plies to the nearest one.
+    pub fn repetitions(&self, hash: u64, reversible: usize) -> (u32, usize) {
+        let n = self.hashes.len();
+        if n < 5 {
+            return (0, 0);
+        }
+        let limit = reversible.min(n - 1);
+        let mut count = 0;
+        let mut nearest = 0;
+        let mut back = 4;
+        while back <= limit {
+            if self.hashes[n - 1 - back] == hash {
+                count += 1;
+                if nearest == 0 {
+                    nearest = back;
+                }
+            }
+            back += 2;
+        }
+        (count, nearest)
+    }
+
+    /// The usual rule: a position seen before inside the search (within `plies_since_root`) or twice before in
+    /// the game (threefold repetition) is a draw.
+    pub fn is_draw(&self, hash: u64, reversible: usize, plies_since_root: usize) -> bool {
+        let (count, nearest) = self.repetitions(hash, reversible);
+        count >= 2 || (count >= 1 && nearest <= plies_since_root)
+    }
+}

@@ -1,0 +1,1 @@
+//! English checkers (8x8). Being written.

@@ -1,0 +1,11 @@
+//! kibitz: an analysis engine server for board games.
+//!
+//! The rules of every game live in [`games`], behind the [`game::Game`] trait; [`search`] is the one engine,
+//! generic over it; [`pool`] runs searches on a fixed set of worker threads; [`protocols`] holds the legacy
+//! engine protocols as transport-free state machines.
+
+pub mod game;
+pub mod games;
+pub mod pool;
+pub mod protocols;
+pub mod search;

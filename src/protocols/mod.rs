@@ -1,0 +1,1 @@
+//! Legacy engine protocols as transport-free state machines.
