@@ -1,1 +1,480 @@
-//! The worker pool.
+//! The worker pool: a fixed set of OS threads that run searches for every client.
+//!
+//! A job is a position, limits, options and a progress sink. [`Pool::submit`] queues it and returns at once:
+//! either a [`JobHandle`] or [`PoolError::Busy`] when the bounded queue is full, so a caller is never left
+//! hanging. The sink receives the search's [`Event`]s on the worker thread, ending with [`Event::Done`]; it
+//! must not block for long (send into a channel). Dropping the handle cancels the job: a queued job is
+//! skipped, a running one stops within milliseconds. [`JobHandle::stop`] instead asks a running search for
+//! its answer now (a job stopped before it started still answers, after a minimal search).
+//!
+//! The pool owns the transposition table shared by all its searches; its size can be changed between jobs.
+
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::game::Game;
+use crate::search::{self, Event, Limits, SearchOptions, TranspositionTable};
+
+/// Why a job was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PoolError {
+    #[error("all {workers} search workers are busy and the queue of {capacity} jobs is full")]
+    Busy { workers: usize, capacity: usize },
+    #[error("the worker pool is shutting down")]
+    ShuttingDown,
+}
+
+/// Which queued job a free worker takes first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Priority {
+    /// Batch work (annotation of collections).
+    Low = 0,
+    #[default]
+    Normal = 1,
+    /// A person waiting on a GUI.
+    High = 2,
+}
+
+/// How the pool is built.
+#[derive(Clone, Debug)]
+pub struct PoolConfig {
+    /// Worker threads (each runs one search at a time).
+    pub workers: usize,
+    /// Jobs that may wait for a worker before submissions are refused.
+    pub queue: usize,
+    /// Transposition table size in MiB.
+    pub hash_mb: usize,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        PoolConfig { workers: cores, queue: 64, hash_mb: 64 }
+    }
+}
+
+/// A search to run.
+pub struct SearchRequest<G: Game> {
+    pub game: G,
+    pub limits: Limits,
+    pub options: SearchOptions,
+    pub priority: Priority,
+}
+
+/// What the pool is doing, for health checks and metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolStats {
+    pub workers: usize,
+    pub busy: usize,
+    pub queued: usize,
+    pub capacity: usize,
+    pub completed: u64,
+    pub nodes: u64,
+}
+
+#[derive(Default)]
+struct JobState {
+    /// Ask the search for its answer now.
+    stop: Arc<AtomicBool>,
+    /// The client is gone: skip the job if it has not started, stop it if it has.
+    cancelled: AtomicBool,
+    finished: Mutex<bool>,
+    finished_cond: Condvar,
+}
+
+impl JobState {
+    fn finish(&self) {
+        *lock(&self.finished) = true;
+        self.finished_cond.notify_all();
+    }
+}
+
+type Work = Box<dyn FnOnce(&Arc<TranspositionTable>) -> u64 + Send>;
+
+struct Queued {
+    work: Work,
+    state: Arc<JobState>,
+}
+
+#[derive(Default)]
+struct Queues {
+    by_priority: [VecDeque<Queued>; 3],
+    shutdown: bool,
+}
+
+impl Queues {
+    fn len(&self) -> usize {
+        self.by_priority.iter().map(VecDeque::len).sum()
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        self.by_priority.iter_mut().rev().find_map(VecDeque::pop_front)
+    }
+}
+
+struct Inner {
+    queues: Mutex<Queues>,
+    work_ready: Condvar,
+    capacity: usize,
+    workers: usize,
+    busy: AtomicUsize,
+    completed: AtomicU64,
+    nodes: AtomicU64,
+    tt: RwLock<Arc<TranspositionTable>>,
+    running: Mutex<Vec<Arc<JobState>>>,
+}
+
+/// Lock a mutex, recovering the data if a panicking thread poisoned it (the pool's state stays consistent
+/// because every critical section is a few plain assignments).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The pool. Cloning it is cheap and shares the same workers; when the last clone is dropped the pool shuts
+/// down (running searches are stopped, the workers joined).
+#[derive(Clone)]
+pub struct Pool {
+    owner: Arc<Owner>,
+}
+
+struct Owner {
+    inner: Arc<Inner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl Owner {
+    fn shutdown(&self) {
+        {
+            let mut queues = lock(&self.inner.queues);
+            queues.shutdown = true;
+            for q in queues.by_priority.iter_mut() {
+                for job in q.drain(..) {
+                    job.state.finish();
+                }
+            }
+        }
+        for job in lock(&self.inner.running).iter() {
+            job.cancelled.store(true, Ordering::Relaxed);
+            job.stop.store(true, Ordering::Relaxed);
+        }
+        self.inner.work_ready.notify_all();
+        let threads: Vec<JoinHandle<()>> = lock(&self.threads).drain(..).collect();
+        let me = std::thread::current().id();
+        for t in threads {
+            // A sink that drops the last pool clone runs on a worker: that worker cannot join itself.
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// A submitted job. Dropping it cancels the job; [`JobHandle::detach`] lets it run to its end instead.
+pub struct JobHandle {
+    state: Arc<JobState>,
+    detached: bool,
+}
+
+impl JobHandle {
+    /// Ask the search for its best answer now; its sink still receives `Done`.
+    pub fn stop(&self) {
+        self.state.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Stop the search and drop its answer: a queued job never starts, a running one ends within
+    /// milliseconds (its sink may still get a last `Done`).
+    pub fn cancel(&self) {
+        self.state.cancelled.store(true, Ordering::Relaxed);
+        self.state.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_finished(&self) -> bool {
+        *lock(&self.state.finished)
+    }
+
+    /// Wait up to `timeout` for the job to finish; true when it has.
+    pub fn wait_timeout(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut finished = lock(&self.state.finished);
+        while !*finished {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            finished = match self.state.finished_cond.wait_timeout(finished, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        true
+    }
+
+    /// Let the job run to its end even when this handle is dropped.
+    pub fn detach(mut self) {
+        self.detached = true;
+    }
+}
+
+impl Drop for JobHandle {
+    fn drop(&mut self) {
+        if !self.detached {
+            self.cancel();
+        }
+    }
+}
+
+impl Pool {
+    pub fn new(config: PoolConfig) -> Self {
+        let workers = config.workers.max(1);
+        let inner = Arc::new(Inner {
+            queues: Mutex::new(Queues::default()),
+            work_ready: Condvar::new(),
+            capacity: config.queue,
+            workers,
+            busy: AtomicUsize::new(0),
+            completed: AtomicU64::new(0),
+            nodes: AtomicU64::new(0),
+            tt: RwLock::new(Arc::new(TranspositionTable::new(config.hash_mb))),
+            running: Mutex::new(Vec::new()),
+        });
+        let threads = (0..workers)
+            .map(|i| {
+                let inner = Arc::clone(&inner);
+                std::thread::Builder::new()
+                    .name(format!("kibitz-worker-{i}"))
+                    .spawn(move || worker(&inner))
+                    .expect("the operating system refused to start a worker thread")
+            })
+            .collect();
+        Pool { owner: Arc::new(Owner { inner, threads: Mutex::new(threads) }) }
+    }
+
+    fn inner(&self) -> &Inner {
+        &self.owner.inner
+    }
+
+    /// Queue a search. `sink` receives its events on a worker thread, the last being `Done`.
+    pub fn submit<G: Game>(
+        &self,
+        request: SearchRequest<G>,
+        mut sink: impl FnMut(Event<G::Move>) + Send + 'static,
+    ) -> Result<JobHandle, PoolError> {
+        let state = Arc::new(JobState::default());
+        let stop = Arc::clone(&state.stop);
+        let priority = request.priority;
+        let work: Work = Box::new(move |tt| {
+            let done = search::search(&request.game, &request.limits, &request.options, tt, &stop, &mut sink);
+            done.nodes
+        });
+        let mut queues = lock(&self.inner().queues);
+        if queues.shutdown {
+            return Err(PoolError::ShuttingDown);
+        }
+        let idle = self.inner().workers.saturating_sub(self.inner().busy.load(Ordering::Relaxed));
+        if queues.len() >= self.inner().capacity + idle {
+            return Err(PoolError::Busy { workers: self.inner().workers, capacity: self.inner().capacity });
+        }
+        queues.by_priority[priority as usize].push_back(Queued { work, state: Arc::clone(&state) });
+        drop(queues);
+        self.inner().work_ready.notify_one();
+        Ok(JobHandle { state, detached: false })
+    }
+
+    /// Replace the transposition table with one of `mb` MiB (running searches keep the old one).
+    pub fn set_hash_mb(&self, mb: usize) {
+        let table = Arc::new(TranspositionTable::new(mb));
+        *self.inner().tt.write().unwrap_or_else(|e| e.into_inner()) = table;
+    }
+
+    /// Forget all cached search results (a new game).
+    pub fn clear_hash(&self) {
+        self.table().clear();
+    }
+
+    /// The current transposition table.
+    pub fn table(&self) -> Arc<TranspositionTable> {
+        Arc::clone(&self.inner().tt.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub fn stats(&self) -> PoolStats {
+        PoolStats {
+            workers: self.inner().workers,
+            busy: self.inner().busy.load(Ordering::Relaxed),
+            queued: lock(&self.inner().queues).len(),
+            capacity: self.inner().capacity,
+            completed: self.inner().completed.load(Ordering::Relaxed),
+            nodes: self.inner().nodes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Stop every running search, drop the queued ones and join the workers. Idempotent.
+    pub fn shutdown(&self) {
+        self.owner.shutdown();
+    }
+}
+
+fn worker(inner: &Inner) {
+    loop {
+        let job = {
+            let mut queues = lock(&inner.queues);
+            loop {
+                if queues.shutdown {
+                    return;
+                }
+                if let Some(job) = queues.pop() {
+                    break job;
+                }
+                queues = match inner.work_ready.wait(queues) {
+                    Ok(g) => g,
+                    Err(e) => e.into_inner(),
+                };
+            }
+        };
+        if job.state.cancelled.load(Ordering::Relaxed) {
+            job.state.finish();
+            continue;
+        }
+        inner.busy.fetch_add(1, Ordering::Relaxed);
+        lock(&inner.running).push(Arc::clone(&job.state));
+        let tt = Arc::clone(&inner.tt.read().unwrap_or_else(|e| e.into_inner()));
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (job.work)(&tt)));
+        match outcome {
+            Ok(nodes) => {
+                inner.nodes.fetch_add(nodes, Ordering::Relaxed);
+            }
+            Err(_) => tracing::error!("a search panicked; the worker goes on"),
+        }
+        lock(&inner.running).retain(|s| !Arc::ptr_eq(s, &job.state));
+        inner.busy.fetch_sub(1, Ordering::Relaxed);
+        inner.completed.fetch_add(1, Ordering::Relaxed);
+        job.state.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::game::Game;
+    use crate::search::testgames::Nim;
+
+    fn pool(workers: usize, queue: usize) -> Pool {
+        Pool::new(PoolConfig { workers, queue, hash_mb: 1 })
+    }
+
+    fn request(pile: &str, limits: Limits, priority: Priority) -> SearchRequest<Nim> {
+        SearchRequest {
+            game: Nim::parse_position(pile, None).expect("pile"),
+            limits,
+            options: SearchOptions::default(),
+            priority,
+        }
+    }
+
+    const WAIT: Duration = Duration::from_secs(20);
+
+    #[test]
+    fn a_job_streams_events_and_finishes_with_done() {
+        let pool = pool(2, 4);
+        let (tx, rx) = mpsc::channel();
+        let handle = pool.submit(request("9", Limits::depth(12), Priority::Normal), move |e| {
+            let _ = tx.send(e);
+        });
+        let handle = handle.expect("accepted");
+        assert!(handle.wait_timeout(WAIT));
+        let events: Vec<_> = rx.try_iter().collect();
+        assert!(events.iter().any(|e| matches!(e, Event::Info(_))));
+        match events.last() {
+            Some(Event::Done(done)) => assert_eq!(done.best, Some(1)),
+            other => panic!("last event {other:?}"),
+        }
+        let stats = pool.stats();
+        assert_eq!((stats.completed, stats.busy, stats.queued), (1, 0, 0));
+    }
+
+    #[test]
+    fn a_full_queue_answers_busy_at_once_and_dropping_cancels() {
+        let pool = pool(1, 1);
+        let running = pool.submit(request("100001", Limits::infinite(), Priority::Normal), |_| {});
+        let running = running.expect("first job runs");
+        // Wait until the worker has taken it, so the next one is queued.
+        let deadline = Instant::now() + WAIT;
+        while pool.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let queued = pool.submit(request("5", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
+        let refused = pool.submit(request("5", Limits::depth(3), Priority::Normal), |_| {});
+        assert!(matches!(refused, Err(PoolError::Busy { workers: 1, capacity: 1 })));
+        drop(running);
+        assert!(queued.wait_timeout(WAIT), "the cancelled search frees the worker for the queued one");
+        assert_eq!(pool.stats().busy, 0);
+    }
+
+    #[test]
+    fn stop_gives_an_answer_with_a_move() {
+        let pool = pool(1, 1);
+        let (tx, rx) = mpsc::channel();
+        let handle = pool
+            .submit(request("100002", Limits::infinite(), Priority::Normal), move |e| {
+                if let Event::Done(d) = e {
+                    let _ = tx.send(d);
+                }
+            })
+            .expect("accepted");
+        std::thread::sleep(Duration::from_millis(20));
+        handle.stop();
+        let done = rx.recv_timeout(WAIT).expect("done after stop");
+        assert!(done.best.is_some_and(|m| (1..=3).contains(&m)));
+    }
+
+    #[test]
+    fn higher_priority_runs_first() {
+        let pool = pool(1, 8);
+        let blocker = pool.submit(request("100003", Limits::infinite(), Priority::Normal), |_| {});
+        let blocker = blocker.expect("accepted");
+        let deadline = Instant::now() + WAIT;
+        while pool.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut handles = Vec::new();
+        for (name, priority) in [("low", Priority::Low), ("normal", Priority::Normal), ("high", Priority::High)] {
+            let order = Arc::clone(&order);
+            let h = pool.submit(request("7", Limits::depth(2), priority), move |e| {
+                if matches!(e, Event::Done(_)) {
+                    lock(&order).push(name);
+                }
+            });
+            handles.push(h.expect("queued"));
+        }
+        blocker.stop();
+        for h in &handles {
+            assert!(h.wait_timeout(WAIT));
+        }
+        assert_eq!(*lock(&order), vec!["high", "normal", "low"]);
+    }
+
+    #[test]
+    fn shutdown_stops_running_searches() {
+        let pool = pool(2, 2);
+        let handle = pool.submit(request("100004", Limits::infinite(), Priority::Normal), |_| {}).expect("ok");
+        std::thread::sleep(Duration::from_millis(10));
+        pool.shutdown();
+        assert!(handle.wait_timeout(WAIT));
+        assert!(matches!(
+            pool.submit(request("5", Limits::depth(1), Priority::Normal), |_| {}),
+            Err(PoolError::ShuttingDown)
+        ));
+    }
+}

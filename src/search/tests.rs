@@ -1,0 +1,108 @@
+//! The search on two tiny games whose values are known exactly (see `testgames`).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use super::*;
+use super::testgames::{Nim, TicTacToe};
+use crate::game::Side;
+
+fn run<G: Game>(game: &G, limits: Limits, multipv: usize) -> (Done<G::Move>, Vec<Event<G::Move>>) {
+    let tt = Arc::new(TranspositionTable::new(1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut events = Vec::new();
+    let options = SearchOptions { multipv, ..SearchOptions::default() };
+    let done = search(game, &limits, &options, &tt, &stop, &mut |e| events.push(e));
+    (done, events)
+}
+
+#[test]
+fn nim_finds_the_winning_move_and_its_distance() {
+    for pile in [5u32, 6, 7, 9, 10, 11, 13] {
+        let g = Nim::parse_position(&pile.to_string(), None).expect("pile");
+        let (done, events) = run(&g, Limits::depth(20), 1);
+        assert_eq!(done.best, Some(pile % 4), "pile {pile}");
+        // The winner takes the last stone; the loser drags the game out: ceil(pile/4)*2-1 plies.
+        let plies = (pile.div_ceil(4) * 2 - 1) as i32;
+        assert_eq!(done.lines[0].score, Score::Mate(plies), "pile {pile}");
+        assert!(matches!(events.last(), Some(Event::Done(d)) if d == &done));
+        assert!(events.iter().any(|e| matches!(e, Event::Info(i) if !i.pv.is_empty())));
+    }
+}
+
+#[test]
+fn nim_losing_piles_are_lost() {
+    let g = Nim::parse_position("12", None).expect("pile");
+    let (done, _) = run(&g, Limits::depth(20), 1);
+    assert!(matches!(done.lines[0].score, Score::Mate(n) if n < 0), "{:?}", done.lines[0].score);
+    assert!(done.best.is_some(), "a lost position still has a move to play");
+}
+
+#[test]
+fn tictactoe_is_a_draw_and_wins_are_found() {
+    let (done, _) = run(&TicTacToe::start(), Limits::depth(9), 1);
+    assert_eq!(done.lines[0].score, Score::Cp(0));
+    // x to move and win at once in cell 2 (top row x x .), o threatens nothing.
+    let g = TicTacToe::parse_position("xx.oo....", None).expect("position");
+    let (done, _) = run(&g, Limits::depth(5), 1);
+    assert_eq!(done.best, Some(2));
+    assert_eq!(done.lines[0].score, Score::Mate(1));
+}
+
+#[test]
+fn multipv_lines_are_distinct_and_ordered() {
+    let g = TicTacToe::parse_position("xx.oo....", None).expect("position");
+    let (done, events) = run(&g, Limits::depth(6), 3);
+    assert_eq!(done.lines.len(), 3);
+    let firsts: Vec<u8> = done.lines.iter().map(|l| l.pv[0]).collect();
+    assert_eq!(firsts[0], 2);
+    assert!(firsts[1] != firsts[2] && firsts[1] != 2 && firsts[2] != 2);
+    assert_eq!(firsts[1], 5, "blocking o's row is the only move that does not lose");
+    let value = |s: Score| match s {
+        Score::Mate(n) if n > 0 => 100_000 - n,
+        Score::Mate(n) => -100_000 - n,
+        Score::Cp(c) => c,
+    };
+    assert!(value(done.lines[0].score) >= value(done.lines[1].score));
+    assert!(value(done.lines[1].score) >= value(done.lines[2].score));
+    assert!(events.iter().any(|e| matches!(e, Event::Info(i) if i.multipv == 3)));
+}
+
+#[test]
+fn no_legal_move_reports_the_end() {
+    let g = TicTacToe::parse_position("xxxoo....", None).expect("position");
+    let (done, _) = run(&g, Limits::depth(3), 1);
+    assert_eq!(done.best, None);
+    assert_eq!(done.game_end.map(|e| e.outcome), Some(crate::game::Outcome::Win(Side::First)));
+}
+
+#[test]
+fn a_stop_is_answered_quickly_with_a_move() {
+    let tt = Arc::new(TranspositionTable::new(1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let g = Nim::parse_position("100000", None).expect("pile");
+    let started = Instant::now();
+    let handle = std::thread::spawn(move || {
+        search(&g, &Limits::infinite(), &SearchOptions::default(), &tt, &flag, &mut |_| {})
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let done = handle.join().expect("search thread");
+    assert!(done.best.is_some());
+    assert!(started.elapsed() < Duration::from_secs(30), "an infinite search ends when stopped");
+}
+
+#[test]
+fn node_limit_and_lazy_smp_give_a_legal_answer() {
+    let g = Nim::parse_position("4001", None).expect("pile");
+    let (done, _) = run(&g, Limits::nodes(20_000), 1);
+    assert!(done.best.is_some_and(|m| (1..=3).contains(&m)));
+    let tt = Arc::new(TranspositionTable::new(4));
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = SearchOptions { threads: 2, ..SearchOptions::default() };
+    let g = Nim::parse_position("23", None).expect("pile");
+    let done = search(&g, &Limits::depth(24), &options, &tt, &stop, &mut |_| {});
+    assert_eq!(done.best, Some(3));
+}

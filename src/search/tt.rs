@@ -1,0 +1,235 @@
+//! The shared, lock-free transposition table.
+//!
+//! Each entry is two `AtomicU64`s: the data word and the key XOR the data word (Hyatt's lockless hashing).
+//! A reader recomputes `key ^ data`; an entry torn by two writers racing fails that check and reads as a miss,
+//! so no lock is needed and no `unsafe` either. Entries are grouped in clusters of four that share a cache line;
+//! a new entry replaces the cluster's entry for the same key, else the one that is shallowest and oldest.
+//!
+//! The table knows no game: a move is the game's `move_key`, a score an `i16` in the search's units.
+
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+/// What a stored score says about the true value.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Bound {
+    /// The true value is at least this (a beta cutoff).
+    Lower = 1,
+    /// The true value is at most this (no move reached alpha).
+    Upper = 2,
+    /// The exact value (a PV node).
+    Exact = 3,
+}
+
+/// One probed entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TtEntry {
+    /// The best move's key, or 0 when none is known.
+    pub move_key: u32,
+    pub score: i16,
+    pub depth: u8,
+    pub bound: Bound,
+}
+
+const CLUSTER: usize = 4;
+
+#[repr(align(64))]
+struct Cluster {
+    slots: [[AtomicU64; 2]; CLUSTER],
+}
+
+impl Cluster {
+    fn empty() -> Self {
+        Cluster { slots: std::array::from_fn(|_| [AtomicU64::new(0), AtomicU64::new(0)]) }
+    }
+}
+
+/// The table. Share it behind an `Arc` between every thread searching (Lazy SMP) and between searches.
+pub struct TranspositionTable {
+    clusters: Box<[Cluster]>,
+    generation: AtomicU8,
+}
+
+// data word layout: move_key 32 | score 16 | depth 8 | bound 2 | generation 6
+fn pack(move_key: u32, score: i16, depth: u8, bound: Bound, generation: u8) -> u64 {
+    (move_key as u64)
+        | ((score as u16 as u64) << 32)
+        | ((depth as u64) << 48)
+        | ((bound as u64) << 56)
+        | (((generation & 63) as u64) << 58)
+}
+
+fn unpack(data: u64) -> Option<TtEntry> {
+    let bound = match (data >> 56) & 3 {
+        1 => Bound::Lower,
+        2 => Bound::Upper,
+        3 => Bound::Exact,
+        _ => return None,
+    };
+    Some(TtEntry {
+        move_key: data as u32,
+        score: (data >> 32) as u16 as i16,
+        depth: (data >> 48) as u8,
+        bound,
+    })
+}
+
+fn generation_of(data: u64) -> u8 {
+    ((data >> 58) & 63) as u8
+}
+
+impl TranspositionTable {
+    /// A table of about `mb` MiB (at least one cluster).
+    pub fn new(mb: usize) -> Self {
+        let bytes = mb.saturating_mul(1 << 20);
+        let count = (bytes / std::mem::size_of::<Cluster>()).max(1);
+        let clusters = (0..count).map(|_| Cluster::empty()).collect::<Vec<_>>().into_boxed_slice();
+        TranspositionTable { clusters, generation: AtomicU8::new(0) }
+    }
+
+    /// The size in MiB, rounded down.
+    pub fn size_mb(&self) -> usize {
+        self.clusters.len() * std::mem::size_of::<Cluster>() >> 20
+    }
+
+    /// Forget everything (a new game).
+    pub fn clear(&self) {
+        for c in self.clusters.iter() {
+            for s in &c.slots {
+                s[0].store(0, Ordering::Relaxed);
+                s[1].store(0, Ordering::Relaxed);
+            }
+        }
+        self.generation.store(0, Ordering::Relaxed);
+    }
+
+    /// Start a new search: older entries become preferred victims.
+    pub fn new_search(&self) {
+        let g = self.generation.load(Ordering::Relaxed);
+        self.generation.store(g.wrapping_add(1) & 63, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn cluster(&self, key: u64) -> &Cluster {
+        let index = ((key as u128 * self.clusters.len() as u128) >> 64) as usize;
+        &self.clusters[index]
+    }
+
+    /// Hint the processor to fetch the cluster of `key` (call before making a move whose child is probed).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        let c = self.cluster(key);
+        // A plain load of the first word pulls the line into the cache; its value is not used.
+        std::hint::black_box(c.slots[0][0].load(Ordering::Relaxed));
+    }
+
+    #[inline]
+    pub fn probe(&self, key: u64) -> Option<TtEntry> {
+        let c = self.cluster(key);
+        for s in &c.slots {
+            let check = s[0].load(Ordering::Relaxed);
+            let data = s[1].load(Ordering::Relaxed);
+            if check ^ data == key && data != 0 {
+                return unpack(data);
+            }
+        }
+        None
+    }
+
+    #[inline]
+    pub fn store(&self, key: u64, move_key: u32, score: i16, depth: u8, bound: Bound) {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let c = self.cluster(key);
+        let mut victim = 0;
+        let mut victim_worth = i32::MAX;
+        for (i, s) in c.slots.iter().enumerate() {
+            let check = s[0].load(Ordering::Relaxed);
+            let data = s[1].load(Ordering::Relaxed);
+            if data == 0 || check ^ data == key {
+                // Same position (or an empty slot): keep a known move if the new result has none, and do not
+                // let a shallow non-exact result overwrite a much deeper one.
+                let old = if data != 0 { unpack(data) } else { None };
+                let move_key = match old {
+                    Some(o) if move_key == 0 => o.move_key,
+                    _ => move_key,
+                };
+                if let Some(o) = old {
+                    if bound != Bound::Exact
+                        && o.depth as i32 > depth as i32 + 3
+                        && generation_of(data) == generation
+                    {
+                        return;
+                    }
+                }
+                let new = pack(move_key, score, depth, bound, generation);
+                s[1].store(new, Ordering::Relaxed);
+                s[0].store(key ^ new, Ordering::Relaxed);
+                return;
+            }
+            // Worth keeping: depth, minus a heavy penalty for every search it has aged.
+            let age = (generation.wrapping_sub(generation_of(data)) & 63) as i32;
+            let worth = (data >> 48) as u8 as i32 - 8 * age;
+            if worth < victim_worth {
+                victim_worth = worth;
+                victim = i;
+            }
+        }
+        let new = pack(move_key, score, depth, bound, generation);
+        let s = &c.slots[victim];
+        s[1].store(new, Ordering::Relaxed);
+        s[0].store(key ^ new, Ordering::Relaxed);
+    }
+
+    /// Per mille of sampled entries written during the current search.
+    pub fn hashfull(&self) -> u32 {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let sample = self.clusters.len().min(250);
+        let mut used = 0;
+        for c in &self.clusters[..sample] {
+            for s in &c.slots {
+                let data = s[1].load(Ordering::Relaxed);
+                if data != 0 && generation_of(data) == generation {
+                    used += 1;
+                }
+            }
+        }
+        if sample == 0 { 0 } else { (used * 1000 / (sample * CLUSTER)) as u32 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_and_probe_round_trip() {
+        let tt = TranspositionTable::new(1);
+        assert!(tt.probe(0x1234_5678_9abc_def0).is_none());
+        tt.store(0x1234_5678_9abc_def0, 77, -321, 9, Bound::Lower);
+        let e = tt.probe(0x1234_5678_9abc_def0).expect("stored");
+        assert_eq!(e, TtEntry { move_key: 77, score: -321, depth: 9, bound: Bound::Lower });
+        assert!(tt.probe(0x1234_5678_9abc_def1).is_none());
+    }
+
+    #[test]
+    fn keeps_the_move_when_a_result_has_none() {
+        let tt = TranspositionTable::new(1);
+        tt.store(42, 5, 10, 4, Bound::Exact);
+        tt.store(42, 0, 20, 5, Bound::Upper);
+        let e = tt.probe(42).expect("stored");
+        assert_eq!((e.move_key, e.score, e.depth, e.bound), (5, 20, 5, Bound::Upper));
+    }
+
+    #[test]
+    fn full_cluster_replaces_the_shallowest() {
+        let tt = TranspositionTable::new(0); // one cluster: every key lands in it
+        for (i, depth) in [10u8, 2, 7, 9].iter().enumerate() {
+            tt.store(100 + i as u64, 1, 0, *depth, Bound::Exact);
+        }
+        tt.store(200, 1, 0, 5, Bound::Exact);
+        assert!(tt.probe(101).is_none(), "the depth-2 entry is the victim");
+        assert!(tt.probe(100).is_some() && tt.probe(200).is_some());
+        assert!(tt.hashfull() > 0);
+        tt.clear();
+        assert!(tt.probe(100).is_none());
+    }
+}
