@@ -33,3 +33,17 @@ fn generic_perft_agrees_with_specialised() {
     }
     assert_eq!(g.plies(), 0);
 }
+
+/// Speed figures: `cargo test --release --test checkers_perft -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn perft_speed() {
+    let mut g = Checkers::start();
+    for (depth, want) in [(10, 18391564u64), (11, 85242128), (12, 388623673)] {
+        let t = std::time::Instant::now();
+        let n = g.perft(depth);
+        let s = t.elapsed().as_secs_f64();
+        println!("perft({depth}) = {n} in {s:.3} s: {:.1} M nodes/s", n as f64 / s / 1e6);
+        assert_eq!(n, want);
+    }
+}
