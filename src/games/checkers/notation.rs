@@ -1,0 +1,228 @@
+//! PDN FEN positions and PDN moves.
+//!
+//! Positions: `B:W21,22,...,32:B1,...,12`: the side to move, then each side's squares (either order), `K`
+//! before a king, ranges `1-12` (and `K1-4`, all kings) on input, whitespace anywhere, an optional final `.`.
+//! Moves: `9-13`, `9x13`, `11x18x25` with every landing square, or a jump from-to only (`11x25`) when no other
+//! legal move has the same ends.
+
+use super::Checkers;
+use super::board::{BLACK, Board, Move, WHITE, bit_of_square};
+use crate::game::NotationError;
+
+/// Read a square number 1-32.
+fn parse_square(tok: &str, whole: &str) -> Result<u8, NotationError> {
+    if tok.is_empty() {
+        return Err(NotationError::new(whole, "missing square number"));
+    }
+    if !tok.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(NotationError::new(tok, "not a square number"));
+    }
+    match tok.parse::<u32>() {
+        Ok(n) if (1..=32).contains(&n) => Ok(n as u8),
+        _ => Err(NotationError::new(tok, "not a square (squares are 1-32)")),
+    }
+}
+
+/// Read a PDN FEN position.
+pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let body = compact.strip_suffix('.').unwrap_or(&compact);
+    if body.is_empty() {
+        return Err(NotationError::new(text, "empty position"));
+    }
+    let mut fields = body.split(':');
+    let side_tok = fields.next().unwrap_or("");
+    let stm = match side_tok {
+        "B" | "b" => BLACK,
+        "W" | "w" => WHITE,
+        "" => {
+            return Err(NotationError::new(
+                text,
+                "missing side to move (B or W) before the first `:`",
+            ));
+        }
+        _ => return Err(NotationError::new(side_tok, "side to move must be B or W")),
+    };
+    let mut pieces = [0u64; 2];
+    let mut kings = 0u64;
+    let mut seen_side = [false; 2];
+    for field in fields {
+        let mut chars = field.chars();
+        let side = match chars.next() {
+            Some('W') | Some('w') => WHITE,
+            Some('B') | Some('b') => BLACK,
+            Some(_) => {
+                return Err(NotationError::new(
+                    field,
+                    "piece list must start with W or B",
+                ));
+            }
+            None => return Err(NotationError::new(text, "empty field between `:`")),
+        };
+        if seen_side[side] {
+            return Err(NotationError::new(
+                field,
+                "this side's pieces are listed twice",
+            ));
+        }
+        seen_side[side] = true;
+        let list = chars.as_str();
+        if list.is_empty() {
+            continue;
+        }
+        for item in list.split(',') {
+            if item.is_empty() {
+                return Err(NotationError::new(field, "empty entry in piece list"));
+            }
+            let (king, rest) = match item.strip_prefix(['K', 'k']) {
+                Some(r) => (true, r),
+                None => (false, item),
+            };
+            let (lo, hi) = match rest.split_once('-') {
+                Some((a, b)) => {
+                    let lo = parse_square(a, item)?;
+                    let hi = parse_square(b.strip_prefix(['K', 'k']).unwrap_or(b), item)?;
+                    if lo > hi {
+                        return Err(NotationError::new(item, "range goes backwards"));
+                    }
+                    (lo, hi)
+                }
+                None => {
+                    let s = parse_square(rest, item)?;
+                    (s, s)
+                }
+            };
+            for sq in lo..=hi {
+                let b = bit_of_square(sq);
+                if (pieces[0] | pieces[1]) & b != 0 {
+                    let msg = if pieces[side] & b != 0 {
+                        format!("square {sq} is listed twice")
+                    } else {
+                        format!("square {sq} is listed for both sides")
+                    };
+                    return Err(NotationError::new(item, msg));
+                }
+                pieces[side] |= b;
+                if king {
+                    kings |= b;
+                }
+            }
+        }
+    }
+    Ok(Board { pieces, kings, stm })
+}
+
+/// Write canonical PDN FEN: `B:W21,...:B1,...`, squares ascending, kings with `K`, no ranges.
+pub fn format_fen(b: &Board) -> String {
+    let mut s = String::with_capacity(96);
+    s.push(if b.stm == BLACK { 'B' } else { 'W' });
+    for (side, letter) in [(WHITE, 'W'), (BLACK, 'B')] {
+        s.push(':');
+        s.push(letter);
+        let mut first = true;
+        for sq in 1..=32u8 {
+            let bit = bit_of_square(sq);
+            if b.pieces[side] & bit != 0 {
+                if !first {
+                    s.push(',');
+                }
+                first = false;
+                if b.kings & bit != 0 {
+                    s.push('K');
+                }
+                s.push_str(&sq.to_string());
+            }
+        }
+    }
+    s
+}
+
+/// Write a move: `9-13` / `11x18x25`, or with `x` everywhere (`9x13`) when `all_x`.
+pub fn format_move(m: Move, all_x: bool) -> String {
+    let sep = if m.is_jump() || all_x { "x" } else { "-" };
+    let squares = m.squares();
+    let mut s = String::with_capacity(3 * squares.len());
+    for (i, sq) in squares.iter().enumerate() {
+        if i > 0 {
+            s.push_str(sep);
+        }
+        s.push_str(&sq.to_string());
+    }
+    s
+}
+
+/// Read a move and check it against the legal moves.
+pub fn parse_move(game: &Checkers, text: &str) -> Result<Move, NotationError> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.is_empty() {
+        return Err(NotationError::new(text, "empty move"));
+    }
+    let mut squares = Vec::new();
+    for tok in compact.split(['-', 'x', 'X', ':']) {
+        if squares.len() >= 64 {
+            return Err(NotationError::new(text, "too many squares in move"));
+        }
+        if tok.is_empty() {
+            return Err(NotationError::new(text, "missing square number"));
+        }
+        if !tok.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(NotationError::new(tok, "not a square number"));
+        }
+        squares.push(parse_square(tok, text)?);
+    }
+    if squares.len() < 2 {
+        return Err(NotationError::new(
+            text,
+            "a move needs at least two squares",
+        ));
+    }
+    let from = squares[0];
+    let to = squares[squares.len() - 1];
+    let mut legal = Vec::new();
+    game.board().generate(&mut legal);
+    let mut found: Option<Move> = None;
+    let mut count = 0;
+    for m in legal {
+        if m.from_square() != from || m.to_square() != to {
+            continue;
+        }
+        let ok = squares.len() == 2 || m.squares() == squares;
+        if ok {
+            count += 1;
+            found = Some(m);
+        }
+    }
+    match (found, count) {
+        (Some(m), 1) => Ok(m),
+        (Some(_), _) => Err(NotationError::new(
+            text,
+            "ambiguous move: several jumps have these ends, give every landing square",
+        )),
+        (None, _) => {
+            let from_bit = bit_of_square(from);
+            let b = game.board();
+            let msg = if b.pieces[b.stm] & from_bit == 0 {
+                format!(
+                    "illegal move: no {} piece on square {from}",
+                    side_word(b.stm)
+                )
+            } else if b.jumpers() != 0 && squares.len() == 2 && is_step(from, to) {
+                "illegal move: a capture is compulsory".to_string()
+            } else {
+                "illegal move".to_string()
+            };
+            Err(NotationError::new(text, msg))
+        }
+    }
+}
+
+fn side_word(stm: usize) -> &'static str {
+    if stm == BLACK { "black" } else { "white" }
+}
+
+/// The two squares are one diagonal step apart.
+fn is_step(from: u8, to: u8) -> bool {
+    let f = bit_of_square(from).trailing_zeros() as i32;
+    let t = bit_of_square(to).trailing_zeros() as i32;
+    matches!((t - f).abs(), 4 | 5)
+}
