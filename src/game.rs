@@ -109,6 +109,10 @@ pub trait Game: Clone + Send + Sync + 'static {
     const POSITION_FORMATS: &'static [&'static str];
     /// Move formats [`Game::format_move_as`] understands; the first is the game's main notation.
     const MOVE_FORMATS: &'static [&'static str];
+    /// Positions `kibitz bench` searches (in the main position format): openings, middlegames, endgames.
+    const BENCH_POSITIONS: &'static [&'static str];
+    /// The depth `kibitz bench` searches them to.
+    const BENCH_DEPTH: u32;
 
     // ---- per-game search switches ----
 
@@ -251,8 +255,7 @@ pub fn perft_generic<G: Game>(game: &mut G, depth: u32) -> u64 {
         let (buf, rest) = buffers.split_first_mut().expect("one buffer per ply");
         game.generate_moves(buf);
         let mut nodes = 0;
-        for i in 0..buf.len() {
-            let m = buf[i];
+        for &m in buf.iter() {
             game.make(m);
             nodes += go(game, depth - 1, rest);
             game.unmake();
@@ -344,4 +347,37 @@ impl RepetitionHistory {
         let (count, nearest) = self.repetitions(hash, reversible);
         count >= 2 || (count >= 1 && nearest <= plies_since_root)
     }
+}
+
+/// Write a sequence of moves played from `game` (a principal variation, a game record), each in the main
+/// notation of the position it is played in. Stops at the first move that is not legal where it stands.
+pub fn format_line<G: Game>(game: &G, moves: &[G::Move]) -> Vec<String> {
+    let mut g = game.clone();
+    let mut legal = Vec::new();
+    let mut out = Vec::with_capacity(moves.len());
+    for &m in moves {
+        g.generate_moves(&mut legal);
+        if !legal.contains(&m) {
+            break;
+        }
+        out.push(g.format_move(m));
+        g.make(m);
+    }
+    out
+}
+
+/// Read moves one after another from `game`, playing each; the error names the move's index (1-based) and
+/// its token.
+pub fn play_moves<G: Game, S: AsRef<str>>(game: &mut G, moves: &[S]) -> Result<Vec<G::Move>, NotationError> {
+    let mut played = Vec::with_capacity(moves.len());
+    for (i, text) in moves.iter().enumerate() {
+        let text = text.as_ref();
+        let m = game.parse_move(text).map_err(|e| NotationError {
+            token: e.token,
+            message: format!("move {}: {}", i + 1, e.message),
+        })?;
+        game.make(m);
+        played.push(m);
+    }
+    Ok(played)
 }

@@ -1,1 +1,372 @@
-fn main() {}
+//! The `kibitz` command line: serve, analyse, perft, bench, engine.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+
+use kibitz::game::{self, Game, Score};
+use kibitz::games::GameKind;
+use kibitz::search::{self, Event, Limits, SearchOptions, TranspositionTable};
+use kibitz::with_game;
+
+#[derive(Parser)]
+#[command(name = "kibitz", version, about = "An analysis engine server for board games")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server.
+    Serve(ServeArgs),
+    /// Analyse one position and print the lines as they deepen.
+    Analyse(AnalyseArgs),
+    /// Count the leaf nodes of the move tree (move generator check and speed).
+    Perft(PerftArgs),
+    /// Search a fixed set of positions per game and print the speed.
+    Bench(BenchArgs),
+    /// Speak a legacy engine protocol on stdin/stdout.
+    Engine {
+        /// The protocol: `checkers` (the Checkers Protocol).
+        protocol: String,
+    },
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Search worker threads (default: one per core).
+    #[arg(long, env = "KIBITZ_WORKERS")]
+    workers: Option<usize>,
+    /// Transposition table size in MiB.
+    #[arg(long, env = "KIBITZ_HASH_MB", default_value_t = 64)]
+    hash_mb: usize,
+}
+
+#[derive(Args)]
+struct AnalyseArgs {
+    /// checkers, draughts, hive, xiangqi or chess.
+    game: String,
+    /// The position in any format the game accepts (default: the start position).
+    #[arg(long)]
+    position: Option<String>,
+    /// Moves played from the position first, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    moves: Vec<String>,
+    /// Search depth in plies.
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Time to search in milliseconds.
+    #[arg(long)]
+    movetime: Option<u64>,
+    /// Nodes to search.
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Number of best lines.
+    #[arg(long, default_value_t = 1)]
+    multipv: usize,
+    /// Threads on this search.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 64)]
+    hash_mb: usize,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct PerftArgs {
+    /// checkers, draughts, hive, xiangqi or chess.
+    game: String,
+    /// Deepest depth counted (every depth from 1 is printed).
+    depth: u32,
+    /// The position in any format the game accepts (default: the start position).
+    #[arg(long)]
+    position: Option<String>,
+    /// Print the count under each first move at the given depth.
+    #[arg(long)]
+    divide: bool,
+    /// One JSON object per depth (keys depth, nodes, time_ms, nps).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Games to measure (default: all).
+    games: Vec<String>,
+    /// Search depth per position (default: each game's bench depth).
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Threads per search.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 64)]
+    hash_mb: usize,
+    /// One JSON object per game.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KIBITZ_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Analyse(args) => {
+            let kind: GameKind = args.game.parse()?;
+            with_game!(kind, G => analyse::<G>(&args))
+        }
+        Command::Perft(args) => {
+            let kind: GameKind = args.game.parse()?;
+            with_game!(kind, G => perft::<G>(&args))
+        }
+        Command::Bench(args) => bench(&args),
+        Command::Engine { protocol } => engine(&protocol),
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<()> {
+    let config = kibitz::pool::PoolConfig {
+        workers: args.workers.unwrap_or_else(|| kibitz::pool::PoolConfig::default().workers),
+        hash_mb: args.hash_mb,
+        ..kibitz::pool::PoolConfig::default()
+    };
+    let _ = config;
+    bail!("the HTTP server is not built yet; use `kibitz engine checkers` or `kibitz analyse`")
+}
+
+fn engine(protocol: &str) -> Result<()> {
+    match protocol {
+        "checkers" => bail!("the Checkers Protocol engine is being built"),
+        other => bail!("unknown protocol `{other}` (known: checkers)"),
+    }
+}
+
+fn read_position<G: Game>(text: Option<&str>) -> Result<G> {
+    match text {
+        Some(t) => G::parse_position(t, None).with_context(|| format!("bad {} position", G::NAME)),
+        None => Ok(G::start()),
+    }
+}
+
+fn nps(nodes: u64, elapsed: Duration) -> u64 {
+    (nodes as u128 * 1_000_000 / elapsed.as_micros().max(1)) as u64
+}
+
+fn perft<G: Game>(args: &PerftArgs) -> Result<()> {
+    let mut g: G = read_position(args.position.as_deref())?;
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    if args.divide {
+        let start = Instant::now();
+        let rows = game::perft_divide(&mut g, args.depth);
+        let total: u64 = rows.iter().map(|r| r.1).sum();
+        for (m, n) in &rows {
+            if args.json {
+                writeln!(out, "{}", json!({ "move": m, "nodes": n }))?;
+            } else {
+                writeln!(out, "{m} {n}")?;
+            }
+        }
+        let elapsed = start.elapsed();
+        if args.json {
+            let line = json!({ "depth": args.depth, "moves": rows.len(), "nodes": total,
+                "time_ms": elapsed.as_millis() as u64, "nps": nps(total, elapsed) });
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "moves {} nodes {total}", rows.len())?;
+        }
+        return Ok(());
+    }
+    for depth in 1..=args.depth {
+        let start = Instant::now();
+        let nodes = g.perft(depth);
+        let elapsed = start.elapsed();
+        let ms = elapsed.as_millis() as u64;
+        let rate = nps(nodes, elapsed);
+        if args.json {
+            writeln!(out, "{}", json!({ "depth": depth, "nodes": nodes, "time_ms": ms, "nps": rate }))?;
+        } else {
+            writeln!(out, "depth {depth} nodes {nodes} time_ms {ms} nps {rate}")?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn score_json(score: Score) -> serde_json::Value {
+    match score {
+        Score::Cp(cp) => json!({ "cp": cp }),
+        Score::Mate(n) => json!({ "mate": n }),
+    }
+}
+
+fn score_text(score: Score) -> String {
+    match score {
+        Score::Cp(cp) => format!("cp {cp}"),
+        Score::Mate(n) => format!("mate {n}"),
+    }
+}
+
+fn analyse<G: Game>(args: &AnalyseArgs) -> Result<()> {
+    let mut g: G = read_position(args.position.as_deref())?;
+    game::play_moves(&mut g, &args.moves).context("bad --moves")?;
+    let limits = match (args.depth, args.movetime, args.nodes) {
+        (None, None, None) => Limits::depth(Limits::DEFAULT_DEPTH),
+        (depth, movetime, nodes) => {
+            Limits { depth, nodes, movetime: movetime.map(Duration::from_millis), ..Limits::default() }
+        }
+    };
+    if args.multipv == 0 || args.multipv > search::MAX_MULTIPV {
+        bail!("--multipv must be between 1 and {}", search::MAX_MULTIPV);
+    }
+    let options = SearchOptions { multipv: args.multipv, threads: args.threads.max(1), ..SearchOptions::default() };
+    let tt = Arc::new(TranspositionTable::new(args.hash_mb));
+    let stop = Arc::new(AtomicBool::new(false));
+    let json = args.json;
+    let root = g.clone();
+    let out = std::io::stdout();
+    let mut write_error = None;
+    let mut sink = |event: Event<G::Move>| {
+        let line = match &event {
+            Event::Info(info) if info.pv.is_empty() => return,
+            Event::Info(info) => {
+                let pv = game::format_line(&root, &info.pv);
+                if json {
+                    json!({ "type": "info", "depth": info.depth, "seldepth": info.seldepth,
+                        "multipv": info.multipv, "score": score_json(info.score),
+                        "bound": format!("{:?}", info.bound).to_lowercase(), "nodes": info.nodes,
+                        "nps": info.nps, "time_ms": info.time_ms, "hashfull": info.hashfull, "pv": pv })
+                    .to_string()
+                } else {
+                    let bound = match info.bound {
+                        search::ScoreBound::Exact => "",
+                        search::ScoreBound::Lower => " lowerbound",
+                        search::ScoreBound::Upper => " upperbound",
+                    };
+                    format!(
+                        "info depth {} seldepth {} multipv {} score {}{bound} nodes {} nps {} time {} hashfull {} pv {}",
+                        info.depth,
+                        info.seldepth,
+                        info.multipv,
+                        score_text(info.score),
+                        info.nodes,
+                        info.nps,
+                        info.time_ms,
+                        info.hashfull,
+                        pv.join(" ")
+                    )
+                }
+            }
+            Event::Done(done) => {
+                let best = done.best.map(|m| root.format_move(m));
+                if json {
+                    let lines: Vec<_> = done
+                        .lines
+                        .iter()
+                        .map(|l| json!({ "moves": game::format_line(&root, &l.pv),
+                            "score": score_json(l.score), "depth": l.depth }))
+                        .collect();
+                    json!({ "type": "done", "position": root.format_position(None).unwrap_or_default(),
+                        "bestmove": best, "lines": lines, "depth": done.depth, "seldepth": done.seldepth,
+                        "nodes": done.nodes, "nps": done.nps, "time_ms": done.time_ms,
+                        "game_end": done.game_end.map(|e| e.reason) })
+                    .to_string()
+                } else {
+                    let mut text = String::new();
+                    for (i, l) in done.lines.iter().enumerate() {
+                        text.push_str(&format!(
+                            "line {} depth {} score {} pv {}\n",
+                            i + 1,
+                            l.depth,
+                            score_text(l.score),
+                            game::format_line(&root, &l.pv).join(" ")
+                        ));
+                    }
+                    if let Some(end) = done.game_end {
+                        text.push_str(&format!("game over: {}\n", end.reason));
+                    }
+                    text.push_str(&format!("bestmove {}", best.as_deref().unwrap_or("(none)")));
+                    text
+                }
+            }
+        };
+        if let Err(e) = writeln!(out.lock(), "{line}") {
+            write_error.get_or_insert(e);
+        }
+    };
+    search::search(&g, &limits, &options, &tt, &stop, &mut sink);
+    match write_error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+fn bench(args: &BenchArgs) -> Result<()> {
+    let kinds: Vec<GameKind> = if args.games.is_empty() {
+        GameKind::ALL.to_vec()
+    } else {
+        args.games.iter().map(|g| g.parse()).collect::<Result<_, _>>()?
+    };
+    for kind in kinds {
+        with_game!(kind, G => bench_game::<G>(args)?);
+    }
+    Ok(())
+}
+
+fn bench_game<G: Game>(args: &BenchArgs) -> Result<()> {
+    let depth = args.depth.unwrap_or(G::BENCH_DEPTH);
+    let options = SearchOptions { threads: args.threads.max(1), currmove_after: Duration::ZERO, ..Default::default() };
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut nodes = 0u64;
+    let mut time = Duration::ZERO;
+    let mut out = std::io::stdout().lock();
+    for (i, text) in G::BENCH_POSITIONS.iter().enumerate() {
+        let g = G::parse_position(text, None).with_context(|| format!("bench position {}", i + 1))?;
+        // A fresh table per position keeps the node count reproducible.
+        let tt = Arc::new(TranspositionTable::new(args.hash_mb));
+        let start = Instant::now();
+        let done = search::search(&g, &Limits::depth(depth), &options, &tt, &stop, &mut |_| {});
+        let elapsed = start.elapsed();
+        nodes += done.nodes;
+        time += elapsed;
+        if !args.json {
+            let best = done.best.map(|m| g.format_move(m)).unwrap_or_else(|| "(none)".into());
+            writeln!(
+                out,
+                "{} position {:>2} depth {} nodes {:>10} time_ms {:>6} nps {:>9} best {best} score {}",
+                G::NAME,
+                i + 1,
+                done.depth,
+                done.nodes,
+                elapsed.as_millis(),
+                nps(done.nodes, elapsed),
+                done.lines.first().map(|l| score_text(l.score)).unwrap_or_default()
+            )?;
+        }
+    }
+    let line = if args.json {
+        json!({ "game": G::NAME, "positions": G::BENCH_POSITIONS.len(), "depth": depth, "nodes": nodes,
+            "time_ms": time.as_millis() as u64, "nps": nps(nodes, time) })
+        .to_string()
+    } else {
+        format!("{} total nodes {nodes} time_ms {} nps {}", G::NAME, time.as_millis(), nps(nodes, time))
+    };
+    writeln!(out, "{line}")?;
+    Ok(())
+}

@@ -261,17 +261,18 @@ impl<'a, G: Game> Searcher<'a, G> {
         let key = self.game.hash();
         let entry = self.shared.tt.probe(key);
         let tt_key = entry.map(|e| e.move_key).filter(|&k| k != 0);
-        if let Some(e) = entry {
-            if !pv_node && e.depth as i32 >= depth {
-                let s = from_tt(e.score, ply);
-                let usable = match e.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => s >= beta,
-                    Bound::Upper => s <= alpha,
-                };
-                if usable {
-                    return s;
-                }
+        if let Some(e) = entry
+            && !pv_node
+            && e.depth as i32 >= depth
+        {
+            let s = from_tt(e.score, ply);
+            let usable = match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => s >= beta,
+                Bound::Upper => s <= alpha,
+            };
+            if usable {
+                return s;
             }
         }
 
@@ -549,7 +550,7 @@ impl<'a, G: Game> Searcher<'a, G> {
 
     /// Stable sort of the root moves from `from` on, best score first (unsearched moves keep their order).
     fn sort_root(&mut self, from: usize) {
-        self.root[from..].sort_by(|a, b| b.score.cmp(&a.score));
+        self.root[from..].sort_by_key(|rm| std::cmp::Reverse(rm.score));
     }
 
     /// Iterative deepening. Helpers (`main == false`) start one ply deeper on odd threads and report nothing.
@@ -704,7 +705,7 @@ pub(super) fn run<G: Game>(
             (k, m)
         })
         .collect();
-    keyed.sort_by(|a, b| b.0.cmp(&a.0));
+    keyed.sort_by_key(|k| std::cmp::Reverse(k.0));
     let root: Vec<RootMove<G::Move>> = keyed
         .into_iter()
         .map(|(_, m)| RootMove { m, score: -INF, previous: -INF, pv: vec![m], seldepth: 0 })

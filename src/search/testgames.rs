@@ -15,6 +15,8 @@ impl Game for Nim {
     const NAME: &'static str = "nim";
     const POSITION_FORMATS: &'static [&'static str] = &["count"];
     const MOVE_FORMATS: &'static [&'static str] = &["count"];
+    const BENCH_POSITIONS: &'static [&'static str] = &["21"];
+    const BENCH_DEPTH: u32 = 20;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = false;
 
@@ -105,6 +107,8 @@ impl Game for TicTacToe {
     const NAME: &'static str = "tictactoe";
     const POSITION_FORMATS: &'static [&'static str] = &["cells"];
     const MOVE_FORMATS: &'static [&'static str] = &["cell"];
+    const BENCH_POSITIONS: &'static [&'static str] = &["........."];
+    const BENCH_DEPTH: u32 = 9;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = false;
 

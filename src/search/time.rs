@@ -26,7 +26,7 @@ impl TimeBudget {
         let mut hard = limits.movetime;
         if let Some(clock) = limits.clock {
             let left = clock.remaining.saturating_sub(OVERHEAD);
-            let moves = clock.moves_to_go.unwrap_or(30).clamp(1, 60) as u32;
+            let moves = clock.moves_to_go.unwrap_or(30).clamp(1, 60);
             // A share of the remaining time plus most of the increment; never more than half of what is left
             // on a sudden-death clock (all of it, less the overhead, on the last move before a time control).
             let share = left / moves + clock.increment * 3 / 4;

@@ -88,7 +88,7 @@ impl TranspositionTable {
 
     /// The size in MiB, rounded down.
     pub fn size_mb(&self) -> usize {
-        self.clusters.len() * std::mem::size_of::<Cluster>() >> 20
+        (self.clusters.len() * std::mem::size_of::<Cluster>()) >> 20
     }
 
     /// Forget everything (a new game).
@@ -152,13 +152,12 @@ impl TranspositionTable {
                     Some(o) if move_key == 0 => o.move_key,
                     _ => move_key,
                 };
-                if let Some(o) = old {
-                    if bound != Bound::Exact
-                        && o.depth as i32 > depth as i32 + 3
-                        && generation_of(data) == generation
-                    {
-                        return;
-                    }
+                if let Some(o) = old
+                    && bound != Bound::Exact
+                    && o.depth as i32 > depth as i32 + 3
+                    && generation_of(data) == generation
+                {
+                    return;
                 }
                 let new = pack(move_key, score, depth, bound, generation);
                 s[1].store(new, Ordering::Relaxed);

@@ -199,6 +199,19 @@ impl Game for Checkers {
     const NAME: &'static str = "checkers";
     const POSITION_FORMATS: &'static [&'static str] = &["fen"];
     const MOVE_FORMATS: &'static [&'static str] = &["pdn", "x"];
+    const BENCH_POSITIONS: &'static [&'static str] = &[
+        "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12",
+        "B:W10,18,19,21,22,24,27,28,29,30,31,32:B1,3,4,5,6,7,9,11,12,13,15",
+        "B:W18,19,20,21,23,25,26,28,29,31,32:B1,3,4,5,6,8,9,10,11,12,14",
+        "B:W17,18,21,22,24,26,28,31,32:B1,5,8,9,10,11,13,15,16",
+        "B:W14,15,19,22,23,26,28,31,32:B1,5,6,7,8,10,12,13",
+        "B:W16,18,23,24,28,29,32:B1,3,4,5,8,9,10",
+        "B:W17,21,23,24,26,31:B8,10,13,14,16,22",
+        "B:W15,18,19,20,23,24,32:B1,5,6,8,11,12,K29",
+        "B:W7,15,20,24,27:B5,8,9,12,22,K29",
+        "B:WK3,K9,20,24,27:B5,12,14,15,K25,K30",
+    ];
+    const BENCH_DEPTH: u32 = 14;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = true;
 
