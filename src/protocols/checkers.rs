@@ -1,0 +1,536 @@
+//! The Checkers Protocol (a line protocol for English checkers engines; the spec is in
+//! `shared/specs/checkers-protocol.md`) as a transport-free session state machine, and [`run_stdio`], the
+//! engine on stdin/stdout.
+//!
+//! The engine writes `READY` once, then answers the GUI's commands:
+//!
+//! | command | reply |
+//! |---|---|
+//! | `INIT` | nothing; a new game from the start position. Only once: a second `INIT` gets `ALERT`. |
+//! | `NEWGAME [fen] [move ...]` | nothing; the FEN and every setup move are checked before anything changes |
+//! | `MOVE <move>` | nothing; the move is played on the internal board |
+//! | `GO [dontplaymove]` | `INFO ...` lines, then `BESTMOVE <move>` (played on the board unless `dontplaymove`) |
+//! | `STOP` | the search answers `BESTMOVE` at once; nothing when not thinking |
+//! | `GETPARAMETERS` | `PARAMETERS depth int time float hash int threads int` |
+//! | `GETPARAMETER <name>` | `PARAMETER <name> <value>` |
+//! | `SETPARAMETER <name> <value>` | nothing, or `ALERT` when the name or value is bad |
+//! | `QUIT` | the engine exits, stopping a search |
+//!
+//! Conventions of this engine:
+//!
+//! * Commands are read case-insensitively (`go` = `GO`), tokens separated by any whitespace; empty lines are
+//!   ignored. A line longer than 1 MiB is discarded and answered with `ALERT`.
+//! * Commands before `INIT` are accepted: the engine is ready when it writes `READY`. The first `INIT`
+//!   starts a new game from the start position, as the spec says it implies `NEWGAME`.
+//! * Every invalid command (unknown word, bad FEN, illegal move, bad parameter, extra tokens) is answered
+//!   with `ALERT <what was wrong>` naming the offending token, and changes nothing.
+//! * While thinking, `GO`, `INIT`, `NEWGAME`, `MOVE` and `SETPARAMETER` get `ALERT` and change nothing;
+//!   `GETPARAMETERS`, `GETPARAMETER`, `STOP` and `QUIT` are answered at once.
+//! * `NEWGAME`'s first token is a FEN when it contains `:` (PDN FEN, e.g. `B:W18,24,K27:B12,16`; it may be
+//!   quoted); the tokens after it are setup moves. Moves are read as `9-13`, `9x13`, `11x18x25` or an
+//!   unambiguous `11x25`; `BESTMOVE` writes `x` between all squares (`9x13`, `11x18x25`).
+//! * `GO` in a position without a legal move answers `ALERT game over: ...` instead of `BESTMOVE`.
+//! * `INFO nodes <N> eval <E> time <T> depth <D> pv <moves>`: `nodes` counts the nodes searched, `eval` is in
+//!   centi-men (a man = 100) from the side to move's point of view, `time` in milliseconds since `GO`. A won
+//!   position reports `eval 10000 - n` (n = plies to the win), a lost one `-(10000 - n)`.
+//!
+//! Parameters:
+//!
+//! | name | type | default | range | meaning |
+//! |---|---|---|---|---|
+//! | `depth` | int | 0 | 0-120 | search depth limit in plies; 0 = no limit |
+//! | `time` | float | 1.0 | 0-86400 | thinking time per move in seconds; 0 = no limit |
+//! | `hash` | int | 64 | 1-1024 | transposition table size in MiB (resizing clears it) |
+//! | `threads` | int | 1 | 1-64 | search threads |
+//!
+//! With both `depth` and `time` at 0 the engine thinks until `STOP`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::game::{Game, GameEnd, Outcome};
+use crate::games::checkers::{Checkers, Move};
+use crate::pool::{JobHandle, Pool, PoolConfig, PoolError, Priority, SearchRequest};
+use crate::search::{Event, Info, Limits, Score, ScoreBound, SearchOptions};
+
+pub use super::stdio::Reply;
+use super::stdio::{self, EventSender, LineSession};
+
+/// The deepest `depth` limit accepted.
+pub const MAX_DEPTH: i32 = 120;
+/// The longest `time` accepted, in seconds.
+pub const MAX_TIME: f32 = 86_400.0;
+/// The largest `hash` accepted, in MiB.
+pub const MAX_HASH_MB: i32 = 1024;
+/// The most `threads` accepted.
+pub const MAX_THREADS: i32 = 64;
+/// An `eval` this far from 0 means a won (or lost) game; a win in n plies reports `MATE_EVAL - n`.
+pub const MATE_EVAL: i32 = 10_000;
+
+/// The parameters and their Checkers Protocol types, in the order `GETPARAMETERS` lists them.
+pub const PARAMETERS: [(&str, &str); 4] = [("depth", "int"), ("time", "float"), ("hash", "int"), ("threads", "int")];
+
+/// The engine's settings: the parameters' values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckersConfig {
+    /// Search depth limit in plies; 0 = no limit.
+    pub depth: u32,
+    /// Thinking time per move in seconds; 0 = no limit.
+    pub time: f32,
+    /// Transposition table size in MiB.
+    pub hash_mb: u32,
+    /// Search threads.
+    pub threads: u32,
+}
+
+impl Default for CheckersConfig {
+    fn default() -> Self {
+        CheckersConfig { depth: 0, time: 1.0, hash_mb: 64, threads: 1 }
+    }
+}
+
+/// A value that cannot be given to a parameter.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParameterError {
+    #[error("unknown parameter `{0}` (known: depth, time, hash, threads)")]
+    Unknown(String),
+    #[error("`{value}` is not a valid {kind} for `{name}`")]
+    Type { name: &'static str, value: String, kind: &'static str },
+    #[error("`{value}` is out of range for `{name}` ({range})")]
+    Range { name: &'static str, value: String, range: &'static str },
+}
+
+impl CheckersConfig {
+    /// The value of a parameter as `PARAMETER` writes it.
+    pub fn get(&self, name: &str) -> Result<String, ParameterError> {
+        match canonical_name(name)? {
+            "depth" => Ok(self.depth.to_string()),
+            "time" => Ok(format!("{:?}", self.time)),
+            "hash" => Ok(self.hash_mb.to_string()),
+            _ => Ok(self.threads.to_string()),
+        }
+    }
+
+    /// Set a parameter from its text, checking its type and range; on error nothing changes.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), ParameterError> {
+        let name = canonical_name(name)?;
+        match name {
+            "depth" => self.depth = parse_int(name, value, 0, MAX_DEPTH, "0-120, 0 = no limit")? as u32,
+            "time" => self.time = parse_float(name, value, 0.0, MAX_TIME, "0-86400 seconds, 0 = no limit")?,
+            "hash" => self.hash_mb = parse_int(name, value, 1, MAX_HASH_MB, "1-1024 MiB")? as u32,
+            _ => self.threads = parse_int(name, value, 1, MAX_THREADS, "1-64")? as u32,
+        }
+        Ok(())
+    }
+
+    /// Check every value's range.
+    pub fn validate(&self) -> Result<(), ParameterError> {
+        let mut copy = self.clone();
+        for (name, _) in PARAMETERS {
+            let value = self.get(name)?;
+            copy.set(name, &value)?;
+        }
+        Ok(())
+    }
+
+    fn limits(&self) -> Limits {
+        let depth = (self.depth > 0).then_some(self.depth);
+        let movetime = Duration::try_from_secs_f32(self.time).ok().filter(|t| !t.is_zero());
+        if depth.is_none() && movetime.is_none() {
+            Limits::infinite()
+        } else {
+            Limits { depth, movetime, ..Limits::default() }
+        }
+    }
+}
+
+fn canonical_name(name: &str) -> Result<&'static str, ParameterError> {
+    PARAMETERS
+        .iter()
+        .map(|&(n, _)| n)
+        .find(|n| n.eq_ignore_ascii_case(name))
+        .ok_or_else(|| ParameterError::Unknown(shorten(name)))
+}
+
+fn parse_int(name: &'static str, value: &str, lo: i32, hi: i32, range: &'static str) -> Result<i32, ParameterError> {
+    let v: i32 = value.parse().map_err(|_| ParameterError::Type { name, value: shorten(value), kind: "int" })?;
+    if (lo..=hi).contains(&v) { Ok(v) } else { Err(ParameterError::Range { name, value: shorten(value), range }) }
+}
+
+fn parse_float(name: &'static str, value: &str, lo: f32, hi: f32, range: &'static str) -> Result<f32, ParameterError> {
+    let v: f32 = value.parse().map_err(|_| ParameterError::Type { name, value: shorten(value), kind: "float" })?;
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ParameterError::Range { name, value: shorten(value), range })
+    }
+}
+
+/// A token as it may be quoted back: printable ASCII only, at most 60 characters.
+fn shorten(token: &str) -> String {
+    let mut out: String =
+        token.chars().take(60).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+    if token.chars().nth(60).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+fn alert(message: impl AsRef<str>) -> Reply {
+    Reply::line(format!("ALERT {}", message.as_ref()))
+}
+
+/// An `eval` value from a search score.
+pub fn eval_of(score: Score) -> i32 {
+    match score {
+        Score::Cp(cp) => cp.clamp(-(MATE_EVAL - 1000), MATE_EVAL - 1000),
+        Score::Mate(plies) if plies >= 0 => MATE_EVAL - plies.min(999),
+        Score::Mate(plies) => -(MATE_EVAL - plies.saturating_neg().min(999)),
+    }
+}
+
+/// The `INFO` line for a search report: `INFO nodes N eval E time T depth D pv ...`.
+pub fn info_line(info: &Info<Move>) -> String {
+    let mut line =
+        format!("INFO nodes {} eval {} time {} depth {}", info.nodes, eval_of(info.score), info.time_ms, info.depth);
+    if !info.pv.is_empty() {
+        line.push_str(" pv");
+        for &m in &info.pv {
+            line.push(' ');
+            line.push_str(&Checkers::move_to_x(m));
+        }
+    }
+    line
+}
+
+fn describe_end(end: GameEnd) -> String {
+    match end.outcome {
+        Outcome::Win(side) => format!("{} wins ({})", Checkers::side_name(side), end.reason),
+        Outcome::Draw => format!("draw ({})", end.reason),
+    }
+}
+
+/// A search under way.
+struct Thinking {
+    job: JobHandle,
+    /// Play the best move on the internal board (`GO` without `dontplaymove`).
+    play: bool,
+}
+
+/// One Checkers Protocol session: the internal board, the parameters and the search under way.
+pub struct CheckersSession {
+    pool: Pool,
+    notify: Arc<dyn Fn(Event<Move>) + Send + Sync>,
+    config: CheckersConfig,
+    game: Checkers,
+    initialized: bool,
+    thinking: Option<Thinking>,
+}
+
+impl CheckersSession {
+    /// A session searching on `pool`; search events are handed to `notify` (on a worker thread), which must
+    /// bring them back to [`CheckersSession::on_event`]. The pool's table should already have
+    /// `config.hash_mb` MiB.
+    pub fn new(pool: Pool, config: CheckersConfig, notify: impl Fn(Event<Move>) + Send + Sync + 'static) -> Self {
+        CheckersSession {
+            pool,
+            notify: Arc::new(notify),
+            config,
+            game: Checkers::start(),
+            initialized: false,
+            thinking: None,
+        }
+    }
+
+    /// The greeting, written once at start.
+    pub fn greeting(&self) -> Vec<String> {
+        vec!["READY".to_string()]
+    }
+
+    /// The internal board.
+    pub fn game(&self) -> &Checkers {
+        &self.game
+    }
+
+    pub fn config(&self) -> &CheckersConfig {
+        &self.config
+    }
+
+    pub fn is_thinking(&self) -> bool {
+        self.thinking.is_some()
+    }
+
+    /// One command line.
+    pub fn on_line(&mut self, line: &str) -> Reply {
+        let mut tokens = line.split_whitespace();
+        let Some(command) = tokens.next() else { return Reply::none() };
+        let args: Vec<&str> = tokens.collect();
+        let word = command.to_ascii_uppercase();
+        tracing::debug!(command = %word, args = args.len(), "command");
+        match word.as_str() {
+            "INIT" => self.init(&args),
+            "NEWGAME" => self.newgame(&args),
+            "MOVE" => self.play_move(&args),
+            "GO" => self.go(&args),
+            "STOP" => self.stop(&args),
+            "GETPARAMETERS" => self.get_parameters(&args),
+            "GETPARAMETER" => self.get_parameter(&args),
+            "SETPARAMETER" => self.set_parameter(&args),
+            "QUIT" => self.quit(),
+            _ => alert(format!("unknown command `{}`", shorten(command))),
+        }
+    }
+
+    /// One search event.
+    pub fn on_event(&mut self, event: Event<Move>) -> Reply {
+        match event {
+            Event::Info(info) => {
+                let report = self.thinking.is_some()
+                    && info.bound == ScoreBound::Exact
+                    && info.multipv == 1
+                    && info.currmove.is_none();
+                if report { Reply::line(info_line(&info)) } else { Reply::none() }
+            }
+            Event::Done(done) => {
+                let Some(thinking) = self.thinking.take() else {
+                    return Reply::none();
+                };
+                drop(thinking.job);
+                let Some(best) = done.best else {
+                    let end = done.game_end.unwrap_or_else(|| self.game.no_move_end());
+                    return alert(format!("game over: {}", describe_end(end)));
+                };
+                if !self.game.legal_moves().contains(&best) {
+                    // Cannot happen: the board does not change while thinking.
+                    return alert("internal error: the search answered a move that is not legal here");
+                }
+                let text = Checkers::move_to_x(best);
+                if thinking.play {
+                    self.game.make(best);
+                }
+                Reply::line(format!("BESTMOVE {text}"))
+            }
+        }
+    }
+
+    /// The reply to a discarded over-long input line.
+    pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
+        alert(format!("line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE))
+    }
+
+    fn busy(&self, command: &str) -> Option<Reply> {
+        self.thinking.as_ref().map(|_| alert(format!("{command} while thinking: send STOP and wait for BESTMOVE")))
+    }
+
+    fn no_args(command: &str, args: &[&str]) -> Option<Reply> {
+        args.first().map(|extra| alert(format!("{command} takes no argument, got `{}`", shorten(extra))))
+    }
+
+    fn init(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = Self::no_args("INIT", args).or_else(|| self.busy("INIT")) {
+            return r;
+        }
+        if self.initialized {
+            return alert("INIT was already received; send NEWGAME for a new game");
+        }
+        self.initialized = true;
+        self.game = Checkers::start();
+        Reply::none()
+    }
+
+    fn newgame(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("NEWGAME") {
+            return r;
+        }
+        let (mut game, moves) = match args.first() {
+            Some(first) if first.contains(':') => {
+                let fen = first.trim_matches('"');
+                match Checkers::from_fen(fen) {
+                    Ok(g) => (g, &args[1..]),
+                    Err(e) => {
+                        return alert(format!("NEWGAME: bad position `{}`: {}", shorten(&e.token), e.message));
+                    }
+                }
+            }
+            _ => (Checkers::start(), args),
+        };
+        for (i, text) in moves.iter().enumerate() {
+            match game.parse_move_text(text) {
+                Ok(m) => game.make(m),
+                Err(e) => {
+                    return alert(format!(
+                        "NEWGAME: setup move {} `{}`: {} (position {})",
+                        i + 1,
+                        shorten(text),
+                        e.message,
+                        game.to_fen()
+                    ));
+                }
+            }
+        }
+        self.game = game;
+        self.pool.clear_hash();
+        Reply::none()
+    }
+
+    fn play_move(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("MOVE") {
+            return r;
+        }
+        let text = match args {
+            [text] => text,
+            [] => return alert("MOVE needs a move, e.g. MOVE 9-13"),
+            [_, extra, ..] => return alert(format!("MOVE takes one move, got also `{}`", shorten(extra))),
+        };
+        match self.game.parse_move_text(text) {
+            Ok(m) => {
+                self.game.make(m);
+                Reply::none()
+            }
+            Err(e) => alert(format!("MOVE `{}`: {} (position {})", shorten(text), e.message, self.game.to_fen())),
+        }
+    }
+
+    fn go(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("GO") {
+            return r;
+        }
+        let play = match args {
+            [] => true,
+            [flag] if flag.eq_ignore_ascii_case("dontplaymove") => false,
+            [flag] => return alert(format!("GO: unknown option `{}` (known: dontplaymove)", shorten(flag))),
+            [_, extra, ..] => return alert(format!("GO takes at most one option, got also `{}`", shorten(extra))),
+        };
+        if self.game.legal_moves().is_empty() {
+            return alert(format!("game over: {}", describe_end(self.game.no_move_end())));
+        }
+        let request = SearchRequest {
+            game: self.game.clone(),
+            limits: self.config.limits(),
+            options: SearchOptions {
+                multipv: 1,
+                threads: self.config.threads.max(1) as usize,
+                currmove_after: Duration::ZERO,
+            },
+            priority: Priority::High,
+        };
+        let notify = Arc::clone(&self.notify);
+        match self.pool.submit(request, move |e| notify(e)) {
+            Ok(job) => {
+                self.thinking = Some(Thinking { job, play });
+                Reply::none()
+            }
+            Err(e @ PoolError::Busy { .. }) | Err(e @ PoolError::ShuttingDown) => {
+                alert(format!("GO: cannot search now: {e}"))
+            }
+        }
+    }
+
+    fn stop(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = Self::no_args("STOP", args) {
+            return r;
+        }
+        if let Some(thinking) = &self.thinking {
+            thinking.job.stop();
+        }
+        Reply::none()
+    }
+
+    fn get_parameters(&self, args: &[&str]) -> Reply {
+        if let Some(r) = Self::no_args("GETPARAMETERS", args) {
+            return r;
+        }
+        let mut line = String::from("PARAMETERS");
+        for (name, kind) in PARAMETERS {
+            line.push(' ');
+            line.push_str(name);
+            line.push(' ');
+            line.push_str(kind);
+        }
+        Reply::line(line)
+    }
+
+    fn get_parameter(&self, args: &[&str]) -> Reply {
+        let name = match args {
+            [name] => name,
+            [] => return alert("GETPARAMETER needs a parameter name"),
+            [_, extra, ..] => return alert(format!("GETPARAMETER takes one name, got also `{}`", shorten(extra))),
+        };
+        match self.config.get(name) {
+            Ok(value) => Reply::line(format!("PARAMETER {} {value}", name.to_ascii_lowercase())),
+            Err(e) => alert(format!("GETPARAMETER: {e}")),
+        }
+    }
+
+    fn set_parameter(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("SETPARAMETER") {
+            return r;
+        }
+        let (name, value) = match args {
+            [name, value] => (name, value),
+            [] | [_] => return alert("SETPARAMETER needs a name and a value"),
+            [_, _, extra, ..] => {
+                return alert(format!("SETPARAMETER takes a name and a value, got also `{}`", shorten(extra)));
+            }
+        };
+        let mut config = self.config.clone();
+        if let Err(e) = config.set(name, value) {
+            return alert(format!("SETPARAMETER: {e}"));
+        }
+        if config.hash_mb != self.config.hash_mb {
+            self.pool.set_hash_mb(config.hash_mb as usize);
+        }
+        self.config = config;
+        Reply::none()
+    }
+
+    fn quit(&mut self) -> Reply {
+        if let Some(thinking) = self.thinking.take() {
+            thinking.job.cancel();
+        }
+        Reply::quit(Vec::new())
+    }
+}
+
+impl LineSession for CheckersSession {
+    type Event = Event<Move>;
+
+    fn greeting(&mut self) -> Vec<String> {
+        CheckersSession::greeting(self)
+    }
+
+    fn on_line(&mut self, line: &str) -> Reply {
+        CheckersSession::on_line(self, line)
+    }
+
+    fn on_event(&mut self, event: Event<Move>) -> Reply {
+        CheckersSession::on_event(self, event)
+    }
+
+    fn on_line_too_long(&mut self, bytes: usize) -> Reply {
+        CheckersSession::on_line_too_long(self, bytes)
+    }
+
+    fn on_end_of_input(&mut self) -> Reply {
+        self.quit()
+    }
+
+    fn may_drop(event: &Event<Move>) -> bool {
+        matches!(event, Event::Info(_))
+    }
+}
+
+/// Run the Checkers Protocol engine on stdin/stdout with the given starting parameters (checked first) until
+/// `QUIT` or the end of stdin. One search worker; logging, if any, must go to stderr.
+pub fn run_stdio(config: CheckersConfig) -> std::io::Result<()> {
+    config.validate().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let span = tracing::info_span!("checkers_session", transport = "stdio");
+    let _enter = span.enter();
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let mut stdout = std::io::stdout().lock();
+    stdio::run(
+        move |events: EventSender<Event<Move>>| CheckersSession::new(pool, config, move |e| events.send(e)),
+        std::io::stdin(),
+        &mut stdout,
+    )
+}
