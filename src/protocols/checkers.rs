@@ -534,3 +534,299 @@ pub fn run_stdio(config: CheckersConfig) -> std::io::Result<()> {
         &mut stdout,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{self, Receiver};
+
+    use super::*;
+    use crate::search::Done;
+
+    const WAIT: Duration = Duration::from_secs(20);
+
+    /// A session on its own one-worker pool, searching to depth 4 (no time limit); its events arrive on the
+    /// receiver and are fed back by hand.
+    fn session() -> (CheckersSession, Receiver<Event<Move>>) {
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let (tx, rx) = mpsc::channel();
+        let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1 };
+        let s = CheckersSession::new(pool, config, move |e| {
+            let _ = tx.send(e);
+        });
+        (s, rx)
+    }
+
+    fn lines(s: &mut CheckersSession, line: &str) -> Vec<String> {
+        let reply = s.on_line(line);
+        assert!(!reply.quit, "{line} quits");
+        reply.lines
+    }
+
+    fn silent(s: &mut CheckersSession, line: &str) {
+        assert_eq!(lines(s, line), Vec::<String>::new(), "{line}");
+    }
+
+    fn alerts(s: &mut CheckersSession, line: &str, needle: &str) {
+        let out = lines(s, line);
+        assert_eq!(out.len(), 1, "{line}: {out:?}");
+        assert!(out[0].starts_with("ALERT ") && out[0].contains(needle), "{line}: {out:?} lacks {needle}");
+    }
+
+    /// Feed events back until the search ends; every line it produced.
+    fn finish(s: &mut CheckersSession, rx: &Receiver<Event<Move>>) -> Vec<String> {
+        let mut out = Vec::new();
+        while s.is_thinking() {
+            let e = rx.recv_timeout(WAIT).expect("the search reports within the deadline");
+            out.extend(s.on_event(e).lines);
+        }
+        out
+    }
+
+    fn bestmove(out: &[String]) -> &str {
+        let last = out.last().expect("a reply");
+        last.strip_prefix("BESTMOVE ").unwrap_or_else(|| panic!("no BESTMOVE: {out:?}"))
+    }
+
+    #[test]
+    fn ready_and_parameters() {
+        let (mut s, _rx) = session();
+        assert_eq!(s.greeting(), vec!["READY"]);
+        silent(&mut s, "INIT");
+        assert_eq!(lines(&mut s, "GETPARAMETERS"), vec!["PARAMETERS depth int time float hash int threads int"]);
+        assert_eq!(lines(&mut s, "GETPARAMETER depth"), vec!["PARAMETER depth 4"]);
+        assert_eq!(lines(&mut s, "  getparameter   TIME  "), vec!["PARAMETER time 0.0"]);
+        silent(&mut s, "SETPARAMETER time 2.5");
+        silent(&mut s, "SETPARAMETER hash 2");
+        silent(&mut s, "SETPARAMETER threads 2");
+        silent(&mut s, "SETPARAMETER depth 0");
+        assert_eq!(lines(&mut s, "GETPARAMETER time"), vec!["PARAMETER time 2.5"]);
+        assert_eq!(s.config(), &CheckersConfig { depth: 0, time: 2.5, hash_mb: 2, threads: 2 });
+        assert_eq!(CheckersConfig::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn bad_parameters_change_nothing() {
+        let (mut s, _rx) = session();
+        let before = s.config().clone();
+        alerts(&mut s, "SETPARAMETER nodes 5", "`nodes`");
+        alerts(&mut s, "SETPARAMETER depth five", "`five`");
+        alerts(&mut s, "SETPARAMETER depth 2.0", "`2.0`");
+        alerts(&mut s, "SETPARAMETER depth -1", "`-1`");
+        alerts(&mut s, "SETPARAMETER depth 99999999999", "`99999999999`");
+        alerts(&mut s, "SETPARAMETER time -0.5", "`-0.5`");
+        alerts(&mut s, "SETPARAMETER time inf", "`inf`");
+        alerts(&mut s, "SETPARAMETER time NaN", "`NaN`");
+        alerts(&mut s, "SETPARAMETER hash 0", "`0`");
+        alerts(&mut s, "SETPARAMETER hash 4096", "`4096`");
+        alerts(&mut s, "SETPARAMETER threads 0", "`0`");
+        alerts(&mut s, "SETPARAMETER threads", "name and a value");
+        alerts(&mut s, "SETPARAMETER threads 1 2", "`2`");
+        alerts(&mut s, "GETPARAMETER", "name");
+        alerts(&mut s, "GETPARAMETER bogus", "`bogus`");
+        assert_eq!(s.config(), &before);
+    }
+
+    #[test]
+    fn go_plays_the_move_and_dontplaymove_does_not() {
+        let (mut s, rx) = session();
+        silent(&mut s, "INIT");
+        let start = s.game().to_fen();
+        silent(&mut s, "GO dontplaymove");
+        assert!(s.is_thinking());
+        let out = finish(&mut s, &rx);
+        let m = bestmove(&out).to_string();
+        assert!(Checkers::start().parse_move_text(&m).is_ok(), "{m}");
+        assert!(m.contains('x') && !m.contains('-'), "written with x: {m}");
+        assert_eq!(s.game().to_fen(), start, "dontplaymove leaves the board");
+        assert!(out[..out.len() - 1].iter().all(|l| l.starts_with("INFO nodes ")), "{out:?}");
+
+        silent(&mut s, "GO");
+        let out = finish(&mut s, &rx);
+        let m = bestmove(&out).to_string();
+        let mut expected = Checkers::start();
+        let mv = expected.parse_move_text(&m).expect("legal");
+        expected.make(mv);
+        assert_eq!(s.game().to_fen(), expected.to_fen(), "GO plays {m}");
+    }
+
+    #[test]
+    fn moves_and_newgame() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "INIT");
+        silent(&mut s, "MOVE 9-13");
+        silent(&mut s, "MOVE 22x18");
+        let mut g = Checkers::start();
+        for m in ["9-13", "22-18"] {
+            let mv = g.parse_move_text(m).expect("legal");
+            g.make(mv);
+        }
+        assert_eq!(s.game().to_fen(), g.to_fen());
+        silent(&mut s, "NEWGAME");
+        assert_eq!(s.game().to_fen(), Checkers::start().to_fen());
+        silent(&mut s, "NEWGAME \"B:W18,27,32:B14,1\" 14x23");
+        assert_eq!(s.game().to_fen(), "W:W27,32:B1,23");
+        silent(&mut s, "NEWGAME 11-15 23-19 8-11");
+        assert_eq!(s.game().plies(), 3);
+    }
+
+    #[test]
+    fn bad_lines_change_nothing() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "INIT");
+        silent(&mut s, "MOVE 11-15");
+        let before = s.game().to_fen();
+        alerts(&mut s, "FROB 1 2", "`FROB`");
+        alerts(&mut s, "MOVE 9-13", "`9-13`: illegal move: no white piece on square 9");
+        alerts(&mut s, "MOVE 22-15", "`22-15`: illegal move");
+        alerts(&mut s, "MOVE 15-19", "no white piece");
+        alerts(&mut s, "MOVE", "needs a move");
+        alerts(&mut s, "MOVE 23-19 24-20", "`24-20`");
+        alerts(&mut s, "MOVE 99-100", "99");
+        alerts(&mut s, "NEWGAME B:W21-33:B1-12", "33");
+        alerts(&mut s, "NEWGAME X:W21-32:B1-12", "`X`");
+        alerts(&mut s, "NEWGAME B:W21-32:B1-12 9-13 9-14", "setup move 2 `9-14`");
+        alerts(&mut s, "NEWGAME 9-13 zz", "`zz`");
+        alerts(&mut s, "GO now", "`now`");
+        alerts(&mut s, "GO dontplaymove twice", "`twice`");
+        alerts(&mut s, "STOP it", "`it`");
+        alerts(&mut s, "INIT", "already");
+        alerts(&mut s, "GETPARAMETERS all", "`all`");
+        assert_eq!(s.game().to_fen(), before);
+        assert!(!s.is_thinking());
+        let long = "Y".repeat(500);
+        let out = lines(&mut s, &long);
+        assert!(out[0].len() < 120 && out[0].ends_with("...`"), "{out:?}");
+        assert!(s.on_line_too_long(2 << 20).lines[0].starts_with("ALERT line of 2097152 bytes"));
+        assert_eq!(
+            lines(&mut s, "GETPARAMETER junk\u{7}\u{e9}"),
+            vec!["ALERT GETPARAMETER: unknown parameter `junk??` (known: depth, time, hash, threads)"]
+        );
+        silent(&mut s, "");
+        silent(&mut s, "   \t ");
+    }
+
+    #[test]
+    fn commands_before_init_are_accepted_and_init_starts_a_new_game() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "MOVE 9-13");
+        assert_eq!(s.game().plies(), 1);
+        silent(&mut s, "init");
+        assert_eq!(s.game().plies(), 0);
+        alerts(&mut s, "INIT", "already");
+    }
+
+    #[test]
+    fn while_thinking_only_stop_quit_and_getparameter_are_taken() {
+        let (mut s, rx) = session();
+        silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "GO");
+        let before = s.game().to_fen();
+        for line in ["GO", "GO dontplaymove", "MOVE 9-13", "NEWGAME", "SETPARAMETER depth 3", "INIT"] {
+            alerts(&mut s, line, "while thinking");
+        }
+        assert_eq!(lines(&mut s, "GETPARAMETER depth"), vec!["PARAMETER depth 0"]);
+        assert_eq!(lines(&mut s, "GETPARAMETERS").len(), 1);
+        std::thread::sleep(Duration::from_millis(20));
+        silent(&mut s, "STOP");
+        let out = finish(&mut s, &rx);
+        let m = bestmove(&out).to_string();
+        let mut g = Checkers::from_fen(&before).expect("fen");
+        let mv = g.parse_move_text(&m).expect("legal");
+        g.make(mv);
+        assert_eq!(s.game().to_fen(), g.to_fen());
+        silent(&mut s, "STOP");
+        assert!(rx.try_recv().is_err(), "no search after BESTMOVE");
+    }
+
+    #[test]
+    fn quit_ends_the_session_even_while_thinking() {
+        let (mut s, _rx) = session();
+        assert!(s.on_line("QUIT").quit);
+        let (mut s, _rx) = session();
+        silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "GO");
+        assert!(s.on_line("quit").quit);
+        assert!(!s.is_thinking());
+        let (mut s, _rx) = session();
+        silent(&mut s, "GO");
+        assert!(LineSession::on_end_of_input(&mut s).quit);
+    }
+
+    #[test]
+    fn a_finished_game_answers_alert() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "NEWGAME W:W18:B14");
+        silent(&mut s, "MOVE 18x9");
+        alerts(&mut s, "GO", "game over: white wins");
+        assert!(!s.is_thinking());
+        // A stray search report is ignored.
+        let done = Done {
+            best: None,
+            ponder: None,
+            lines: Vec::new(),
+            depth: 0,
+            seldepth: 0,
+            nodes: 0,
+            nps: 0,
+            time_ms: 0,
+            neval: 0,
+            game_end: None,
+        };
+        assert_eq!(s.on_event(Event::Done(done)), Reply::none());
+    }
+
+    #[test]
+    fn a_forced_win_is_found_and_reported_as_a_large_eval() {
+        let (mut s, rx) = session();
+        // Two kings against one: Black wins in a few moves.
+        silent(&mut s, "NEWGAME B:WK29:BK19,K20");
+        silent(&mut s, "SETPARAMETER depth 12");
+        silent(&mut s, "GO");
+        let out = finish(&mut s, &rx);
+        let info = out.iter().rev().find(|l| l.starts_with("INFO")).expect("INFO");
+        let eval: i32 = info.split_whitespace().nth(4).and_then(|e| e.parse().ok()).expect("eval");
+        assert!(eval > MATE_EVAL - 100, "{info}");
+        bestmove(&out);
+    }
+
+    #[test]
+    fn eval_and_info_lines() {
+        assert_eq!(eval_of(Score::Cp(-35)), -35);
+        assert_eq!(eval_of(Score::Mate(7)), 9993);
+        assert_eq!(eval_of(Score::Mate(-4)), -9996);
+        assert_eq!(eval_of(Score::Mate(i32::MIN)), -(MATE_EVAL - 999));
+        assert_eq!(eval_of(Score::Cp(50_000)), MATE_EVAL - 1000);
+        let g = Checkers::start();
+        let pv = vec![g.parse_move_text("9-13").expect("legal")];
+        let info = Info {
+            depth: 3,
+            seldepth: 5,
+            multipv: 1,
+            score: Score::Cp(12),
+            bound: ScoreBound::Exact,
+            nodes: 345,
+            nps: 1000,
+            time_ms: 17,
+            pv,
+            currmove: None,
+            currmovenumber: None,
+            neval: 10,
+            hashfull: 0,
+        };
+        assert_eq!(info_line(&info), "INFO nodes 345 eval 12 time 17 depth 3 pv 9x13");
+    }
+
+    #[test]
+    fn limits_follow_the_parameters() {
+        let mut c = CheckersConfig::default();
+        assert_eq!(c.limits(), Limits::movetime(Duration::from_secs(1)));
+        c.depth = 7;
+        c.time = 0.0;
+        assert_eq!(c.limits(), Limits::depth(7));
+        c.depth = 0;
+        assert_eq!(c.limits(), Limits::infinite());
+        c.time = -3.0;
+        assert_eq!(c.limits(), Limits::infinite());
+        assert!(c.validate().is_err());
+    }
+}

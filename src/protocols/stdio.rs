@@ -264,10 +264,8 @@ mod tests {
         assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::End));
     }
 
-    /// Echoes lines, counts events, quits on `q`; `e` makes it send itself an event through the channel.
-    struct Echo {
-        tx: EventSender<u32>,
-    }
+    /// Echoes lines and events, quits on `q`.
+    struct Echo;
 
     impl LineSession for Echo {
         type Event = u32;
@@ -279,10 +277,6 @@ mod tests {
         fn on_line(&mut self, line: &str) -> Reply {
             match line {
                 "q" => Reply::quit(vec!["BYE".into()]),
-                "e" => {
-                    self.tx.send(7);
-                    Reply::none()
-                }
                 _ => Reply::line(format!("ECHO {line}")),
             }
         }
@@ -307,18 +301,43 @@ mod tests {
     fn transcript(input: &str, max: usize) -> String {
         let mut out = Vec::new();
         let input = Cursor::new(input.as_bytes().to_vec());
-        run_with_limit(|tx| Echo { tx }, input, &mut out, max).expect("runs");
+        // An event sent before the reader starts comes before every line.
+        let make = |tx: EventSender<u32>| {
+            tx.send(7);
+            Echo
+        };
+        run_with_limit(make, input, &mut out, max).expect("runs");
         String::from_utf8(out).expect("utf-8")
     }
 
     #[test]
     fn the_loop_feeds_lines_and_events_and_stops_on_quit() {
-        assert_eq!(transcript("a\ne\nq\nnever\n", 100), "HELLO\nECHO a\nEVENT 7\nBYE\n");
+        assert_eq!(transcript("a\nq\nnever\n", 100), "HELLO\nEVENT 7\nECHO a\nBYE\n");
     }
 
     #[test]
     fn end_of_input_and_long_lines_go_to_the_session() {
         let long = "x".repeat(50);
-        assert_eq!(transcript(&format!("{long}\nb"), 10), "HELLO\nTOOLONG 50\nECHO b\nEOF\n");
+        assert_eq!(transcript(&format!("{long}\nb"), 10), "HELLO\nEVENT 7\nTOOLONG 50\nECHO b\nEOF\n");
+    }
+
+    #[test]
+    fn progress_is_dropped_when_full_but_final_answers_wait() {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let sender = EventSender { tx, may_drop: |e: &u32| *e < 100 };
+        sender.send(1);
+        sender.send(2);
+        let late = sender.clone();
+        let t = std::thread::spawn(move || late.send(100));
+        let got: Vec<u32> = (0..2)
+            .filter_map(|_| match rx.recv_timeout(std::time::Duration::from_secs(10)) {
+                Ok(Item::Event(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, vec![1, 100]);
+        assert!(t.join().is_ok());
+        drop(rx);
+        sender.send(200);
     }
 }
