@@ -26,8 +26,8 @@
 //!   with `ALERT <what was wrong>` naming the offending token, and changes nothing.
 //! * While thinking, `GO`, `INIT`, `NEWGAME`, `MOVE` and `SETPARAMETER` get `ALERT` and change nothing;
 //!   `GETPARAMETERS`, `GETPARAMETER`, `STOP` and `QUIT` are answered at once.
-//! * `NEWGAME`'s first token is a FEN when it contains `:` (PDN FEN, e.g. `B:W18,24,K27:B12,16`; it may be
-//!   quoted); the tokens after it are setup moves. Moves are read as `9-13`, `9x13`, `11x18x25` or an
+//! * `NEWGAME`'s first token is a PDN FEN (e.g. `B:W18,24,K27:B12,16`, ranges and `K` for kings allowed)
+//!   unless it starts with a digit; a FEN in double quotes may hold spaces. The other tokens are setup moves. Moves are read as `9-13`, `9x13`, `11x18x25` or an
 //!   unambiguous `11x25`; `BESTMOVE` writes `x` between all squares (`9x13`, `11x18x25`).
 //! * `GO` in a position without a legal move answers `ALERT game over: ...` instead of `BESTMOVE`.
 //! * `INFO nodes <N> eval <E> time <T> depth <D> pv <moves>`: `nodes` counts the nodes searched, `eval` is in
@@ -164,6 +164,22 @@ fn parse_float(name: &'static str, value: &str, lo: f32, hi: f32, range: &'stati
     } else {
         Err(ParameterError::Range { name, value: shorten(value), range })
     }
+}
+
+/// How many of NEWGAME's tokens make its position (0: none, start from the standard position) and the setup
+/// moves after them. Moves start with a digit; anything else starts a FEN, which may be quoted and then
+/// spread over several tokens (`"B:W21, 22:B1"`).
+fn split_position<'a, 'b>(args: &'a [&'b str]) -> (usize, &'a [&'b str]) {
+    let Some(first) = args.first() else { return (0, args) };
+    if first.starts_with(|c: char| c.is_ascii_digit()) {
+        return (0, args);
+    }
+    let mut n = 1;
+    if first.starts_with('"') && (first.len() == 1 || !first.ends_with('"')) {
+        // A quoted FEN runs to the token that closes the quote (or to the end).
+        n = args[1..].iter().position(|t| t.ends_with('"')).map_or(args.len(), |j| j + 2);
+    }
+    (n, &args[n..])
 }
 
 /// A token as it may be quoted back: printable ASCII only, at most 60 characters.
@@ -342,17 +358,15 @@ impl CheckersSession {
         if let Some(r) = self.busy("NEWGAME") {
             return r;
         }
-        let (mut game, moves) = match args.first() {
-            Some(first) if first.contains(':') => {
-                let fen = first.trim_matches('"');
-                match Checkers::from_fen(fen) {
-                    Ok(g) => (g, &args[1..]),
-                    Err(e) => {
-                        return alert(format!("NEWGAME: bad position `{}`: {}", shorten(&e.token), e.message));
-                    }
-                }
+        let (fen_tokens, moves) = split_position(args);
+        let mut game = if fen_tokens == 0 {
+            Checkers::start()
+        } else {
+            let fen = args[..fen_tokens].concat();
+            match Checkers::from_fen(fen.trim_matches('"')) {
+                Ok(g) => g,
+                Err(e) => return alert(format!("NEWGAME: bad position `{}`: {}", shorten(&e.token), e.message)),
             }
-            _ => (Checkers::start(), args),
         };
         for (i, text) in moves.iter().enumerate() {
             match game.parse_move_text(text) {
@@ -667,6 +681,15 @@ mod tests {
         assert_eq!(s.game().to_fen(), "W:W27,32:B1,23");
         silent(&mut s, "NEWGAME 11-15 23-19 8-11");
         assert_eq!(s.game().plies(), 3);
+        silent(&mut s, "NEWGAME \"W:W18, 27 ,32:B1,14\" 18x9");
+        assert_eq!(s.game().to_fen(), "B:W9,27,32:B1");
+        alerts(&mut s, "NEWGAME \"W:W18 27", "bad position");
+        alerts(&mut s, "NEWGAME \"", "bad position");
+        silent(&mut s, "NEWGAME W:W5:B1");
+        alerts(&mut s, "GO", "game over: black wins (no legal move)");
+        assert_eq!(split_position(&["B:W1:B2", "9-13"]), (1, &["9-13"][..]));
+        assert_eq!(split_position(&["\"B:W1,", "2:B3\"", "9-13"]), (2, &["9-13"][..]));
+        assert_eq!(split_position(&["9-13"]), (0, &["9-13"][..]));
     }
 
     #[test]
