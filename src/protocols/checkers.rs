@@ -48,7 +48,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::game::{Game, GameEnd, Outcome};
+use crate::game::{Game, GameEnd, NotationError, Outcome};
 use crate::games::checkers::{Checkers, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, PoolError, Priority, SearchRequest};
 use crate::search::{Event, Info, Limits, Score, ScoreBound, SearchOptions};
@@ -180,6 +180,11 @@ fn split_position<'a, 'b>(args: &'a [&'b str]) -> (usize, &'a [&'b str]) {
         n = args[1..].iter().position(|t| t.ends_with('"')).map_or(args.len(), |j| j + 2);
     }
     (n, &args[n..])
+}
+
+/// What was wrong with a move, naming the part of it that was wrong when that is not the whole move.
+fn notation_detail(e: &NotationError, text: &str) -> String {
+    if e.token == text { e.message.clone() } else { format!("{} `{}`", e.message, shorten(&e.token)) }
 }
 
 /// A token as it may be quoted back: printable ASCII only, at most 60 characters.
@@ -376,7 +381,7 @@ impl CheckersSession {
                         "NEWGAME: setup move {} `{}`: {} (position {})",
                         i + 1,
                         shorten(text),
-                        e.message,
+                        notation_detail(&e, text),
                         game.to_fen()
                     ));
                 }
@@ -401,7 +406,12 @@ impl CheckersSession {
                 self.game.make(m);
                 Reply::none()
             }
-            Err(e) => alert(format!("MOVE `{}`: {} (position {})", shorten(text), e.message, self.game.to_fen())),
+            Err(e) => alert(format!(
+                "MOVE `{}`: {} (position {})",
+                shorten(text),
+                notation_detail(&e, text),
+                self.game.to_fen()
+            )),
         }
     }
 
@@ -709,6 +719,7 @@ mod tests {
         alerts(&mut s, "NEWGAME X:W21-32:B1-12", "`X`");
         alerts(&mut s, "NEWGAME B:W21-32:B1-12 9-13 9-14", "setup move 2 `9-14`");
         alerts(&mut s, "NEWGAME 9-13 zz", "`zz`");
+        alerts(&mut s, "MOVE 23-1a", "MOVE `23-1a`: not a square number `1a`");
         alerts(&mut s, "GO now", "`now`");
         alerts(&mut s, "GO dontplaymove twice", "`twice`");
         alerts(&mut s, "STOP it", "`it`");
