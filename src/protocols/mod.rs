@@ -1,1 +1,7 @@
 //! Legacy engine protocols as transport-free state machines.
+//!
+//! Each protocol is a session fed with input lines and search events and producing output lines
+//! ([`stdio::LineSession`]); [`stdio`] runs such a session on a pair of streams (stdin/stdout).
+
+pub mod checkers;
+pub mod stdio;

@@ -1,0 +1,866 @@
+//! The Checkers Protocol (a line protocol for English checkers engines; the spec is in
+//! `shared/specs/checkers-protocol.md`) as a transport-free session state machine, and [`run_stdio`], the
+//! engine on stdin/stdout.
+//!
+//! The engine writes `READY` once, then answers the GUI's commands:
+//!
+//! | command | reply |
+//! |---|---|
+//! | `INIT` | nothing; a new game from the start position. Only once: a second `INIT` gets `ALERT`. |
+//! | `NEWGAME [fen] [move ...]` | nothing; the FEN and every setup move are checked before anything changes |
+//! | `MOVE <move>` | nothing; the move is played on the internal board |
+//! | `GO [dontplaymove]` | `INFO ...` lines, then `BESTMOVE <move>` (played on the board unless `dontplaymove`) |
+//! | `STOP` | the search answers `BESTMOVE` at once; nothing when not thinking |
+//! | `GETPARAMETERS` | `PARAMETERS depth int time float hash int threads int` |
+//! | `GETPARAMETER <name>` | `PARAMETER <name> <value>` |
+//! | `SETPARAMETER <name> <value>` | nothing, or `ALERT` when the name or value is bad |
+//! | `QUIT` | the engine exits, stopping a search |
+//!
+//! Conventions of this engine:
+//!
+//! * Commands are read case-insensitively (`go` = `GO`), tokens separated by any whitespace; empty lines are
+//!   ignored. A line longer than 1 MiB is discarded and answered with `ALERT`.
+//! * Commands before `INIT` are accepted: the engine is ready when it writes `READY`. The first `INIT`
+//!   starts a new game from the start position, as the spec says it implies `NEWGAME`.
+//! * Every invalid command (unknown word, bad FEN, illegal move, bad parameter, extra tokens) is answered
+//!   with `ALERT <what was wrong>` naming the offending token, and changes nothing.
+//! * While thinking, `GO`, `INIT`, `NEWGAME`, `MOVE` and `SETPARAMETER` get `ALERT` and change nothing;
+//!   `GETPARAMETERS`, `GETPARAMETER`, `STOP` and `QUIT` are answered at once.
+//! * `NEWGAME`'s first token is a PDN FEN (e.g. `B:W18,24,K27:B12,16`, ranges and `K` for kings allowed)
+//!   unless it starts with a digit; a FEN in double quotes may hold spaces. The other tokens are setup moves. Moves are read as `9-13`, `9x13`, `11x18x25` or an
+//!   unambiguous `11x25`; `BESTMOVE` writes `x` between all squares (`9x13`, `11x18x25`).
+//! * `GO` in a position without a legal move answers `ALERT game over: ...` instead of `BESTMOVE`.
+//! * `INFO nodes <N> eval <E> time <T> depth <D> pv <moves>`: `nodes` counts the nodes searched, `eval` is in
+//!   centi-men (a man = 100) from the side to move's point of view, `time` in milliseconds since `GO`. A won
+//!   position reports `eval 10000 - n` (n = plies to the win), a lost one `-(10000 - n)`.
+//!
+//! Parameters:
+//!
+//! | name | type | default | range | meaning |
+//! |---|---|---|---|---|
+//! | `depth` | int | 0 | 0-120 | search depth limit in plies; 0 = no limit |
+//! | `time` | float | 1.0 | 0-86400 | thinking time per move in seconds; 0 = no limit |
+//! | `hash` | int | 64 | 1-1024 | transposition table size in MiB (resizing clears it) |
+//! | `threads` | int | 1 | 1-64 | search threads |
+//!
+//! With both `depth` and `time` at 0 the engine thinks until `STOP`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::game::{Game, GameEnd, NotationError, Outcome};
+use crate::games::checkers::{Checkers, Move};
+use crate::pool::{JobHandle, Pool, PoolConfig, PoolError, Priority, SearchRequest};
+use crate::search::{Event, Info, Limits, Score, ScoreBound, SearchOptions};
+
+pub use super::stdio::Reply;
+use super::stdio::{self, EventSender, LineSession};
+
+/// The deepest `depth` limit accepted.
+pub const MAX_DEPTH: i32 = 120;
+/// The longest `time` accepted, in seconds.
+pub const MAX_TIME: f32 = 86_400.0;
+/// The largest `hash` accepted, in MiB.
+pub const MAX_HASH_MB: i32 = 1024;
+/// The most `threads` accepted.
+pub const MAX_THREADS: i32 = 64;
+/// An `eval` this far from 0 means a won (or lost) game; a win in n plies reports `MATE_EVAL - n`.
+pub const MATE_EVAL: i32 = 10_000;
+
+/// The parameters and their Checkers Protocol types, in the order `GETPARAMETERS` lists them.
+pub const PARAMETERS: [(&str, &str); 4] = [("depth", "int"), ("time", "float"), ("hash", "int"), ("threads", "int")];
+
+/// The engine's settings: the parameters' values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckersConfig {
+    /// Search depth limit in plies; 0 = no limit.
+    pub depth: u32,
+    /// Thinking time per move in seconds; 0 = no limit.
+    pub time: f32,
+    /// Transposition table size in MiB.
+    pub hash_mb: u32,
+    /// Search threads.
+    pub threads: u32,
+}
+
+impl Default for CheckersConfig {
+    fn default() -> Self {
+        CheckersConfig { depth: 0, time: 1.0, hash_mb: 64, threads: 1 }
+    }
+}
+
+/// A value that cannot be given to a parameter.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParameterError {
+    #[error("unknown parameter `{0}` (known: depth, time, hash, threads)")]
+    Unknown(String),
+    #[error("`{value}` is not a valid {kind} for `{name}`")]
+    Type { name: &'static str, value: String, kind: &'static str },
+    #[error("`{value}` is out of range for `{name}` ({range})")]
+    Range { name: &'static str, value: String, range: &'static str },
+}
+
+impl CheckersConfig {
+    /// The value of a parameter as `PARAMETER` writes it.
+    pub fn get(&self, name: &str) -> Result<String, ParameterError> {
+        match canonical_name(name)? {
+            "depth" => Ok(self.depth.to_string()),
+            "time" => Ok(format!("{:?}", self.time)),
+            "hash" => Ok(self.hash_mb.to_string()),
+            _ => Ok(self.threads.to_string()),
+        }
+    }
+
+    /// Set a parameter from its text, checking its type and range; on error nothing changes.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), ParameterError> {
+        let name = canonical_name(name)?;
+        match name {
+            "depth" => self.depth = parse_int(name, value, 0, MAX_DEPTH, "0-120, 0 = no limit")? as u32,
+            "time" => self.time = parse_float(name, value, 0.0, MAX_TIME, "0-86400 seconds, 0 = no limit")?,
+            "hash" => self.hash_mb = parse_int(name, value, 1, MAX_HASH_MB, "1-1024 MiB")? as u32,
+            _ => self.threads = parse_int(name, value, 1, MAX_THREADS, "1-64")? as u32,
+        }
+        Ok(())
+    }
+
+    /// Check every value's range.
+    pub fn validate(&self) -> Result<(), ParameterError> {
+        let mut copy = self.clone();
+        for (name, _) in PARAMETERS {
+            let value = self.get(name)?;
+            copy.set(name, &value)?;
+        }
+        Ok(())
+    }
+
+    fn limits(&self) -> Limits {
+        let depth = (self.depth > 0).then_some(self.depth);
+        let movetime = Duration::try_from_secs_f32(self.time).ok().filter(|t| !t.is_zero());
+        if depth.is_none() && movetime.is_none() {
+            Limits::infinite()
+        } else {
+            Limits { depth, movetime, ..Limits::default() }
+        }
+    }
+}
+
+fn canonical_name(name: &str) -> Result<&'static str, ParameterError> {
+    PARAMETERS
+        .iter()
+        .map(|&(n, _)| n)
+        .find(|n| n.eq_ignore_ascii_case(name))
+        .ok_or_else(|| ParameterError::Unknown(shorten(name)))
+}
+
+fn parse_int(name: &'static str, value: &str, lo: i32, hi: i32, range: &'static str) -> Result<i32, ParameterError> {
+    let v: i32 = value.parse().map_err(|_| ParameterError::Type { name, value: shorten(value), kind: "int" })?;
+    if (lo..=hi).contains(&v) { Ok(v) } else { Err(ParameterError::Range { name, value: shorten(value), range }) }
+}
+
+fn parse_float(name: &'static str, value: &str, lo: f32, hi: f32, range: &'static str) -> Result<f32, ParameterError> {
+    let v: f32 = value.parse().map_err(|_| ParameterError::Type { name, value: shorten(value), kind: "float" })?;
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ParameterError::Range { name, value: shorten(value), range })
+    }
+}
+
+/// How many of NEWGAME's tokens make its position (0: none, start from the standard position) and the setup
+/// moves after them. Moves start with a digit; anything else starts a FEN, which may be quoted and then
+/// spread over several tokens (`"B:W21, 22:B1"`).
+fn split_position<'a, 'b>(args: &'a [&'b str]) -> (usize, &'a [&'b str]) {
+    let Some(first) = args.first() else { return (0, args) };
+    if first.starts_with(|c: char| c.is_ascii_digit()) {
+        return (0, args);
+    }
+    let mut n = 1;
+    if first.starts_with('"') && (first.len() == 1 || !first.ends_with('"')) {
+        // A quoted FEN runs to the token that closes the quote (or to the end).
+        n = args[1..].iter().position(|t| t.ends_with('"')).map_or(args.len(), |j| j + 2);
+    }
+    (n, &args[n..])
+}
+
+/// What was wrong with a move, naming the part of it that was wrong when that is not the whole move.
+fn notation_detail(e: &NotationError, text: &str) -> String {
+    if e.token == text { e.message.clone() } else { format!("{} `{}`", e.message, shorten(&e.token)) }
+}
+
+/// A token as it may be quoted back: printable ASCII only, at most 60 characters.
+fn shorten(token: &str) -> String {
+    let mut out: String =
+        token.chars().take(60).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+    if token.chars().nth(60).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+fn alert(message: impl AsRef<str>) -> Reply {
+    Reply::line(format!("ALERT {}", message.as_ref()))
+}
+
+/// An `eval` value from a search score.
+pub fn eval_of(score: Score) -> i32 {
+    match score {
+        Score::Cp(cp) => cp.clamp(-(MATE_EVAL - 1000), MATE_EVAL - 1000),
+        Score::Mate(plies) if plies >= 0 => MATE_EVAL - plies.min(999),
+        Score::Mate(plies) => -(MATE_EVAL - plies.saturating_neg().min(999)),
+    }
+}
+
+/// The `INFO` line for a search report: `INFO nodes N eval E time T depth D pv ...`.
+pub fn info_line(info: &Info<Move>) -> String {
+    let mut line =
+        format!("INFO nodes {} eval {} time {} depth {}", info.nodes, eval_of(info.score), info.time_ms, info.depth);
+    if !info.pv.is_empty() {
+        line.push_str(" pv");
+        for &m in &info.pv {
+            line.push(' ');
+            line.push_str(&Checkers::move_to_x(m));
+        }
+    }
+    line
+}
+
+fn describe_end(end: GameEnd) -> String {
+    match end.outcome {
+        Outcome::Win(side) => format!("{} wins ({})", Checkers::side_name(side), end.reason),
+        Outcome::Draw => format!("draw ({})", end.reason),
+    }
+}
+
+/// A search under way.
+struct Thinking {
+    job: JobHandle,
+    /// Play the best move on the internal board (`GO` without `dontplaymove`).
+    play: bool,
+}
+
+/// One Checkers Protocol session: the internal board, the parameters and the search under way.
+pub struct CheckersSession {
+    pool: Pool,
+    notify: Arc<dyn Fn(Event<Move>) + Send + Sync>,
+    config: CheckersConfig,
+    game: Checkers,
+    initialized: bool,
+    thinking: Option<Thinking>,
+}
+
+impl CheckersSession {
+    /// A session searching on `pool`; search events are handed to `notify` (on a worker thread), which must
+    /// bring them back to [`CheckersSession::on_event`]. The pool's table should already have
+    /// `config.hash_mb` MiB.
+    pub fn new(pool: Pool, config: CheckersConfig, notify: impl Fn(Event<Move>) + Send + Sync + 'static) -> Self {
+        CheckersSession {
+            pool,
+            notify: Arc::new(notify),
+            config,
+            game: Checkers::start(),
+            initialized: false,
+            thinking: None,
+        }
+    }
+
+    /// The greeting, written once at start.
+    pub fn greeting(&self) -> Vec<String> {
+        vec!["READY".to_string()]
+    }
+
+    /// The internal board.
+    pub fn game(&self) -> &Checkers {
+        &self.game
+    }
+
+    pub fn config(&self) -> &CheckersConfig {
+        &self.config
+    }
+
+    pub fn is_thinking(&self) -> bool {
+        self.thinking.is_some()
+    }
+
+    /// One command line.
+    pub fn on_line(&mut self, line: &str) -> Reply {
+        let mut tokens = line.split_whitespace();
+        let Some(command) = tokens.next() else { return Reply::none() };
+        let args: Vec<&str> = tokens.collect();
+        let word = command.to_ascii_uppercase();
+        tracing::debug!(command = %word, args = args.len(), "command");
+        match word.as_str() {
+            "INIT" => self.init(&args),
+            "NEWGAME" => self.newgame(&args),
+            "MOVE" => self.play_move(&args),
+            "GO" => self.go(&args),
+            "STOP" => self.stop(&args),
+            "GETPARAMETERS" => self.get_parameters(&args),
+            "GETPARAMETER" => self.get_parameter(&args),
+            "SETPARAMETER" => self.set_parameter(&args),
+            "QUIT" => self.quit(),
+            _ => alert(format!("unknown command `{}`", shorten(command))),
+        }
+    }
+
+    /// One search event.
+    pub fn on_event(&mut self, event: Event<Move>) -> Reply {
+        match event {
+            Event::Info(info) => {
+                let report = self.thinking.is_some()
+                    && info.bound == ScoreBound::Exact
+                    && info.multipv == 1
+                    && info.currmove.is_none();
+                if report { Reply::line(info_line(&info)) } else { Reply::none() }
+            }
+            Event::Done(done) => {
+                let Some(thinking) = self.thinking.take() else {
+                    return Reply::none();
+                };
+                drop(thinking.job);
+                let Some(best) = done.best else {
+                    let end = done.game_end.unwrap_or_else(|| self.game.no_move_end());
+                    return alert(format!("game over: {}", describe_end(end)));
+                };
+                if !self.game.legal_moves().contains(&best) {
+                    // Cannot happen: the board does not change while thinking.
+                    return alert("internal error: the search answered a move that is not legal here");
+                }
+                let text = Checkers::move_to_x(best);
+                if thinking.play {
+                    self.game.make(best);
+                }
+                Reply::line(format!("BESTMOVE {text}"))
+            }
+        }
+    }
+
+    /// The reply to a discarded over-long input line.
+    pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
+        alert(format!("line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE))
+    }
+
+    fn busy(&self, command: &str) -> Option<Reply> {
+        self.thinking.as_ref().map(|_| alert(format!("{command} while thinking: send STOP and wait for BESTMOVE")))
+    }
+
+    fn no_args(command: &str, args: &[&str]) -> Option<Reply> {
+        args.first().map(|extra| alert(format!("{command} takes no argument, got `{}`", shorten(extra))))
+    }
+
+    fn init(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = Self::no_args("INIT", args).or_else(|| self.busy("INIT")) {
+            return r;
+        }
+        if self.initialized {
+            return alert("INIT was already received; send NEWGAME for a new game");
+        }
+        self.initialized = true;
+        self.game = Checkers::start();
+        Reply::none()
+    }
+
+    fn newgame(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("NEWGAME") {
+            return r;
+        }
+        let (fen_tokens, moves) = split_position(args);
+        let mut game = if fen_tokens == 0 {
+            Checkers::start()
+        } else {
+            let fen = args[..fen_tokens].concat();
+            match Checkers::from_fen(fen.trim_matches('"')) {
+                Ok(g) => g,
+                Err(e) => return alert(format!("NEWGAME: bad position `{}`: {}", shorten(&e.token), e.message)),
+            }
+        };
+        for (i, text) in moves.iter().enumerate() {
+            match game.parse_move_text(text) {
+                Ok(m) => game.make(m),
+                Err(e) => {
+                    return alert(format!(
+                        "NEWGAME: setup move {} `{}`: {} (position {})",
+                        i + 1,
+                        shorten(text),
+                        notation_detail(&e, text),
+                        game.to_fen()
+                    ));
+                }
+            }
+        }
+        self.game = game;
+        self.pool.clear_hash();
+        Reply::none()
+    }
+
+    fn play_move(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("MOVE") {
+            return r;
+        }
+        let text = match args {
+            [text] => text,
+            [] => return alert("MOVE needs a move, e.g. MOVE 9-13"),
+            [_, extra, ..] => return alert(format!("MOVE takes one move, got also `{}`", shorten(extra))),
+        };
+        match self.game.parse_move_text(text) {
+            Ok(m) => {
+                self.game.make(m);
+                Reply::none()
+            }
+            Err(e) => alert(format!(
+                "MOVE `{}`: {} (position {})",
+                shorten(text),
+                notation_detail(&e, text),
+                self.game.to_fen()
+            )),
+        }
+    }
+
+    fn go(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("GO") {
+            return r;
+        }
+        let play = match args {
+            [] => true,
+            [flag] if flag.eq_ignore_ascii_case("dontplaymove") => false,
+            [flag] => return alert(format!("GO: unknown option `{}` (known: dontplaymove)", shorten(flag))),
+            [_, extra, ..] => return alert(format!("GO takes at most one option, got also `{}`", shorten(extra))),
+        };
+        if self.game.legal_moves().is_empty() {
+            return alert(format!("game over: {}", describe_end(self.game.no_move_end())));
+        }
+        let request = SearchRequest {
+            game: self.game.clone(),
+            limits: self.config.limits(),
+            options: SearchOptions {
+                multipv: 1,
+                threads: self.config.threads.max(1) as usize,
+                currmove_after: Duration::ZERO,
+            },
+            priority: Priority::High,
+        };
+        let notify = Arc::clone(&self.notify);
+        match self.pool.submit(request, move |e| notify(e)) {
+            Ok(job) => {
+                self.thinking = Some(Thinking { job, play });
+                Reply::none()
+            }
+            Err(e @ PoolError::Busy { .. }) | Err(e @ PoolError::ShuttingDown) => {
+                alert(format!("GO: cannot search now: {e}"))
+            }
+        }
+    }
+
+    fn stop(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = Self::no_args("STOP", args) {
+            return r;
+        }
+        if let Some(thinking) = &self.thinking {
+            thinking.job.stop();
+        }
+        Reply::none()
+    }
+
+    fn get_parameters(&self, args: &[&str]) -> Reply {
+        if let Some(r) = Self::no_args("GETPARAMETERS", args) {
+            return r;
+        }
+        let mut line = String::from("PARAMETERS");
+        for (name, kind) in PARAMETERS {
+            line.push(' ');
+            line.push_str(name);
+            line.push(' ');
+            line.push_str(kind);
+        }
+        Reply::line(line)
+    }
+
+    fn get_parameter(&self, args: &[&str]) -> Reply {
+        let name = match args {
+            [name] => name,
+            [] => return alert("GETPARAMETER needs a parameter name"),
+            [_, extra, ..] => return alert(format!("GETPARAMETER takes one name, got also `{}`", shorten(extra))),
+        };
+        match self.config.get(name) {
+            Ok(value) => Reply::line(format!("PARAMETER {} {value}", name.to_ascii_lowercase())),
+            Err(e) => alert(format!("GETPARAMETER: {e}")),
+        }
+    }
+
+    fn set_parameter(&mut self, args: &[&str]) -> Reply {
+        if let Some(r) = self.busy("SETPARAMETER") {
+            return r;
+        }
+        let (name, value) = match args {
+            [name, value] => (name, value),
+            [] | [_] => return alert("SETPARAMETER needs a name and a value"),
+            [_, _, extra, ..] => {
+                return alert(format!("SETPARAMETER takes a name and a value, got also `{}`", shorten(extra)));
+            }
+        };
+        let mut config = self.config.clone();
+        if let Err(e) = config.set(name, value) {
+            return alert(format!("SETPARAMETER: {e}"));
+        }
+        if config.hash_mb != self.config.hash_mb {
+            self.pool.set_hash_mb(config.hash_mb as usize);
+        }
+        self.config = config;
+        Reply::none()
+    }
+
+    fn quit(&mut self) -> Reply {
+        if let Some(thinking) = self.thinking.take() {
+            thinking.job.cancel();
+        }
+        Reply::quit(Vec::new())
+    }
+}
+
+impl LineSession for CheckersSession {
+    type Event = Event<Move>;
+
+    fn greeting(&mut self) -> Vec<String> {
+        CheckersSession::greeting(self)
+    }
+
+    fn on_line(&mut self, line: &str) -> Reply {
+        CheckersSession::on_line(self, line)
+    }
+
+    fn on_event(&mut self, event: Event<Move>) -> Reply {
+        CheckersSession::on_event(self, event)
+    }
+
+    fn on_line_too_long(&mut self, bytes: usize) -> Reply {
+        CheckersSession::on_line_too_long(self, bytes)
+    }
+
+    fn on_end_of_input(&mut self) -> Reply {
+        self.quit()
+    }
+
+    fn may_drop(event: &Event<Move>) -> bool {
+        matches!(event, Event::Info(_))
+    }
+}
+
+/// Run the Checkers Protocol engine on stdin/stdout with the given starting parameters (checked first) until
+/// `QUIT` or the end of stdin. One search worker; logging, if any, must go to stderr.
+pub fn run_stdio(config: CheckersConfig) -> std::io::Result<()> {
+    config.validate().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let span = tracing::info_span!("checkers_session", transport = "stdio");
+    let _enter = span.enter();
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let mut stdout = std::io::stdout().lock();
+    stdio::run(
+        move |events: EventSender<Event<Move>>| CheckersSession::new(pool, config, move |e| events.send(e)),
+        std::io::stdin(),
+        &mut stdout,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{self, Receiver};
+
+    use super::*;
+    use crate::search::Done;
+
+    const WAIT: Duration = Duration::from_secs(20);
+
+    /// A session on its own one-worker pool, searching to depth 4 (no time limit); its events arrive on the
+    /// receiver and are fed back by hand.
+    fn session() -> (CheckersSession, Receiver<Event<Move>>) {
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let (tx, rx) = mpsc::channel();
+        let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1 };
+        let s = CheckersSession::new(pool, config, move |e| {
+            let _ = tx.send(e);
+        });
+        (s, rx)
+    }
+
+    fn lines(s: &mut CheckersSession, line: &str) -> Vec<String> {
+        let reply = s.on_line(line);
+        assert!(!reply.quit, "{line} quits");
+        reply.lines
+    }
+
+    fn silent(s: &mut CheckersSession, line: &str) {
+        assert_eq!(lines(s, line), Vec::<String>::new(), "{line}");
+    }
+
+    fn alerts(s: &mut CheckersSession, line: &str, needle: &str) {
+        let out = lines(s, line);
+        assert_eq!(out.len(), 1, "{line}: {out:?}");
+        assert!(out[0].starts_with("ALERT ") && out[0].contains(needle), "{line}: {out:?} lacks {needle}");
+    }
+
+    /// Feed events back until the search ends; every line it produced.
+    fn finish(s: &mut CheckersSession, rx: &Receiver<Event<Move>>) -> Vec<String> {
+        let mut out = Vec::new();
+        while s.is_thinking() {
+            let e = rx.recv_timeout(WAIT).expect("the search reports within the deadline");
+            out.extend(s.on_event(e).lines);
+        }
+        out
+    }
+
+    fn bestmove(out: &[String]) -> &str {
+        let last = out.last().expect("a reply");
+        last.strip_prefix("BESTMOVE ").unwrap_or_else(|| panic!("no BESTMOVE: {out:?}"))
+    }
+
+    #[test]
+    fn ready_and_parameters() {
+        let (mut s, _rx) = session();
+        assert_eq!(s.greeting(), vec!["READY"]);
+        silent(&mut s, "INIT");
+        assert_eq!(lines(&mut s, "GETPARAMETERS"), vec!["PARAMETERS depth int time float hash int threads int"]);
+        assert_eq!(lines(&mut s, "GETPARAMETER depth"), vec!["PARAMETER depth 4"]);
+        assert_eq!(lines(&mut s, "  getparameter   TIME  "), vec!["PARAMETER time 0.0"]);
+        silent(&mut s, "SETPARAMETER time 2.5");
+        silent(&mut s, "SETPARAMETER hash 2");
+        silent(&mut s, "SETPARAMETER threads 2");
+        silent(&mut s, "SETPARAMETER depth 0");
+        assert_eq!(lines(&mut s, "GETPARAMETER time"), vec!["PARAMETER time 2.5"]);
+        assert_eq!(s.config(), &CheckersConfig { depth: 0, time: 2.5, hash_mb: 2, threads: 2 });
+        assert_eq!(CheckersConfig::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn bad_parameters_change_nothing() {
+        let (mut s, _rx) = session();
+        let before = s.config().clone();
+        alerts(&mut s, "SETPARAMETER nodes 5", "`nodes`");
+        alerts(&mut s, "SETPARAMETER depth five", "`five`");
+        alerts(&mut s, "SETPARAMETER depth 2.0", "`2.0`");
+        alerts(&mut s, "SETPARAMETER depth -1", "`-1`");
+        alerts(&mut s, "SETPARAMETER depth 99999999999", "`99999999999`");
+        alerts(&mut s, "SETPARAMETER time -0.5", "`-0.5`");
+        alerts(&mut s, "SETPARAMETER time inf", "`inf`");
+        alerts(&mut s, "SETPARAMETER time NaN", "`NaN`");
+        alerts(&mut s, "SETPARAMETER hash 0", "`0`");
+        alerts(&mut s, "SETPARAMETER hash 4096", "`4096`");
+        alerts(&mut s, "SETPARAMETER threads 0", "`0`");
+        alerts(&mut s, "SETPARAMETER threads", "name and a value");
+        alerts(&mut s, "SETPARAMETER threads 1 2", "`2`");
+        alerts(&mut s, "GETPARAMETER", "name");
+        alerts(&mut s, "GETPARAMETER bogus", "`bogus`");
+        assert_eq!(s.config(), &before);
+    }
+
+    #[test]
+    fn go_plays_the_move_and_dontplaymove_does_not() {
+        let (mut s, rx) = session();
+        silent(&mut s, "INIT");
+        let start = s.game().to_fen();
+        silent(&mut s, "GO dontplaymove");
+        assert!(s.is_thinking());
+        let out = finish(&mut s, &rx);
+        let m = bestmove(&out).to_string();
+        assert!(Checkers::start().parse_move_text(&m).is_ok(), "{m}");
+        assert!(m.contains('x') && !m.contains('-'), "written with x: {m}");
+        assert_eq!(s.game().to_fen(), start, "dontplaymove leaves the board");
+        assert!(out[..out.len() - 1].iter().all(|l| l.starts_with("INFO nodes ")), "{out:?}");
+
+        silent(&mut s, "GO");
+        let out = finish(&mut s, &rx);
+        let m = bestmove(&out).to_string();
+        let mut expected = Checkers::start();
+        let mv = expected.parse_move_text(&m).expect("legal");
+        expected.make(mv);
+        assert_eq!(s.game().to_fen(), expected.to_fen(), "GO plays {m}");
+    }
+
+    #[test]
+    fn moves_and_newgame() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "INIT");
+        silent(&mut s, "MOVE 9-13");
+        silent(&mut s, "MOVE 22x18");
+        let mut g = Checkers::start();
+        for m in ["9-13", "22-18"] {
+            let mv = g.parse_move_text(m).expect("legal");
+            g.make(mv);
+        }
+        assert_eq!(s.game().to_fen(), g.to_fen());
+        silent(&mut s, "NEWGAME");
+        assert_eq!(s.game().to_fen(), Checkers::start().to_fen());
+        silent(&mut s, "NEWGAME \"B:W18,27,32:B14,1\" 14x23");
+        assert_eq!(s.game().to_fen(), "W:W27,32:B1,23");
+        silent(&mut s, "NEWGAME 11-15 23-19 8-11");
+        assert_eq!(s.game().plies(), 3);
+        silent(&mut s, "NEWGAME \"W:W18, 27 ,32:B1,14\" 18x9");
+        assert_eq!(s.game().to_fen(), "B:W9,27,32:B1");
+        alerts(&mut s, "NEWGAME \"W:W18 27", "bad position");
+        alerts(&mut s, "NEWGAME \"", "bad position");
+        silent(&mut s, "NEWGAME W:W5:B1");
+        alerts(&mut s, "GO", "game over: black wins (no legal move)");
+        assert_eq!(split_position(&["B:W1:B2", "9-13"]), (1, &["9-13"][..]));
+        assert_eq!(split_position(&["\"B:W1,", "2:B3\"", "9-13"]), (2, &["9-13"][..]));
+        assert_eq!(split_position(&["9-13"]), (0, &["9-13"][..]));
+    }
+
+    #[test]
+    fn bad_lines_change_nothing() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "INIT");
+        silent(&mut s, "MOVE 11-15");
+        let before = s.game().to_fen();
+        alerts(&mut s, "FROB 1 2", "`FROB`");
+        alerts(&mut s, "MOVE 9-13", "`9-13`: illegal move: no white piece on square 9");
+        alerts(&mut s, "MOVE 22-15", "`22-15`: illegal move");
+        alerts(&mut s, "MOVE 15-19", "no white piece");
+        alerts(&mut s, "MOVE", "needs a move");
+        alerts(&mut s, "MOVE 23-19 24-20", "`24-20`");
+        alerts(&mut s, "MOVE 99-100", "99");
+        alerts(&mut s, "NEWGAME B:W21-33:B1-12", "33");
+        alerts(&mut s, "NEWGAME X:W21-32:B1-12", "`X`");
+        alerts(&mut s, "NEWGAME B:W21-32:B1-12 9-13 9-14", "setup move 2 `9-14`");
+        alerts(&mut s, "NEWGAME 9-13 zz", "`zz`");
+        alerts(&mut s, "MOVE 23-1a", "MOVE `23-1a`: not a square number `1a`");
+        alerts(&mut s, "GO now", "`now`");
+        alerts(&mut s, "GO dontplaymove twice", "`twice`");
+        alerts(&mut s, "STOP it", "`it`");
+        alerts(&mut s, "INIT", "already");
+        alerts(&mut s, "GETPARAMETERS all", "`all`");
+        assert_eq!(s.game().to_fen(), before);
+        assert!(!s.is_thinking());
+        let long = "Y".repeat(500);
+        let out = lines(&mut s, &long);
+        assert!(out[0].len() < 120 && out[0].ends_with("...`"), "{out:?}");
+        assert!(s.on_line_too_long(2 << 20).lines[0].starts_with("ALERT line of 2097152 bytes"));
+        assert_eq!(
+            lines(&mut s, "GETPARAMETER junk\u{7}\u{e9}"),
+            vec!["ALERT GETPARAMETER: unknown parameter `junk??` (known: depth, time, hash, threads)"]
+        );
+        silent(&mut s, "");
+        silent(&mut s, "   \t ");
+    }
+
+    #[test]
+    fn commands_before_init_are_accepted_and_init_starts_a_new_game() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "MOVE 9-13");
+        assert_eq!(s.game().plies(), 1);
+        silent(&mut s, "init");
+        assert_eq!(s.game().plies(), 0);
+        alerts(&mut s, "INIT", "already");
+    }
+
+    #[test]
+    fn while_thinking_only_stop_quit_and_getparameter_are_taken() {
+        let (mut s, rx) = session();
+        silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "GO");
+        let before = s.game().to_fen();
+        for line in ["GO", "GO dontplaymove", "MOVE 9-13", "NEWGAME", "SETPARAMETER depth 3", "INIT"] {
+            alerts(&mut s, line, "while thinking");
+        }
+        assert_eq!(lines(&mut s, "GETPARAMETER depth"), vec!["PARAMETER depth 0"]);
+        assert_eq!(lines(&mut s, "GETPARAMETERS").len(), 1);
+        std::thread::sleep(Duration::from_millis(20));
+        silent(&mut s, "STOP");
+        let out = finish(&mut s, &rx);
+        let m = bestmove(&out).to_string();
+        let mut g = Checkers::from_fen(&before).expect("fen");
+        let mv = g.parse_move_text(&m).expect("legal");
+        g.make(mv);
+        assert_eq!(s.game().to_fen(), g.to_fen());
+        silent(&mut s, "STOP");
+        assert!(rx.try_recv().is_err(), "no search after BESTMOVE");
+    }
+
+    #[test]
+    fn quit_ends_the_session_even_while_thinking() {
+        let (mut s, _rx) = session();
+        assert!(s.on_line("QUIT").quit);
+        let (mut s, _rx) = session();
+        silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "GO");
+        assert!(s.on_line("quit").quit);
+        assert!(!s.is_thinking());
+        let (mut s, _rx) = session();
+        silent(&mut s, "GO");
+        assert!(LineSession::on_end_of_input(&mut s).quit);
+    }
+
+    #[test]
+    fn a_finished_game_answers_alert() {
+        let (mut s, _rx) = session();
+        silent(&mut s, "NEWGAME W:W18:B14");
+        silent(&mut s, "MOVE 18x9");
+        alerts(&mut s, "GO", "game over: white wins");
+        assert!(!s.is_thinking());
+        // A stray search report is ignored.
+        let done = Done {
+            best: None,
+            ponder: None,
+            lines: Vec::new(),
+            depth: 0,
+            seldepth: 0,
+            nodes: 0,
+            nps: 0,
+            time_ms: 0,
+            neval: 0,
+            game_end: None,
+        };
+        assert_eq!(s.on_event(Event::Done(done)), Reply::none());
+    }
+
+    #[test]
+    fn a_forced_win_is_found_and_reported_as_a_large_eval() {
+        let (mut s, rx) = session();
+        // Two kings against one: Black wins in a few moves.
+        silent(&mut s, "NEWGAME B:WK29:BK19,K20");
+        silent(&mut s, "SETPARAMETER depth 12");
+        silent(&mut s, "GO");
+        let out = finish(&mut s, &rx);
+        let info = out.iter().rev().find(|l| l.starts_with("INFO")).expect("INFO");
+        let eval: i32 = info.split_whitespace().nth(4).and_then(|e| e.parse().ok()).expect("eval");
+        assert!(eval > MATE_EVAL - 100, "{info}");
+        bestmove(&out);
+    }
+
+    #[test]
+    fn eval_and_info_lines() {
+        assert_eq!(eval_of(Score::Cp(-35)), -35);
+        assert_eq!(eval_of(Score::Mate(7)), 9993);
+        assert_eq!(eval_of(Score::Mate(-4)), -9996);
+        assert_eq!(eval_of(Score::Mate(i32::MIN)), -(MATE_EVAL - 999));
+        assert_eq!(eval_of(Score::Cp(50_000)), MATE_EVAL - 1000);
+        let g = Checkers::start();
+        let pv = vec![g.parse_move_text("9-13").expect("legal")];
+        let info = Info {
+            depth: 3,
+            seldepth: 5,
+            multipv: 1,
+            score: Score::Cp(12),
+            bound: ScoreBound::Exact,
+            nodes: 345,
+            nps: 1000,
+            time_ms: 17,
+            pv,
+            currmove: None,
+            currmovenumber: None,
+            neval: 10,
+            hashfull: 0,
+        };
+        assert_eq!(info_line(&info), "INFO nodes 345 eval 12 time 17 depth 3 pv 9x13");
+    }
+
+    #[test]
+    fn limits_follow_the_parameters() {
+        let mut c = CheckersConfig::default();
+        assert_eq!(c.limits(), Limits::movetime(Duration::from_secs(1)));
+        c.depth = 7;
+        c.time = 0.0;
+        assert_eq!(c.limits(), Limits::depth(7));
+        c.depth = 0;
+        assert_eq!(c.limits(), Limits::infinite());
+        c.time = -3.0;
+        assert_eq!(c.limits(), Limits::infinite());
+        assert!(c.validate().is_err());
+    }
+}

@@ -1,0 +1,343 @@
+//! A line transport for the text protocols: a session state machine fed with input lines and search events,
+//! its replies written to an output stream.
+//!
+//! One reader thread reads the input into lines of at most [`MAX_LINE`] bytes (a longer line is discarded as
+//! it is read, never buffered, and answered with the session's error line) and sends them into a bounded
+//! channel. Search events from the pool's workers go into the same channel through an [`EventSender`], so
+//! the session sees lines and events in one order, on one thread. An event the session allows to be dropped
+//! (a progress report) is dropped when the channel is full; any other event (the final answer) waits for
+//! room. The loop hands each item to the session and writes and flushes its reply. End of input behaves
+//! as the session says (usually like its quit command); so does a read error.
+//!
+//! The session knows nothing of threads or streams, so the same code runs on stdin/stdout, on a socket and in
+//! tests.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
+
+/// The longest input line accepted, in bytes (without the line end).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Items waiting for the session: lines and events together.
+pub const CHANNEL_CAPACITY: usize = 256;
+
+/// What a session answers to one line or event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reply {
+    /// Output lines, without line ends.
+    pub lines: Vec<String>,
+    /// The session is over: write the lines and stop.
+    pub quit: bool,
+}
+
+impl Reply {
+    /// No output.
+    pub fn none() -> Self {
+        Reply::default()
+    }
+
+    /// One output line.
+    pub fn line(line: impl Into<String>) -> Self {
+        Reply { lines: vec![line.into()], quit: false }
+    }
+
+    /// Stop the session (after writing `lines`).
+    pub fn quit(lines: Vec<String>) -> Self {
+        Reply { lines, quit: true }
+    }
+}
+
+/// A line protocol's session state machine.
+pub trait LineSession {
+    /// What the session's searches report back (delivered through an [`EventSender`]).
+    type Event: Send + 'static;
+
+    /// Lines written once, before any input is read.
+    fn greeting(&mut self) -> Vec<String>;
+
+    /// One input line (without its line end; possibly not valid UTF-8 in the source, replaced lossily).
+    fn on_line(&mut self, line: &str) -> Reply;
+
+    /// One event from a search.
+    fn on_event(&mut self, event: Self::Event) -> Reply;
+
+    /// An input line longer than [`MAX_LINE`] was discarded; `bytes` is its length.
+    fn on_line_too_long(&mut self, bytes: usize) -> Reply;
+
+    /// The input ended (or could not be read any more).
+    fn on_end_of_input(&mut self) -> Reply;
+
+    /// Whether `event` may be dropped when the channel is full (progress reports), rather than waited for.
+    fn may_drop(event: &Self::Event) -> bool;
+}
+
+/// What the loop receives.
+enum Item<E> {
+    Line(String),
+    TooLong(usize),
+    End,
+    Event(E),
+}
+
+/// The handle a session gives its searches to send events back into the loop. Cheap to clone.
+pub struct EventSender<E> {
+    tx: SyncSender<Item<E>>,
+    may_drop: fn(&E) -> bool,
+}
+
+impl<E> Clone for EventSender<E> {
+    fn clone(&self) -> Self {
+        EventSender { tx: self.tx.clone(), may_drop: self.may_drop }
+    }
+}
+
+impl<E: Send + 'static> EventSender<E> {
+    /// Queue an event. A droppable one is dropped if the channel is full; any other waits for room. Nothing
+    /// happens once the loop has ended.
+    pub fn send(&self, event: E) {
+        if (self.may_drop)(&event) {
+            match self.tx.try_send(Item::Event(event)) {
+                Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+                Err(TrySendError::Full(_)) => tracing::debug!("event queue full, a progress report dropped"),
+            }
+        } else {
+            let _ = self.tx.send(Item::Event(event));
+        }
+    }
+}
+
+/// One read from the input.
+#[derive(Debug, PartialEq, Eq)]
+enum Read1 {
+    /// A line is in the buffer.
+    Line,
+    /// A line of this many bytes was too long and has been skipped.
+    TooLong(usize),
+    End,
+}
+
+/// Read one line into `buf` (cleared first; the line end is removed), keeping at most `max` bytes: the rest of
+/// a longer line is read and discarded.
+fn read_line_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Read1> {
+    buf.clear();
+    let mut total = 0usize;
+    let mut any = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            // End of input: a last line without a line end still counts.
+            return Ok(if !any {
+                Read1::End
+            } else if total > max {
+                Read1::TooLong(total)
+            } else {
+                Read1::Line
+            });
+        }
+        any = true;
+        let (part, used, ended) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        total = total.saturating_add(part.len());
+        if total <= max {
+            buf.extend_from_slice(part);
+        } else if !buf.is_empty() {
+            buf.clear();
+            buf.shrink_to(4096);
+        }
+        input.consume(used);
+        if ended {
+            if buf.last() == Some(&b'\r') && total <= max {
+                buf.pop();
+            }
+            return Ok(if total > max { Read1::TooLong(total) } else { Read1::Line });
+        }
+    }
+}
+
+/// The reader thread: lines into the channel until the input ends or the loop goes away.
+fn read_lines<E>(input: impl Read, tx: SyncSender<Item<E>>, max: usize) {
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let mut buf = Vec::new();
+    loop {
+        let item = match read_line_bounded(&mut input, &mut buf, max) {
+            Ok(Read1::Line) => Item::Line(String::from_utf8_lossy(&buf).into_owned()),
+            Ok(Read1::TooLong(n)) => Item::TooLong(n),
+            Ok(Read1::End) => Item::End,
+            Err(e) => {
+                tracing::warn!("input unreadable: {e}");
+                Item::End
+            }
+        };
+        let end = matches!(item, Item::End);
+        if tx.send(item).is_err() || end {
+            return;
+        }
+    }
+}
+
+fn write_lines(output: &mut impl Write, lines: &[String]) -> io::Result<()> {
+    for line in lines {
+        tracing::debug!(target: "kibitz::protocol", "> {line}");
+        output.write_all(line.as_bytes())?;
+        output.write_all(b"\n")?;
+    }
+    output.flush()
+}
+
+/// Run a session: `make` builds it with the sender its searches report through; lines are read from `input`
+/// on a thread of their own (which is left blocked in its read if the session quits first: give it a stream
+/// that may outlive the call, like stdin), replies go to `output`, flushed after each. Returns when the
+/// session quits, or with the error that writing the output failed with.
+pub fn run<S, M>(make: M, input: impl Read + Send + 'static, output: &mut impl Write) -> io::Result<()>
+where
+    S: LineSession,
+    M: FnOnce(EventSender<S::Event>) -> S,
+{
+    run_with_limit(make, input, output, MAX_LINE)
+}
+
+fn run_with_limit<S, M>(
+    make: M,
+    input: impl Read + Send + 'static,
+    output: &mut impl Write,
+    max: usize,
+) -> io::Result<()>
+where
+    S: LineSession,
+    M: FnOnce(EventSender<S::Event>) -> S,
+{
+    let (tx, rx) = mpsc::sync_channel::<Item<S::Event>>(CHANNEL_CAPACITY);
+    let mut session = make(EventSender { tx: tx.clone(), may_drop: S::may_drop });
+    write_lines(output, &session.greeting())?;
+    std::thread::Builder::new().name("kibitz-stdin".into()).spawn(move || read_lines(input, tx, max))?;
+    let result = loop {
+        // The session holds a sender, so the channel never disconnects while it lives.
+        let Ok(item) = rx.recv() else { break Ok(()) };
+        let reply = match item {
+            Item::Line(line) => {
+                tracing::debug!(target: "kibitz::protocol", "< {line}");
+                session.on_line(&line)
+            }
+            Item::TooLong(n) => session.on_line_too_long(n),
+            Item::End => session.on_end_of_input(),
+            Item::Event(e) => session.on_event(e),
+        };
+        if let Err(e) = write_lines(output, &reply.lines) {
+            break Err(e);
+        }
+        if reply.quit {
+            break Ok(());
+        }
+    };
+    // Close the channel first: a search blocked sending its final answer wakes up, so dropping the session
+    // (which stops its searches and may wait for them) cannot deadlock.
+    drop(rx);
+    drop(session);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    #[test]
+    fn lines_are_split_trimmed_and_bounded() {
+        let text = b"abc\r\n\nxyz0123456789\nlast".to_vec();
+        let mut input = BufReader::with_capacity(4, Cursor::new(text));
+        let mut buf = Vec::new();
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::Line));
+        assert_eq!(buf, b"abc");
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::Line));
+        assert_eq!(buf, b"");
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::TooLong(13)));
+        assert!(buf.is_empty());
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::Line));
+        assert_eq!(buf, b"last");
+        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::End));
+    }
+
+    /// Echoes lines and events, quits on `q`.
+    struct Echo;
+
+    impl LineSession for Echo {
+        type Event = u32;
+
+        fn greeting(&mut self) -> Vec<String> {
+            vec!["HELLO".into()]
+        }
+
+        fn on_line(&mut self, line: &str) -> Reply {
+            match line {
+                "q" => Reply::quit(vec!["BYE".into()]),
+                _ => Reply::line(format!("ECHO {line}")),
+            }
+        }
+
+        fn on_event(&mut self, event: u32) -> Reply {
+            Reply::line(format!("EVENT {event}"))
+        }
+
+        fn on_line_too_long(&mut self, bytes: usize) -> Reply {
+            Reply::line(format!("TOOLONG {bytes}"))
+        }
+
+        fn on_end_of_input(&mut self) -> Reply {
+            Reply::quit(vec!["EOF".into()])
+        }
+
+        fn may_drop(_: &u32) -> bool {
+            false
+        }
+    }
+
+    fn transcript(input: &str, max: usize) -> String {
+        let mut out = Vec::new();
+        let input = Cursor::new(input.as_bytes().to_vec());
+        // An event sent before the reader starts comes before every line.
+        let make = |tx: EventSender<u32>| {
+            tx.send(7);
+            Echo
+        };
+        run_with_limit(make, input, &mut out, max).expect("runs");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn the_loop_feeds_lines_and_events_and_stops_on_quit() {
+        assert_eq!(transcript("a\nq\nnever\n", 100), "HELLO\nEVENT 7\nECHO a\nBYE\n");
+    }
+
+    #[test]
+    fn end_of_input_and_long_lines_go_to_the_session() {
+        let long = "x".repeat(50);
+        assert_eq!(transcript(&format!("{long}\nb"), 10), "HELLO\nEVENT 7\nTOOLONG 50\nECHO b\nEOF\n");
+    }
+
+    #[test]
+    fn progress_is_dropped_when_full_but_final_answers_wait() {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let sender = EventSender { tx, may_drop: |e: &u32| *e < 100 };
+        sender.send(1);
+        sender.send(2);
+        let late = sender.clone();
+        let t = std::thread::spawn(move || late.send(100));
+        let got: Vec<u32> = (0..2)
+            .filter_map(|_| match rx.recv_timeout(std::time::Duration::from_secs(10)) {
+                Ok(Item::Event(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, vec![1, 100]);
+        assert!(t.join().is_ok());
+        drop(rx);
+        sender.send(200);
+    }
+}
