@@ -152,7 +152,11 @@ fn serve(args: ServeArgs) -> Result<()> {
 
 fn engine(protocol: &str) -> Result<()> {
     match protocol {
-        "checkers" => bail!("the Checkers Protocol engine is being built"),
+        "checkers" => {
+            kibitz::protocols::checkers::run_stdio(kibitz::protocols::checkers::CheckersConfig::default())?;
+            Ok(())
+        }
+        "guide" | "uhp" | "qianhong" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
         other => bail!("unknown protocol `{other}` (known: checkers)"),
     }
 }

@@ -636,6 +636,14 @@ impl<'a, G: Game> Searcher<'a, G> {
                 if self.shared.node_limit.is_some_and(|n| self.total_nodes() >= n) {
                     break;
                 }
+                // A decided game: once the iterations reach well past the end, deeper ones only repeat it.
+                let best = score_of(&self.root[0]);
+                if !limits.infinite && multipv == 1 && best.abs() >= MATE_BOUND {
+                    let plies = (MATE - best.abs()) as u32;
+                    if depth >= 2 * plies + 4 {
+                        break;
+                    }
+                }
             }
             depth += 1;
         }
