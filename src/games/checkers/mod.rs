@@ -384,3 +384,6 @@ impl Game for Checkers {
 }
 
 const _: () = assert!(CROWN_ROW[0] & BOARD == CROWN_ROW[0] && CROWN_ROW[1] & BOARD == CROWN_ROW[1]);
+
+#[cfg(test)]
+mod tests;
