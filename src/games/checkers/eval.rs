@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn symmetric() {
-        assert_eq!(eval("B:W21-32:B1-12"), eval("W:W21-32:B1-12") * -1);
+        assert_eq!(eval("B:W21-32:B1-12"), -eval("W:W21-32:B1-12"));
         assert_eq!(eval("B:W21-32:B1-12"), 0);
         for fen in [
             "B:W5,14,18,21,K27,28,30,31:B1,2,K9,10,12,K16,19,20",
