@@ -54,8 +54,8 @@ def random_game(rng, seen, max_plies):
 def random_placement(rng):
     squares = list(range(1, 33))
     rng.shuffle(squares)
-    nb = rng.randint(1, 8)
-    nw = rng.randint(1, 8)
+    nb = rng.randint(1, 12)
+    nw = rng.randint(1, 12)
     black, white = [], []
     for sq in squares:
         if len(black) < nb:
@@ -97,7 +97,13 @@ def main():
         return
     rng = random.Random(args.seed)
     seen = set()
-    print("# pydraughts english legal moves, seed %d" % args.seed)
+    try:
+        from importlib.metadata import version
+        pyd = version("pydraughts")
+    except Exception:  # the version is only informative
+        pyd = "?"
+    print("# checkers_pydraughts.py --seed %d --games %d --placements %d --max-plies %d (pydraughts %s)"
+          % (args.seed, args.games, args.placements, args.max_plies, pyd))
     for _ in range(args.games):
         random_game(rng, seen, args.max_plies)
     for _ in range(args.placements):

@@ -84,7 +84,8 @@ pub const fn square_of_bit(bit: u32) -> u8 {
 pub struct Move {
     /// Captured pieces, as board bits (0 for a simple move).
     pub(crate) cap: u64,
-    /// Direction of each hop, two bits each, the first hop in the low bits.
+    /// Direction of each hop, two bits each, the first hop in the low bits. A jump has at most 9 hops (a
+    /// piece on the edge cannot be jumped, which leaves 9 jumpable squares of the other row parity).
     pub(crate) path: u32,
     /// Start and end bit.
     pub(crate) from: u8,
@@ -125,7 +126,7 @@ impl Move {
         out
     }
 
-    /// Every square the piece stands on, in order: the start, each landing square, the end.
+    /// Every square the piece stands on, in order: the start, then each landing square (the last is the end).
     pub fn squares(self) -> Vec<u8> {
         let mut out = vec![self.from_square()];
         if self.hops == 0 {
