@@ -59,6 +59,50 @@ const EDGES: u64 = squares(&[1, 2, 3, 4, 5, 12, 13, 20, 21, 28, 29, 30, 31, 32])
 const ADVANCE_OPENING: [i32; 8] = [0, 1, 2, 3, 4, 6, 8, 0];
 const ADVANCE_ENDING: [i32; 8] = [0, 4, 8, 12, 17, 23, 30, 0];
 
+/// Piece-square values of men, `[side][phase][bit]`: centre control and advancement (interpolated between
+/// `ADVANCE_OPENING` and `ADVANCE_ENDING` by the phase). White's are Black's turned half a turn.
+const MEN_PST: [[[i16; 64]; 25]; 2] = {
+    let mut t = [[[0i16; 64]; 25]; 2];
+    let mut phase = 0;
+    while phase < 25 {
+        let mut i = 0;
+        while i < 32 {
+            let r = i / 4;
+            let bit = SQ_BIT[i];
+            let mut v =
+                (ADVANCE_OPENING[r] * (24 - phase as i32) + ADVANCE_ENDING[r] * phase as i32) / 24;
+            if CENTRE & (1u64 << bit) != 0 {
+                v += 6;
+            } else if INNER & (1u64 << bit) != 0 {
+                v += 2;
+            }
+            t[0][phase][bit as usize] = v as i16;
+            t[1][phase][SQ_BIT[31 - i] as usize] = v as i16;
+            i += 1;
+        }
+        phase += 1;
+    }
+    t
+};
+
+/// Piece-square values of kings (the same for both sides): the centre, away from the edges.
+const KING_PST: [i16; 64] = {
+    let mut t = [0i16; 64];
+    let mut i = 0;
+    while i < 32 {
+        let b = 1u64 << SQ_BIT[i];
+        t[SQ_BIT[i] as usize] = if CENTRE & b != 0 {
+            8
+        } else if EDGES & b != 0 {
+            -6
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
 /// (row, column) of each bit, for distances.
 const COORD: [(i8, i8); 64] = {
     let mut t = [(0i8, 0i8); 64];
@@ -82,46 +126,44 @@ fn distance(a: u32, b: u32) -> i32 {
 
 /// Positional terms for one side: Black (`DOWN`, moving toward higher squares) or White. `phase` runs from 0
 /// (full board) to 24 (empty board). The masks of White are those of Black turned half a turn.
+/// Returns the terms and the side's numbers of men and kings.
 #[inline(always)]
-fn side_terms<const DOWN: bool>(me: u64, opp: u64, kings: u64, phase: i32) -> i32 {
+fn side_terms<const DOWN: bool>(me: u64, opp: u64, kings: u64, phase: i32) -> (i32, i32, i32) {
     let men = me & !kings;
     let my_kings = me & kings;
     let empty = BOARD & !(me | opp);
     let opp_men = opp & !kings;
-    let row = |r: usize| if DOWN { ROWS[r] } else { ROWS[7 - r] };
     let mut s = 0;
 
     // Back rank: while the opponent has men that could crown, keep the guard (the bridge above all).
     if opp_men != 0 {
         let bridge = if DOWN { BRIDGE } else { BRIDGE_WHITE };
-        let back = (men & row(0)).count_ones() as i32;
+        let back = (men & if DOWN { ROWS[0] } else { ROWS[7] }).count_ones() as i32;
         let guard = 6 * back + if men & bridge == bridge { 8 } else { 0 };
         s += guard * (24 - phase) / 24 + guard / 2;
     }
 
-    // Centre control.
-    s += 6 * (men & CENTRE).count_ones() as i32 + 2 * (men & INNER).count_ones() as i32;
-    s += 8 * (my_kings & CENTRE).count_ones() as i32 - 6 * (my_kings & EDGES).count_ones() as i32;
-
-    // Advancement of men, worth more as the board empties.
-    if men != 0 {
-        let mut adv_o = 0;
-        let mut adv_e = 0;
-        let mut r = 1;
-        while r < 7 {
-            let n = (men & row(r)).count_ones() as i32;
-            adv_o += n * ADVANCE_OPENING[r];
-            adv_e += n * ADVANCE_ENDING[r];
-            r += 1;
-        }
-        s += (adv_o * (24 - phase) + adv_e * phase) / 24;
+    // Centre control and advancement, square by square (no popcount instruction on the baseline target).
+    let pst = &MEN_PST[if DOWN { 0 } else { 1 }][phase as usize];
+    let (mut nm, mut nk) = (0, 0);
+    let mut m = men;
+    while m != 0 {
+        s += pst[m.trailing_zeros() as usize] as i32;
+        m &= m - 1;
+        nm += 1;
+    }
+    let mut k = my_kings;
+    while k != 0 {
+        s += KING_PST[k.trailing_zeros() as usize] as i32;
+        k &= k - 1;
+        nk += 1;
     }
 
     // Mobility: the empty squares the side's pieces can step to.
     let (forward, backward) = if DOWN { (me, my_kings) } else { (my_kings, me) };
     let reach = (forward << 4) | (forward << 5) | (backward >> 4) | (backward >> 5);
     s += 3 * (reach & empty).count_ones() as i32;
-    s
+    (s, nm, nk)
 }
 
 /// The ending: trade pieces when ahead, bring the kings to the weaker side's pieces, and (for the weaker
@@ -158,18 +200,13 @@ pub fn evaluate(b: &Board) -> i32 {
     let black = b.pieces[0];
     let white = b.pieces[1];
     let kings = b.kings;
-    let bm = (black & !kings).count_ones() as i32;
-    let bk = (black & kings).count_ones() as i32;
-    let wm = (white & !kings).count_ones() as i32;
-    let wk = (white & kings).count_ones() as i32;
-    let total = bm + bk + wm + wk;
+    let total = (black | white).count_ones() as i32;
     let phase = (24 - total).max(0);
+    let (bs, bm, bk) = side_terms::<true>(black, white, kings, phase);
+    let (ws, wm, wk) = side_terms::<false>(white, black, kings, phase);
     let king = (KING_OPENING * (24 - phase) + KING_ENDING * phase) / 24;
     let material = MAN * (bm - wm) + king * (bk - wk);
-
-    let mut score = material;
-    score += side_terms::<true>(black, white, kings, phase);
-    score -= side_terms::<false>(white, black, kings, phase);
+    let mut score = material + bs - ws;
     if material != 0 && total <= 16 {
         score += ending_terms(b, material, total);
     }
