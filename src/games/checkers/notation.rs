@@ -364,4 +364,29 @@ mod tests {
         let long = "1-".repeat(500) + "1";
         assert!(g.parse_move(&long).is_err());
     }
+
+    #[test]
+    fn random_text_never_panics() {
+        let alphabet: Vec<char> = "BWKbwk0123456789,:-xX. é\t".chars().collect();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let g = Checkers::from_fen("B:W14,15,22,23,K30:BK10,9,5").unwrap();
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 24) as usize;
+            let text: String = (0..len)
+                .map(|i| alphabet[((x >> (i % 8 * 8)) as usize + i * 7) % alphabet.len()])
+                .collect();
+            if let Ok(p) = Checkers::from_fen(&text) {
+                assert_eq!(
+                    Checkers::from_fen(&p.to_fen()).unwrap().to_fen(),
+                    p.to_fen()
+                );
+            }
+            if let Ok(m) = g.parse_move(&text) {
+                assert!(g.legal_moves().contains(&m));
+            }
+        }
+    }
 }
