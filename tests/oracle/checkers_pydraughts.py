@@ -10,6 +10,7 @@ Positions come from random games from the start and from random legal-looking pl
 crowning row), so that kings, multi-jumps and crowning jumps appear often. Usage:
 
     checkers_pydraughts.py [--seed N] [--games N] [--placements N]
+    checkers_pydraughts.py --perft FEN DEPTH    (leaf count, every jump path counted; slow)
 """
 
 import argparse
@@ -53,8 +54,8 @@ def random_game(rng, seen, max_plies):
 def random_placement(rng):
     squares = list(range(1, 33))
     rng.shuffle(squares)
-    nb = rng.randint(1, 8)
-    nw = rng.randint(1, 8)
+    nb = rng.randint(1, 12)
+    nw = rng.randint(1, 12)
     black, white = [], []
     for sq in squares:
         if len(black) < nb:
@@ -69,16 +70,40 @@ def random_placement(rng):
     return "%s:W%s:B%s" % (side, ",".join(white), ",".join(black))
 
 
+def perft(board, depth):
+    moves = board.legal_moves()
+    if depth <= 1:
+        return len(moves) if depth == 1 else 1
+    n = 0
+    for m in moves:
+        board.push(m)
+        n += perft(board, depth - 1)
+        board.pop()
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--perft", nargs=2, metavar=("FEN", "DEPTH"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--games", type=int, default=4)
     ap.add_argument("--placements", type=int, default=150)
     ap.add_argument("--max-plies", type=int, default=120)
     args = ap.parse_args()
+    if args.perft:
+        board = Board(variant="english", fen=args.perft[0])
+        for depth in range(1, int(args.perft[1]) + 1):
+            print("%d %d" % (depth, perft(board, depth)))
+        return
     rng = random.Random(args.seed)
     seen = set()
-    print("# pydraughts english legal moves, seed %d" % args.seed)
+    try:
+        from importlib.metadata import version
+        pyd = version("pydraughts")
+    except Exception:  # the version is only informative
+        pyd = "?"
+    print("# checkers_pydraughts.py --seed %d --games %d --placements %d --max-plies %d (pydraughts %s)"
+          % (args.seed, args.games, args.placements, args.max_plies, pyd))
     for _ in range(args.games):
         random_game(rng, seen, args.max_plies)
     for _ in range(args.placements):

@@ -84,7 +84,8 @@ pub const fn square_of_bit(bit: u32) -> u8 {
 pub struct Move {
     /// Captured pieces, as board bits (0 for a simple move).
     pub(crate) cap: u64,
-    /// Direction of each hop, two bits each, the first hop in the low bits.
+    /// Direction of each hop, two bits each, the first hop in the low bits. A jump has at most 9 hops (a
+    /// piece on the edge cannot be jumped, which leaves 9 jumpable squares of the other row parity).
     pub(crate) path: u32,
     /// Start and end bit.
     pub(crate) from: u8,
@@ -125,7 +126,7 @@ impl Move {
         out
     }
 
-    /// Every square the piece stands on, in order: the start, each landing square, the end.
+    /// Every square the piece stands on, in order: the start, then each landing square (the last is the end).
     pub fn squares(self) -> Vec<u8> {
         let mut out = vec![self.from_square()];
         if self.hops == 0 {
@@ -303,10 +304,11 @@ impl Board {
             let fb = 1u64 << from;
             // The jumping piece leaves its square: a king may come back over or onto it.
             let empty = self.empty() | fb;
-            if self.kings & fb != 0 {
-                jump_dfs::<true, S>(me, from as u8, fb, opp, empty, 0, 0, 0, out);
-            } else {
-                jump_dfs::<false, S>(me, from as u8, fb, opp, empty, 0, 0, 0, out);
+            let from = from as u8;
+            match (self.kings & fb != 0, me == BLACK) {
+                (true, _) => jump_dfs::<true, true, S>(from, fb, opp, empty, 0, 0, 0, out),
+                (false, true) => jump_dfs::<false, true, S>(from, fb, opp, empty, 0, 0, 0, out),
+                (false, false) => jump_dfs::<false, false, S>(from, fb, opp, empty, 0, 0, 0, out),
             }
         }
     }
@@ -315,10 +317,11 @@ impl Board {
 /// Continue a jump from `at` (one bit). `opp` is the opponent's pieces not yet captured; captured pieces are
 /// gone, and a jumped square can never be a landing square (landing squares keep the parity of the start
 /// square, jumped squares do not), so `empty` stays the same along the whole jump.
+/// `KING`: the jumping piece is a king (all four directions); otherwise a man of Black (`DOWN`, toward higher
+/// squares) or of White.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn jump_dfs<const KING: bool, S: MoveSink>(
-    side: usize,
+fn jump_dfs<const KING: bool, const DOWN: bool, S: MoveSink>(
     from: u8,
     at: u64,
     opp: u64,
@@ -332,7 +335,7 @@ fn jump_dfs<const KING: bool, S: MoveSink>(
     for d in 0..4 {
         if !KING {
             // Men jump forward only: Black toward higher numbers (directions 0, 1), White lower (2, 3).
-            if (side == BLACK) != (d < 2) {
+            if DOWN != (d < 2) {
                 continue;
             }
         }
@@ -347,7 +350,15 @@ fn jump_dfs<const KING: bool, S: MoveSink>(
         any = true;
         let cap2 = cap | mid;
         let path2 = path | ((d as u32) << (2 * hops as u32));
-        if !KING && land & CROWN_ROW[side] != 0 {
+        if !KING
+            && land
+                & if DOWN {
+                    CROWN_ROW[BLACK]
+                } else {
+                    CROWN_ROW[WHITE]
+                }
+                != 0
+        {
             // A man that reaches the crowning row is crowned and the move ends there.
             out.push_move(Move {
                 cap: cap2,
@@ -357,17 +368,7 @@ fn jump_dfs<const KING: bool, S: MoveSink>(
                 hops: hops + 1,
             });
         } else {
-            jump_dfs::<KING, S>(
-                side,
-                from,
-                land,
-                opp & !mid,
-                empty,
-                cap2,
-                path2,
-                hops + 1,
-                out,
-            );
+            jump_dfs::<KING, DOWN, S>(from, land, opp & !mid, empty, cap2, path2, hops + 1, out);
         }
     }
     if !any && hops > 0 {

@@ -124,7 +124,7 @@ impl Checkers {
         v
     }
 
-    /// Squares (1-32) of each kind: Black men, Black kings, White men, White kings.
+    /// The squares (1-32, ascending) of `side`'s kings (`kings`) or men.
     pub fn squares(&self, side: Side, kings: bool) -> Vec<u8> {
         let b = &self.cur.board;
         let mut set = b.pieces[side.index()] & if kings { b.kings } else { !b.kings };
@@ -397,3 +397,6 @@ impl Game for Checkers {
 }
 
 const _: () = assert!(CROWN_ROW[0] & BOARD == CROWN_ROW[0] && CROWN_ROW[1] & BOARD == CROWN_ROW[1]);
+
+#[cfg(test)]
+mod tests;
