@@ -372,10 +372,9 @@ pub fn play_moves<G: Game, S: AsRef<str>>(game: &mut G, moves: &[S]) -> Result<V
     let mut played = Vec::with_capacity(moves.len());
     for (i, text) in moves.iter().enumerate() {
         let text = text.as_ref();
-        let m = game.parse_move(text).map_err(|e| NotationError {
-            token: e.token,
-            message: format!("move {}: {}", i + 1, e.message),
-        })?;
+        let m = game
+            .parse_move(text)
+            .map_err(|e| NotationError { token: e.token, message: format!("move {}: {}", i + 1, e.message) })?;
         game.make(m);
         played.push(m);
     }

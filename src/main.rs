@@ -283,8 +283,10 @@ fn analyse<G: Game>(args: &AnalyseArgs) -> Result<()> {
                     let lines: Vec<_> = done
                         .lines
                         .iter()
-                        .map(|l| json!({ "moves": game::format_line(&root, &l.pv),
-                            "score": score_json(l.score), "depth": l.depth }))
+                        .map(|l| {
+                            json!({ "moves": game::format_line(&root, &l.pv),
+                            "score": score_json(l.score), "depth": l.depth })
+                        })
                         .collect();
                     json!({ "type": "done", "position": root.format_position(None).unwrap_or_default(),
                         "bestmove": best, "lines": lines, "depth": done.depth, "seldepth": done.seldepth,

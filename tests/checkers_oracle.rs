@@ -16,12 +16,7 @@ fn our_line(g: &Checkers) -> BTreeSet<String> {
     let mut moves = Vec::new();
     g.generate_moves(&mut moves);
     let set: BTreeSet<String> = moves.iter().map(|&m| describe(g, m)).collect();
-    assert_eq!(
-        set.len(),
-        moves.len(),
-        "duplicate moves generated in {}",
-        g.to_fen()
-    );
+    assert_eq!(set.len(), moves.len(), "duplicate moves generated in {}", g.to_fen());
     set
 }
 
@@ -38,37 +33,22 @@ fn check_listing(text: &str, origin: &str) -> usize {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        let (fen, moves) = line
-            .split_once('\t')
-            .unwrap_or_else(|| panic!("{origin}:{}: no tab", n + 1));
+        let (fen, moves) = line.split_once('\t').unwrap_or_else(|| panic!("{origin}:{}: no tab", n + 1));
         let g = Checkers::from_fen(fen).unwrap_or_else(|e| panic!("{origin}:{}: {e}", n + 1));
         let want: BTreeSet<String> = moves.split_whitespace().map(str::to_string).collect();
         let got = our_line(&g);
         if got != want {
             let missing: Vec<_> = want.difference(&got).collect();
             let extra: Vec<_> = got.difference(&want).collect();
-            failures.push(format!(
-                "{origin}:{}: {fen}: missing {missing:?}, extra {extra:?}",
-                n + 1
-            ));
+            failures.push(format!("{origin}:{}: {fen}: missing {missing:?}, extra {extra:?}", n + 1));
         }
         // Every move must also read back from its own notation.
         for m in g.legal_moves() {
-            assert_eq!(
-                g.parse_move(&g.format_move(m)),
-                Ok(m),
-                "{fen}: {}",
-                g.format_move(m)
-            );
+            assert_eq!(g.parse_move(&g.format_move(m)), Ok(m), "{fen}: {}", g.format_move(m));
         }
         checked += 1;
     }
-    assert!(
-        failures.is_empty(),
-        "{} positions differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} positions differ:\n{}", failures.len(), failures.join("\n"));
     checked
 }
 
@@ -89,20 +69,10 @@ fn live_pydraughts() {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() % 1_000_000)
         .unwrap_or(7);
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/oracle/checkers_pydraughts.py"
-    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracle/checkers_pydraughts.py");
     let out = Command::new("python3")
         .arg(script)
-        .args([
-            "--seed",
-            &seed.to_string(),
-            "--games",
-            "3",
-            "--placements",
-            "100",
-        ])
+        .args(["--seed", &seed.to_string(), "--games", "3", "--placements", "100"])
         .output()
         .expect("KIBITZ_ORACLE=1 but python3 could not be run");
     assert!(

@@ -4,7 +4,6 @@
 
 pub mod checkers;
 
-
 use std::fmt;
 use std::str::FromStr;
 

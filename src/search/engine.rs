@@ -714,10 +714,8 @@ pub(super) fn run<G: Game>(
         })
         .collect();
     keyed.sort_by_key(|k| std::cmp::Reverse(k.0));
-    let root: Vec<RootMove<G::Move>> = keyed
-        .into_iter()
-        .map(|(_, m)| RootMove { m, score: -INF, previous: -INF, pv: vec![m], seldepth: 0 })
-        .collect();
+    let root: Vec<RootMove<G::Move>> =
+        keyed.into_iter().map(|(_, m)| RootMove { m, score: -INF, previous: -INF, pv: vec![m], seldepth: 0 }).collect();
     main.root = root;
 
     let threads = options.threads.max(1);

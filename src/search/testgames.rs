@@ -192,4 +192,3 @@ impl Game for TicTacToe {
         m.to_string()
     }
 }
-

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use super::*;
 use super::testgames::{Nim, TicTacToe};
+use super::*;
 use crate::game::Side;
 
 fn run<G: Game>(game: &G, limits: Limits, multipv: usize) -> (Done<G::Move>, Vec<Event<G::Move>>) {
@@ -84,9 +84,8 @@ fn a_stop_is_answered_quickly_with_a_move() {
     let flag = Arc::clone(&stop);
     let g = Nim::parse_position("100000", None).expect("pile");
     let started = Instant::now();
-    let handle = std::thread::spawn(move || {
-        search(&g, &Limits::infinite(), &SearchOptions::default(), &tt, &flag, &mut |_| {})
-    });
+    let handle =
+        std::thread::spawn(move || search(&g, &Limits::infinite(), &SearchOptions::default(), &tt, &flag, &mut |_| {}));
     std::thread::sleep(Duration::from_millis(50));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let done = handle.join().expect("search thread");

@@ -82,11 +82,7 @@ mod tests {
     #[test]
     fn last_move_before_control_may_use_the_clock() {
         let limits = Limits {
-            clock: Some(Clock {
-                remaining: Duration::from_secs(10),
-                increment: Duration::ZERO,
-                moves_to_go: Some(1),
-            }),
+            clock: Some(Clock { remaining: Duration::from_secs(10), increment: Duration::ZERO, moves_to_go: Some(1) }),
             ..Limits::default()
         };
         let b = TimeBudget::new(&limits, Instant::now());

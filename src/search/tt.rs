@@ -65,12 +65,7 @@ fn unpack(data: u64) -> Option<TtEntry> {
         3 => Bound::Exact,
         _ => return None,
     };
-    Some(TtEntry {
-        move_key: data as u32,
-        score: (data >> 32) as u16 as i16,
-        depth: (data >> 48) as u8,
-        bound,
-    })
+    Some(TtEntry { move_key: data as u32, score: (data >> 32) as u16 as i16, depth: (data >> 48) as u8, bound })
 }
 
 fn generation_of(data: u64) -> u8 {

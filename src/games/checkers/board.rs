@@ -183,11 +183,7 @@ impl Board {
             white |= 1u64 << SQ_BIT[i + 20];
             i += 1;
         }
-        Board {
-            pieces: [black, white],
-            kings: 0,
-            stm: BLACK,
-        }
+        Board { pieces: [black, white], kings: 0, stm: BLACK }
     }
 
     #[inline(always)]
@@ -202,16 +198,8 @@ impl Board {
         let opp = self.pieces[self.stm ^ 1];
         let empty = self.empty();
         // Pieces moving toward higher numbers: all of Black's, White's kings.
-        let down = if self.stm == BLACK {
-            me
-        } else {
-            me & self.kings
-        };
-        let up = if self.stm == WHITE {
-            me
-        } else {
-            me & self.kings
-        };
+        let down = if self.stm == BLACK { me } else { me & self.kings };
+        let up = if self.stm == WHITE { me } else { me & self.kings };
         let mut j = 0;
         if down != 0 {
             j |= down & (((opp >> 4) & (empty >> 8)) | ((opp >> 5) & (empty >> 10)));
@@ -227,11 +215,7 @@ impl Board {
     fn movers_by_dir(&self) -> [u64; 4] {
         let me = self.pieces[self.stm];
         let kings = me & self.kings;
-        if self.stm == BLACK {
-            [me, me, kings, kings]
-        } else {
-            [kings, kings, me, me]
-        }
+        if self.stm == BLACK { [me, me, kings, kings] } else { [kings, kings, me, me] }
     }
 
     /// The number of legal moves (every jump path counted).
@@ -284,13 +268,7 @@ impl Board {
                 let to = t.trailing_zeros() as i32;
                 t &= t - 1;
                 let from = to - STEP[d];
-                out.push_move(Move {
-                    cap: 0,
-                    path: 0,
-                    from: from as u8,
-                    to: to as u8,
-                    hops: 0,
-                });
+                out.push_move(Move { cap: 0, path: 0, from: from as u8, to: to as u8, hops: 0 });
             }
         }
     }
@@ -350,35 +328,15 @@ fn jump_dfs<const KING: bool, const DOWN: bool, S: MoveSink>(
         any = true;
         let cap2 = cap | mid;
         let path2 = path | ((d as u32) << (2 * hops as u32));
-        if !KING
-            && land
-                & if DOWN {
-                    CROWN_ROW[BLACK]
-                } else {
-                    CROWN_ROW[WHITE]
-                }
-                != 0
-        {
+        if !KING && land & if DOWN { CROWN_ROW[BLACK] } else { CROWN_ROW[WHITE] } != 0 {
             // A man that reaches the crowning row is crowned and the move ends there.
-            out.push_move(Move {
-                cap: cap2,
-                path: path2,
-                from,
-                to: land.trailing_zeros() as u8,
-                hops: hops + 1,
-            });
+            out.push_move(Move { cap: cap2, path: path2, from, to: land.trailing_zeros() as u8, hops: hops + 1 });
         } else {
             jump_dfs::<KING, DOWN, S>(from, land, opp & !mid, empty, cap2, path2, hops + 1, out);
         }
     }
     if !any && hops > 0 {
-        out.push_move(Move {
-            cap,
-            path,
-            from,
-            to: at.trailing_zeros() as u8,
-            hops,
-        });
+        out.push_move(Move { cap, path, from, to: at.trailing_zeros() as u8, hops });
     }
 }
 
@@ -403,18 +361,7 @@ mod tests {
         b.generate(&mut v);
         let mut s: Vec<(u8, u8)> = v.iter().map(|m| (m.from_square(), m.to_square())).collect();
         s.sort();
-        assert_eq!(
-            s,
-            vec![
-                (9, 13),
-                (9, 14),
-                (10, 14),
-                (10, 15),
-                (11, 15),
-                (11, 16),
-                (12, 16)
-            ]
-        );
+        assert_eq!(s, vec![(9, 13), (9, 14), (10, 14), (10, 15), (11, 15), (11, 16), (12, 16)]);
         assert_eq!(b.count_moves(), 7);
     }
 }

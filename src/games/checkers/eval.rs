@@ -69,8 +69,7 @@ const MEN_PST: [[[i16; 64]; 25]; 2] = {
         while i < 32 {
             let r = i / 4;
             let bit = SQ_BIT[i];
-            let mut v =
-                (ADVANCE_OPENING[r] * (24 - phase as i32) + ADVANCE_ENDING[r] * phase as i32) / 24;
+            let mut v = (ADVANCE_OPENING[r] * (24 - phase as i32) + ADVANCE_ENDING[r] * phase as i32) / 24;
             if CENTRE & (1u64 << bit) != 0 {
                 v += 6;
             } else if INNER & (1u64 << bit) != 0 {
@@ -229,27 +228,12 @@ mod tests {
         let list = |side: usize| {
             let mut v: Vec<String> = (1..=32u8)
                 .filter(|&s| b.pieces[side] & squares(&[s]) != 0)
-                .map(|s| {
-                    format!(
-                        "{}{}",
-                        if b.kings & squares(&[s]) != 0 {
-                            "K"
-                        } else {
-                            ""
-                        },
-                        33 - s
-                    )
-                })
+                .map(|s| format!("{}{}", if b.kings & squares(&[s]) != 0 { "K" } else { "" }, 33 - s))
                 .collect();
             v.reverse();
             v.join(",")
         };
-        format!(
-            "{}:W{}:B{}",
-            if b.stm == BLACK { "W" } else { "B" },
-            list(0),
-            list(1)
-        )
+        format!("{}:W{}:B{}", if b.stm == BLACK { "W" } else { "B" }, list(0), list(1))
     }
 
     #[test]
@@ -283,9 +267,6 @@ mod tests {
         // A king is worth more than a man.
         assert!(eval("B:W20:BK13") > eval("B:W20:B13"));
         // Ahead, trading is good: 3 v 2 is better than 8 v 7 (same side to move, same difference).
-        assert!(
-            eval("B:WK14,K19:BK1,K2,K3")
-                > eval("B:WK14,K19,K5,K6,K7,K8,K9:BK1,K2,K3,K10,K11,K12,K13,K28")
-        );
+        assert!(eval("B:WK14,K19:BK1,K2,K3") > eval("B:WK14,K19,K5,K6,K7,K8,K9:BK1,K2,K3,K10,K11,K12,K13,K28"));
     }
 }

@@ -58,11 +58,7 @@ pub struct Checkers {
 }
 
 fn hash_from_scratch(b: &Board) -> u64 {
-    let mut h = if b.stm == board::WHITE {
-        ZOBRIST_WHITE_TO_MOVE
-    } else {
-        0
-    };
+    let mut h = if b.stm == board::WHITE { ZOBRIST_WHITE_TO_MOVE } else { 0 };
     for side in 0..2 {
         let mut p = b.pieces[side];
         while p != 0 {
@@ -78,18 +74,10 @@ fn hash_from_scratch(b: &Board) -> u64 {
 impl Checkers {
     /// A game starting from `board` (which must be consistent: kings a subset of the pieces, no overlap).
     fn from_board(board: Board) -> Checkers {
-        let cur = State {
-            board,
-            hash: hash_from_scratch(&board),
-            reversible: 0,
-        };
+        let cur = State { board, hash: hash_from_scratch(&board), reversible: 0 };
         let mut history = RepetitionHistory::new();
         history.push(cur.hash);
-        Checkers {
-            cur,
-            stack: Vec::with_capacity(256),
-            history,
-        }
+        Checkers { cur, stack: Vec::with_capacity(256), history }
     }
 
     /// A position from PDN FEN (`B:W21-32:B1-12`, `W:WK14,K15:B10`, ...).
@@ -186,11 +174,7 @@ fn play(b: &Board, m: Move) -> Board {
     } else {
         kings |= tb & CROWN_ROW[me];
     }
-    Board {
-        pieces,
-        kings,
-        stm: me ^ 1,
-    }
+    Board { pieces, kings, stm: me ^ 1 }
 }
 
 impl Game for Checkers {
@@ -221,11 +205,7 @@ impl Game for Checkers {
 
     #[inline]
     fn side_to_move(&self) -> Side {
-        if self.cur.board.stm == board::BLACK {
-            Side::First
-        } else {
-            Side::Second
-        }
+        if self.cur.board.stm == board::BLACK { Side::First } else { Side::Second }
     }
 
     fn side_name(side: Side) -> &'static str {
@@ -263,10 +243,8 @@ impl Game for Checkers {
         let new = play(b, m);
         let kind_from = me * 2 + was_king as usize;
         let kind_to = me * 2 + ((new.kings >> m.to) & 1) as usize;
-        let mut h = old.hash
-            ^ ZOBRIST_WHITE_TO_MOVE
-            ^ ZOBRIST[kind_from][m.from as usize]
-            ^ ZOBRIST[kind_to][m.to as usize];
+        let mut h =
+            old.hash ^ ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST[kind_from][m.from as usize] ^ ZOBRIST[kind_to][m.to as usize];
         let mut c = m.cap;
         let opp = me ^ 1;
         while c != 0 {
@@ -274,16 +252,8 @@ impl Game for Checkers {
             c &= c - 1;
             h ^= ZOBRIST[opp * 2 + ((b.kings >> bit) & 1) as usize][bit];
         }
-        let reversible = if m.cap != 0 || !was_king {
-            0
-        } else {
-            old.reversible + 1
-        };
-        self.cur = State {
-            board: new,
-            hash: h,
-            reversible,
-        };
+        let reversible = if m.cap != 0 || !was_king { 0 } else { old.reversible + 1 };
+        self.cur = State { board: new, hash: h, reversible };
         self.history.push(h);
     }
 
@@ -308,11 +278,7 @@ impl Game for Checkers {
     #[inline]
     fn rule_end(&self, plies_since_root: usize) -> Option<GameEnd> {
         let rev = self.cur.reversible;
-        if rev >= 4
-            && self
-                .history
-                .is_draw(self.cur.hash, rev as usize, plies_since_root)
-        {
+        if rev >= 4 && self.history.is_draw(self.cur.hash, rev as usize, plies_since_root) {
             return Some(GameEnd::draw("threefold repetition"));
         }
         if rev >= FORTY_MOVE_PLIES {
@@ -354,20 +320,14 @@ impl Game for Checkers {
     fn parse_position(text: &str, format: Option<&str>) -> Result<Self, NotationError> {
         match format {
             None | Some("fen") => Checkers::from_fen(text),
-            Some(f) => Err(NotationError::new(
-                f,
-                "unknown position format (known: fen)",
-            )),
+            Some(f) => Err(NotationError::new(f, "unknown position format (known: fen)")),
         }
     }
 
     fn format_position(&self, format: Option<&str>) -> Result<String, NotationError> {
         match format {
             None | Some("fen") => Ok(self.to_fen()),
-            Some(f) => Err(NotationError::new(
-                f,
-                "unknown position format (known: fen)",
-            )),
+            Some(f) => Err(NotationError::new(f, "unknown position format (known: fen)")),
         }
     }
 
@@ -383,10 +343,7 @@ impl Game for Checkers {
         match format {
             "pdn" => Ok(notation::format_move(m, false)),
             "x" => Ok(notation::format_move(m, true)),
-            _ => Err(NotationError::new(
-                format,
-                "unknown move format (known: pdn, x)",
-            )),
+            _ => Err(NotationError::new(format, "unknown move format (known: pdn, x)")),
         }
     }
 

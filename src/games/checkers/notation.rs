@@ -36,10 +36,7 @@ pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
         "B" | "b" => BLACK,
         "W" | "w" => WHITE,
         "" => {
-            return Err(NotationError::new(
-                text,
-                "missing side to move (B or W) before the first `:`",
-            ));
+            return Err(NotationError::new(text, "missing side to move (B or W) before the first `:`"));
         }
         _ => return Err(NotationError::new(side_tok, "side to move must be B or W")),
     };
@@ -52,18 +49,12 @@ pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
             Some('W') | Some('w') => WHITE,
             Some('B') | Some('b') => BLACK,
             Some(_) => {
-                return Err(NotationError::new(
-                    field,
-                    "piece list must start with W or B",
-                ));
+                return Err(NotationError::new(field, "piece list must start with W or B"));
             }
             None => return Err(NotationError::new(text, "empty field between `:`")),
         };
         if seen_side[side] {
-            return Err(NotationError::new(
-                field,
-                "this side's pieces are listed twice",
-            ));
+            return Err(NotationError::new(field, "this side's pieces are listed twice"));
         }
         seen_side[side] = true;
         let list = chars.as_str();
@@ -171,10 +162,7 @@ pub fn parse_move(game: &Checkers, text: &str) -> Result<Move, NotationError> {
         squares.push(parse_square(tok, text)?);
     }
     if squares.len() < 2 {
-        return Err(NotationError::new(
-            text,
-            "a move needs at least two squares",
-        ));
+        return Err(NotationError::new(text, "a move needs at least two squares"));
     }
     let from = squares[0];
     let to = squares[squares.len() - 1];
@@ -194,18 +182,14 @@ pub fn parse_move(game: &Checkers, text: &str) -> Result<Move, NotationError> {
     }
     match (found, count) {
         (Some(m), 1) => Ok(m),
-        (Some(_), _) => Err(NotationError::new(
-            text,
-            "ambiguous move: several jumps have these ends, give every landing square",
-        )),
+        (Some(_), _) => {
+            Err(NotationError::new(text, "ambiguous move: several jumps have these ends, give every landing square"))
+        }
         (None, _) => {
             let from_bit = bit_of_square(from);
             let b = game.board();
             let msg = if b.pieces[b.stm] & from_bit == 0 {
-                format!(
-                    "illegal move: no {} piece on square {from}",
-                    side_word(b.stm)
-                )
+                format!("illegal move: no {} piece on square {from}", side_word(b.stm))
             } else if b.jumpers() != 0 && squares.len() == 2 && is_step(from, to) {
                 "illegal move: a capture is compulsory".to_string()
             } else {
@@ -253,10 +237,7 @@ mod tests {
         assert_eq!(fen("B:B1-12:W21-32").unwrap(), START);
         assert_eq!(fen(" B : W 21-32 : B 1-12 .").unwrap(), START);
         assert_eq!(fen("W:WK15,K14:B10").unwrap(), "W:WK14,K15:B10");
-        assert_eq!(
-            fen("B:WK1-3,5:BK30-32").unwrap(),
-            "B:WK1,K2,K3,5:BK30,K31,K32"
-        );
+        assert_eq!(fen("B:WK1-3,5:BK30-32").unwrap(), "B:WK1,K2,K3,5:BK30,K31,K32");
         assert_eq!(fen("B:W1-K3:B9").unwrap(), "B:W1,2,3:B9");
         assert_eq!(fen("w:w5:bk9").unwrap(), "W:W5:BK9");
         // Empty sides.
@@ -267,12 +248,7 @@ mod tests {
             let g = Checkers::parse_position(text, Some("fen")).unwrap();
             assert_eq!(g.format_position(None).unwrap(), text);
         }
-        assert_eq!(
-            Checkers::parse_position(START, Some("pdn"))
-                .unwrap_err()
-                .token,
-            "pdn"
-        );
+        assert_eq!(Checkers::parse_position(START, Some("pdn")).unwrap_err().token, "pdn");
         assert!(Checkers::start().format_position(Some("x")).is_err());
     }
 
@@ -295,11 +271,7 @@ mod tests {
             ("B:W1-:B9", "1-", "missing square"),
             ("B:WK:B9", "K", "missing square"),
             ("B:W1é:B9", "1é", "not a square number"),
-            (
-                "B:W99999999999999999999:B9",
-                "99999999999999999999",
-                "not a square",
-            ),
+            ("B:W99999999999999999999:B9", "99999999999999999999", "not a square"),
             ("BB:W1:B2", "BB", "side to move"),
         ];
         for &(text, token, what) in cases {
@@ -375,14 +347,10 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let len = (x % 24) as usize;
-            let text: String = (0..len)
-                .map(|i| alphabet[((x >> (i % 8 * 8)) as usize + i * 7) % alphabet.len()])
-                .collect();
+            let text: String =
+                (0..len).map(|i| alphabet[((x >> (i % 8 * 8)) as usize + i * 7) % alphabet.len()]).collect();
             if let Ok(p) = Checkers::from_fen(&text) {
-                assert_eq!(
-                    Checkers::from_fen(&p.to_fen()).unwrap().to_fen(),
-                    p.to_fen()
-                );
+                assert_eq!(Checkers::from_fen(&p.to_fen()).unwrap().to_fen(), p.to_fen());
             }
             if let Ok(m) = g.parse_move(&text) {
                 assert!(g.legal_moves().contains(&m));

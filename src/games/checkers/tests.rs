@@ -8,19 +8,13 @@ fn game(fen: &str) -> Checkers {
 }
 
 fn moves(g: &Checkers) -> Vec<String> {
-    let mut v: Vec<String> = g
-        .legal_moves()
-        .into_iter()
-        .map(|m| g.format_move(m))
-        .collect();
+    let mut v: Vec<String> = g.legal_moves().into_iter().map(|m| g.format_move(m)).collect();
     v.sort();
     v
 }
 
 fn play(g: &mut Checkers, text: &str) {
-    let m = g
-        .parse_move(text)
-        .unwrap_or_else(|e| panic!("{}: {e}", g.to_fen()));
+    let m = g.parse_move(text).unwrap_or_else(|e| panic!("{}: {e}", g.to_fen()));
     g.make(m);
 }
 
@@ -41,35 +35,20 @@ impl Rng {
 #[test]
 fn start_position() {
     let g = Checkers::start();
-    assert_eq!(
-        g.to_fen(),
-        "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
-    );
+    assert_eq!(g.to_fen(), "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12");
     assert_eq!(g.side_to_move(), Side::First);
     assert_eq!(Checkers::side_name(Side::First), "black");
     assert_eq!(Checkers::side_name(Side::Second), "white");
-    assert_eq!(
-        moves(&g),
-        ["10-14", "10-15", "11-15", "11-16", "12-16", "9-13", "9-14"]
-    );
+    assert_eq!(moves(&g), ["10-14", "10-15", "11-15", "11-16", "12-16", "9-13", "9-14"]);
     assert_eq!(g.hash(), g.hash_from_scratch());
-    let mut noisy = vec![Move {
-        cap: 0,
-        path: 0,
-        from: 0,
-        to: 0,
-        hops: 0,
-    }];
+    let mut noisy = vec![Move { cap: 0, path: 0, from: 0, to: 0, hops: 0 }];
     g.generate_noisy(&mut noisy);
     assert!(noisy.is_empty());
 }
 
 #[test]
 fn published_special_positions() {
-    assert_eq!(
-        moves(&game("W:W21,22:B11,17,18")),
-        ["21x14", "22x13", "22x15x8"]
-    );
+    assert_eq!(moves(&game("W:W21,22:B11,17,18")), ["21x14", "22x13", "22x15x8"]);
     assert_eq!(moves(&game("W:W11:B6,7")), ["11x2"]);
     // Two paths capturing the same four pieces and coming back to the start square: two moves.
     let g = game("B:WK14,K15,K22,K23:BK10");
@@ -135,10 +114,7 @@ fn king_multi_jump_makes_and_unmakes() {
         g.make(m);
         assert_eq!(g.to_fen(), "W:W:BK10");
         assert_eq!(g.hash(), g.hash_from_scratch());
-        assert_eq!(
-            g.outcome(),
-            Some(GameEnd::win(Side::First, "no legal move"))
-        );
+        assert_eq!(g.outcome(), Some(GameEnd::win(Side::First, "no legal move")));
         g.unmake();
         assert_eq!((g.to_fen(), g.hash()), before);
     }
@@ -150,11 +126,7 @@ fn no_move_loses() {
         let g = game(fen);
         assert!(g.legal_moves().is_empty(), "{fen}");
         let winner = g.side_to_move().opponent();
-        assert_eq!(
-            g.outcome(),
-            Some(GameEnd::win(winner, "no legal move")),
-            "{fen}"
-        );
+        assert_eq!(g.outcome(), Some(GameEnd::win(winner, "no legal move")), "{fen}");
     }
     assert_eq!(Checkers::start().outcome(), None);
 }
@@ -266,13 +238,7 @@ fn incremental_hash_matches_scratch_in_random_games() {
             }
             let m = ms[rng.below(ms.len())];
             g.make(m);
-            assert_eq!(
-                g.hash(),
-                g.hash_from_scratch(),
-                "after {} in {}",
-                g.format_move(m),
-                fens.last().unwrap()
-            );
+            assert_eq!(g.hash(), g.hash_from_scratch(), "after {} in {}", g.format_move(m), fens.last().unwrap());
             // The position read back from its FEN hashes the same.
             assert_eq!(Checkers::from_fen(&g.to_fen()).unwrap().hash(), g.hash());
             fens.push(g.to_fen());
@@ -304,8 +270,7 @@ fn move_keys_differ_within_positions() {
             if ms.is_empty() {
                 break;
             }
-            let keys: std::collections::HashSet<u32> =
-                ms.iter().map(|&m| Checkers::move_key(m)).collect();
+            let keys: std::collections::HashSet<u32> = ms.iter().map(|&m| Checkers::move_key(m)).collect();
             assert_eq!(keys.len(), ms.len(), "{}", g.to_fen());
             g.make(ms[rng.below(ms.len())]);
         }
@@ -325,17 +290,10 @@ fn noisy_moves_and_order() {
 
 #[test]
 fn perft_counts_match_generic() {
-    for fen in [
-        "B:W5,14,18,21,K27,28,30,31:B1,2,K9,10,12,K16,19,20",
-        "W:WK1,K3,11:BK30,K32,28,24",
-    ] {
+    for fen in ["B:W5,14,18,21,K27,28,30,31:B1,2,K9,10,12,K16,19,20", "W:WK1,K3,11:BK30,K32,28,24"] {
         let mut g = game(fen);
         for d in 1..=5 {
-            assert_eq!(
-                g.perft(d),
-                crate::game::perft_generic(&mut g, d),
-                "{fen} depth {d}"
-            );
+            assert_eq!(g.perft(d), crate::game::perft_generic(&mut g, d), "{fen} depth {d}");
         }
     }
 }
