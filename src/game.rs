@@ -113,6 +113,11 @@ pub trait Game: Clone + Send + Sync + 'static {
     const BENCH_POSITIONS: &'static [&'static str];
     /// The depth `kibitz bench` searches them to.
     const BENCH_DEPTH: u32;
+    /// The depth an analysis searches when the request sets no limit (about a second on one core).
+    const DEFAULT_DEPTH: u32;
+    /// The side the API calls White when a client asks for scores from White's point of view (`white_pov`):
+    /// White in most games, Red in xiangqi.
+    const WHITE_SIDE: Side = Side::First;
 
     // ---- per-game search switches ----
 

@@ -17,6 +17,7 @@ impl Game for Nim {
     const MOVE_FORMATS: &'static [&'static str] = &["count"];
     const BENCH_POSITIONS: &'static [&'static str] = &["21"];
     const BENCH_DEPTH: u32 = 20;
+    const DEFAULT_DEPTH: u32 = 20;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = false;
 
@@ -109,6 +110,7 @@ impl Game for TicTacToe {
     const MOVE_FORMATS: &'static [&'static str] = &["cell"];
     const BENCH_POSITIONS: &'static [&'static str] = &["........."];
     const BENCH_DEPTH: u32 = 9;
+    const DEFAULT_DEPTH: u32 = 9;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = false;
 

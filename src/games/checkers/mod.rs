@@ -195,7 +195,9 @@ impl Game for Checkers {
         "B:W7,15,20,24,27:B5,8,9,12,22,K29",
         "B:WK3,K9,20,24,27:B5,12,14,15,K25,K30",
     ];
-    const BENCH_DEPTH: u32 = 14;
+    const BENCH_DEPTH: u32 = 16;
+    const DEFAULT_DEPTH: u32 = 17;
+    const WHITE_SIDE: Side = Side::Second;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = true;
 
