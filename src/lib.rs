@@ -6,6 +6,7 @@
 
 pub mod game;
 pub mod games;
+pub mod http;
 pub mod pool;
 pub mod protocols;
 pub mod search;

@@ -1,0 +1,701 @@
+//! Analysis, legal moves, format conversion and the game list: reading requests into a game's own types
+//! (through the registry), the cache and the pool, and writing answers in the notation the client used.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use super::extract::{ApiJson, ApiQuery};
+use super::problem::Problem;
+use super::{ApiConfig, AppState, ENGINE};
+use crate::game::{Game, GameEnd, Outcome, Side, format_line};
+use crate::games::GameKind;
+use crate::pool::{JobHandle, Priority, SearchRequest};
+use crate::search::{Done, Event, Limits, SearchOptions};
+use crate::store::{CacheKey, CachedAnalysis, CachedLine, CachedScore};
+use crate::with_game;
+
+/// Whether an analysis may be answered from the cache.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// Answer from the cache when it holds a deep enough result, else search (and store).
+    #[default]
+    Use,
+    /// Search even if the cache could answer; store the result if it is deeper.
+    Refresh,
+    /// Answer only from the cache: 404 when it cannot.
+    Only,
+}
+
+/// `POST /v1/analysis` (and the WebSocket's `analyse`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisRequest {
+    pub game: String,
+    /// The position (default: the start position).
+    #[serde(default)]
+    pub position: Option<String>,
+    /// The position's format (default: detected).
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Moves played from the position before analysing.
+    #[serde(default)]
+    pub moves: Vec<String>,
+    #[serde(default)]
+    pub depth: Option<u32>,
+    #[serde(default)]
+    pub movetime_ms: Option<u64>,
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    #[serde(default)]
+    pub multipv: Option<u32>,
+    #[serde(default)]
+    pub cache: CacheMode,
+    /// Notation of the moves in the answer (default: the game's main notation).
+    #[serde(default)]
+    pub move_format: Option<String>,
+    /// Scores from White's point of view instead of the side to move's.
+    #[serde(default)]
+    pub white_pov: bool,
+}
+
+/// A position read from a request, with the moves applied.
+pub(super) struct Setup<G: Game> {
+    pub game: G,
+    /// The position in the game's main format: the cache key.
+    pub position: String,
+    pub move_format: Option<String>,
+}
+
+/// An analysis request read and validated: nothing malformed gets past this.
+pub(super) struct Prepared<G: Game> {
+    pub setup: Setup<G>,
+    pub multipv: u32,
+    pub limits: Limits,
+    /// Which limits were lowered to the server's maxima.
+    pub clamped: Vec<&'static str>,
+    pub white_pov: bool,
+    pub cache: CacheMode,
+}
+
+pub(super) fn game_kind(name: &str) -> Result<GameKind, Problem> {
+    name.parse::<GameKind>().map_err(|e| Problem::invalid("game", e.to_string()).with_token(name))
+}
+
+fn check_format(field: &str, format: Option<&str>, known: &[&str]) -> Result<(), Problem> {
+    match format {
+        Some(f) if !known.contains(&f) => Err(Problem::invalid(
+            field,
+            format!("unknown {field} `{f}` (known: {})", known.join(", ")),
+        )
+        .with_token(f)),
+        _ => Ok(()),
+    }
+}
+
+/// Read a position and play moves on it.
+pub(super) fn setup<G: Game>(
+    position: Option<&str>,
+    format: Option<&str>,
+    moves: &[String],
+    move_format: Option<&str>,
+    config: &ApiConfig,
+) -> Result<Setup<G>, Problem> {
+    check_format("format", format, G::POSITION_FORMATS)?;
+    check_format("move_format", move_format, G::MOVE_FORMATS)?;
+    if moves.len() > config.max_moves {
+        return Err(Problem::invalid(
+            "moves",
+            format!("{} moves given; at most {} are accepted", moves.len(), config.max_moves),
+        ));
+    }
+    let mut game = match position {
+        Some(text) => G::parse_position(text, format).map_err(|e| Problem::notation("position", &e))?,
+        None => G::start(),
+    };
+    for (i, text) in moves.iter().enumerate() {
+        let m = game.parse_move(text).map_err(|e| Problem::notation(&format!("moves[{i}]"), &e))?;
+        game.make(m);
+    }
+    let position = game.format_position(None).map_err(|e| Problem::internal(e.to_string()))?;
+    Ok(Setup { game, position, move_format: move_format.map(str::to_string) })
+}
+
+pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Result<Prepared<G>, Problem> {
+    let setup = setup::<G>(
+        req.position.as_deref(),
+        req.format.as_deref(),
+        &req.moves,
+        req.move_format.as_deref(),
+        config,
+    )?;
+    let mut clamped = Vec::new();
+    let given = [req.depth.is_some(), req.movetime_ms.is_some(), req.nodes.is_some()];
+    if given.iter().filter(|g| **g).count() > 1 {
+        let field = if req.depth.is_some() { "depth" } else { "movetime_ms" };
+        return Err(Problem::invalid(field, "give at most one of depth, movetime_ms and nodes"));
+    }
+    let mut limits = Limits::default();
+    if let Some(depth) = req.depth {
+        if depth == 0 {
+            return Err(Problem::invalid("depth", "depth must be at least 1"));
+        }
+        if depth > config.max_depth {
+            clamped.push("depth");
+        }
+        limits.depth = Some(depth.min(config.max_depth));
+    } else if let Some(ms) = req.movetime_ms {
+        if ms == 0 {
+            return Err(Problem::invalid("movetime_ms", "movetime_ms must be at least 1"));
+        }
+        if ms > config.max_movetime_ms {
+            clamped.push("movetime_ms");
+        }
+        limits.movetime = Some(Duration::from_millis(ms.min(config.max_movetime_ms)));
+    } else if let Some(nodes) = req.nodes {
+        if nodes == 0 {
+            return Err(Problem::invalid("nodes", "nodes must be at least 1"));
+        }
+        if nodes > config.max_nodes {
+            clamped.push("nodes");
+        }
+        limits.nodes = Some(nodes.min(config.max_nodes));
+    } else {
+        limits.depth = Some(G::DEFAULT_DEPTH.min(config.max_depth));
+    }
+    let multipv = match req.multipv {
+        Some(0) => return Err(Problem::invalid("multipv", "multipv must be at least 1")),
+        Some(k) if k > config.max_multipv => {
+            clamped.push("multipv");
+            config.max_multipv
+        }
+        Some(k) => k,
+        None => 1,
+    };
+    Ok(Prepared { setup, multipv, limits, clamped, white_pov: req.white_pov, cache: req.cache })
+}
+
+/// Whether a cached result answers a request with these limits: it must be at least as deep (or have used
+/// at least as much time or as many nodes).
+fn satisfies(cached: &CachedAnalysis, limits: &Limits) -> bool {
+    if let Some(d) = limits.depth {
+        cached.depth >= d
+    } else if let Some(t) = limits.movetime {
+        cached.time_ms >= t.as_millis() as u64
+    } else if let Some(n) = limits.nodes {
+        cached.nodes >= n
+    } else {
+        false
+    }
+}
+
+// ---- answers ----
+
+#[derive(Serialize)]
+pub(super) struct LineOut {
+    pub moves: Vec<String>,
+    pub score: CachedScore,
+    pub depth: u32,
+}
+
+#[derive(Serialize)]
+pub(super) struct OutcomeOut {
+    /// The winning side, or null for a draw.
+    pub winner: Option<&'static str>,
+    pub reason: &'static str,
+}
+
+pub(super) fn outcome_out<G: Game>(end: GameEnd) -> OutcomeOut {
+    OutcomeOut {
+        winner: match end.outcome {
+            Outcome::Win(side) => Some(G::side_name(side)),
+            Outcome::Draw => None,
+        },
+        reason: end.reason,
+    }
+}
+
+#[derive(Serialize)]
+pub(super) struct AnalysisResponse {
+    pub game: &'static str,
+    pub position: String,
+    pub side_to_move: &'static str,
+    pub bestmove: Option<String>,
+    pub lines: Vec<LineOut>,
+    pub depth: u32,
+    pub seldepth: u32,
+    pub nodes: u64,
+    pub nps: u64,
+    pub time_ms: u64,
+    pub cached: bool,
+    pub engine: &'static str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub white_pov: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clamped: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<OutcomeOut>,
+}
+
+/// Turn a finished search into the cacheable, game-free form (moves in the game's main notation).
+pub(super) fn to_cached<G: Game>(root: &G, done: &Done<G::Move>) -> CachedAnalysis {
+    CachedAnalysis {
+        depth: done.depth,
+        seldepth: done.seldepth,
+        nodes: done.nodes,
+        time_ms: done.time_ms,
+        bestmove: done.best.map(|m| root.format_move(m)),
+        lines: done
+            .lines
+            .iter()
+            .map(|l| CachedLine { moves: format_line(root, &l.pv), score: l.score.into(), depth: l.depth })
+            .collect(),
+    }
+}
+
+/// Rewrite a line stored in the main notation into `format`, move by move from `root`.
+pub(super) fn convert_line<G: Game>(root: &G, moves: &[String], format: Option<&str>) -> Vec<String> {
+    let Some(format) = format.filter(|f| Some(f) != G::MOVE_FORMATS.first()) else {
+        return moves.to_vec();
+    };
+    let mut g = root.clone();
+    let mut out = Vec::with_capacity(moves.len());
+    for text in moves {
+        let Ok(m) = g.parse_move(text) else { break };
+        match g.format_move_as(m, format) {
+            Ok(t) => out.push(t),
+            Err(_) => out.push(text.clone()),
+        }
+        g.make(m);
+    }
+    out
+}
+
+pub(super) fn pov_score(score: CachedScore, flip: bool) -> CachedScore {
+    match (score, flip) {
+        (s, false) => s,
+        (CachedScore::Cp(cp), true) => CachedScore::Cp(-cp),
+        (CachedScore::Mate(n), true) => CachedScore::Mate(-n),
+    }
+}
+
+pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached: bool) -> AnalysisResponse {
+    let root = &p.setup.game;
+    let format = p.setup.move_format.as_deref();
+    let flip = p.white_pov && root.side_to_move() != G::WHITE_SIDE;
+    let bestmove = result.bestmove.as_ref().map(|b| {
+        convert_line(root, std::slice::from_ref(b), format).into_iter().next().unwrap_or_else(|| b.clone())
+    });
+    AnalysisResponse {
+        game: G::NAME,
+        position: p.setup.position.clone(),
+        side_to_move: G::side_name(root.side_to_move()),
+        bestmove,
+        lines: result
+            .lines
+            .iter()
+            .map(|l| LineOut {
+                moves: convert_line(root, &l.moves, format),
+                score: pov_score(l.score, flip),
+                depth: l.depth,
+            })
+            .collect(),
+        depth: result.depth,
+        seldepth: result.seldepth,
+        nodes: result.nodes,
+        nps: if result.time_ms == 0 { result.nodes * 1000 } else { result.nodes * 1000 / result.time_ms },
+        time_ms: result.time_ms,
+        cached,
+        engine: ENGINE,
+        white_pov: p.white_pov,
+        clamped: p.clamped.clone(),
+        outcome: None,
+    }
+}
+
+fn game_over_response<G: Game>(p: &Prepared<G>, end: GameEnd) -> AnalysisResponse {
+    let empty = CachedAnalysis { depth: 0, seldepth: 0, nodes: 0, time_ms: 0, bestmove: None, lines: Vec::new() };
+    let mut r = respond(p, &empty, false);
+    r.outcome = Some(outcome_out::<G>(end));
+    r
+}
+
+// ---- searches shared by identical requests ----
+
+type FlightResult = Option<Result<Arc<CachedAnalysis>, String>>;
+
+/// One search, shared by every request that asks the same question while it runs. When the last request
+/// waiting on it goes away, the search is cancelled.
+pub(super) struct Flight {
+    rx: watch::Receiver<FlightResult>,
+    _job: JobHandle,
+}
+
+fn flight_key<G: Game>(p: &Prepared<G>) -> String {
+    let l = &p.limits;
+    format!(
+        "{}\n{}\n{}\n{:?}/{:?}/{:?}",
+        G::NAME,
+        p.setup.position,
+        p.multipv,
+        l.depth,
+        l.movetime.map(|t| t.as_millis()),
+        l.nodes
+    )
+}
+
+fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Flight>, Problem> {
+    let key = flight_key(p);
+    let mut flights = state.flights.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(flight) = flights.get(&key).and_then(std::sync::Weak::upgrade) {
+        state.metrics.shared_searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Ok(flight);
+    }
+    let (tx, rx) = watch::channel(None);
+    let root = p.setup.game.clone();
+    let sink = move |event: Event<G::Move>| {
+        if let Event::Done(done) = event {
+            tx.send_replace(Some(Ok(Arc::new(to_cached(&root, &done)))));
+        }
+    };
+    let request = SearchRequest {
+        game: p.setup.game.clone(),
+        limits: p.limits.clone(),
+        options: SearchOptions { multipv: p.multipv as usize, threads: 1, currmove_after: Duration::ZERO },
+        priority: Priority::Normal,
+    };
+    let job = state.pool.submit(request, sink)?;
+    state.metrics.searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let flight = Arc::new(Flight { rx: rx.clone(), _job: job });
+    flights.retain(|_, w| w.strong_count() > 0);
+    flights.insert(key, Arc::downgrade(&flight));
+    drop(flights);
+
+    // Store the result once, whoever is still waiting for it.
+    let store = state.store.clone();
+    let cache_key = CacheKey { game: G::NAME.to_string(), position: p.setup.position.clone(), multipv: p.multipv };
+    let mut store_rx = rx;
+    tokio::spawn(async move {
+        if let Ok(result) = wait_result(&mut store_rx).await
+            && let Err(e) = store.put_analysis(&cache_key, &result).await
+        {
+            tracing::warn!(error = %e, "could not store an analysis");
+        }
+    });
+    Ok(flight)
+}
+
+async fn wait_result(rx: &mut watch::Receiver<FlightResult>) -> Result<Arc<CachedAnalysis>, String> {
+    loop {
+        if let Some(r) = rx.borrow_and_update().clone() {
+            return r;
+        }
+        if rx.changed().await.is_err() {
+            return Err("the search ended without an answer".to_string());
+        }
+    }
+}
+
+async fn lookup(state: &AppState, key: &CacheKey) -> Option<CachedAnalysis> {
+    match state.store.get_analysis(key).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(error = %e, "cache lookup failed; searching instead");
+            None
+        }
+    }
+}
+
+/// The answer a request gets without searching, if any: a finished game, or a deep enough cached result
+/// (with `cache: only`, the cached result or 404).
+pub(super) async fn immediate_answer<G: Game>(
+    state: &AppState,
+    p: &Prepared<G>,
+    key: &CacheKey,
+) -> Result<Option<AnalysisResponse>, Problem> {
+    if let Some(end) = p.setup.game.outcome() {
+        return Ok(Some(game_over_response(p, end)));
+    }
+    if p.cache == CacheMode::Refresh {
+        return Ok(None);
+    }
+    match lookup(state, key).await {
+        Some(cached) if p.cache == CacheMode::Only || satisfies(&cached, &p.limits) => {
+            state.metrics.cache_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(Some(respond(p, &cached, true)))
+        }
+        _ => {
+            state.metrics.cache_misses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if p.cache == CacheMode::Only {
+                return Err(Problem::not_found("no cached analysis of this position"));
+            }
+            Ok(None)
+        }
+    }
+}
+
+async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<AnalysisResponse, Problem> {
+    let p = prepare::<G>(req, &state.config)?;
+    let key = CacheKey { game: G::NAME.to_string(), position: p.setup.position.clone(), multipv: p.multipv };
+    if let Some(answer) = immediate_answer(state, &p, &key).await? {
+        return Ok(answer);
+    }
+    let flight = join_or_start(state, &p)?;
+    let mut rx = flight.rx.clone();
+    let result = wait_result(&mut rx).await.map_err(Problem::internal)?;
+    Ok(respond(&p, &result, false))
+}
+
+pub(super) async fn post_analysis(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<AnalysisRequest>,
+) -> Result<Json<AnalysisResponse>, Problem> {
+    let kind = game_kind(&req.game)?;
+    with_game!(kind, G => analyse::<G>(&state, &req).await.map(Json))
+}
+
+/// `GET /v1/analysis`: the cache only, like a cloud evaluation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AnalysisQuery {
+    game: String,
+    #[serde(default)]
+    position: Option<String>,
+    #[serde(default)]
+    format: Option<String>,
+    /// Comma-separated moves played from the position.
+    #[serde(default)]
+    moves: Option<String>,
+    #[serde(default)]
+    multipv: Option<u32>,
+    #[serde(default)]
+    move_format: Option<String>,
+    #[serde(default)]
+    white_pov: bool,
+}
+
+pub(super) async fn get_analysis(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<AnalysisQuery>,
+) -> Result<Json<AnalysisResponse>, Problem> {
+    let moves: Vec<String> = q
+        .moves
+        .as_deref()
+        .map(|m| m.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    let req = AnalysisRequest {
+        game: q.game,
+        position: q.position,
+        format: q.format,
+        moves,
+        depth: None,
+        movetime_ms: None,
+        nodes: None,
+        multipv: q.multipv,
+        cache: CacheMode::Only,
+        move_format: q.move_format,
+        white_pov: q.white_pov,
+    };
+    post_analysis(State(state), ApiJson(req)).await
+}
+
+// ---- legal moves ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MovesRequest {
+    game: String,
+    #[serde(default)]
+    position: Option<String>,
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    moves: Vec<String>,
+    #[serde(default)]
+    move_format: Option<String>,
+    /// Also give the position after each move.
+    #[serde(default)]
+    positions: bool,
+}
+
+#[derive(Serialize)]
+struct LegalMove {
+    #[serde(rename = "move")]
+    mv: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    position: Option<String>,
+}
+
+#[derive(Serialize)]
+struct MovesResponse {
+    game: &'static str,
+    position: String,
+    side_to_move: &'static str,
+    moves: Vec<LegalMove>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<OutcomeOut>,
+}
+
+fn legal_moves<G: Game>(req: &MovesRequest, config: &ApiConfig) -> Result<MovesResponse, Problem> {
+    let s = setup::<G>(req.position.as_deref(), req.format.as_deref(), &req.moves, req.move_format.as_deref(), config)?;
+    let mut game = s.game;
+    let outcome = game.outcome();
+    let mut list = Vec::new();
+    if outcome.is_none() {
+        game.generate_moves(&mut list);
+    }
+    let mut moves = Vec::with_capacity(list.len());
+    for m in list {
+        let text = match s.move_format.as_deref() {
+            Some(f) => game.format_move_as(m, f).map_err(|e| Problem::notation("move_format", &e))?,
+            None => game.format_move(m),
+        };
+        let position = if req.positions {
+            game.make(m);
+            let p = game.format_position(req.format.as_deref()).map_err(|e| Problem::notation("format", &e))?;
+            game.unmake();
+            Some(p)
+        } else {
+            None
+        };
+        moves.push(LegalMove { mv: text, position });
+    }
+    Ok(MovesResponse {
+        game: G::NAME,
+        position: s.position,
+        side_to_move: G::side_name(game.side_to_move()),
+        moves,
+        outcome: outcome.map(outcome_out::<G>),
+    })
+}
+
+pub(super) async fn moves(State(state): State<AppState>, ApiJson(req): ApiJson<MovesRequest>) -> Response {
+    let result = game_kind(&req.game).and_then(|kind| with_game!(kind, G => legal_moves::<G>(&req, &state.config)));
+    match result {
+        Ok(r) => Json(r).into_response(),
+        Err(p) => p.into_response(),
+    }
+}
+
+// ---- format conversion ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ConvertRequest {
+    game: String,
+    #[serde(default)]
+    position: Option<String>,
+    /// The format the position is in (default: detected).
+    #[serde(default)]
+    format: Option<String>,
+    /// The format to write the position in (default: the game's main format).
+    #[serde(default)]
+    to: Option<String>,
+    /// Moves played from the position, to convert.
+    #[serde(default)]
+    moves: Vec<String>,
+    /// The notation to write the moves in (default: the game's main notation).
+    #[serde(default)]
+    move_format: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ConvertResponse {
+    game: &'static str,
+    position: String,
+    format: &'static str,
+    moves: Vec<String>,
+    move_format: &'static str,
+}
+
+fn convert_request<G: Game>(req: &ConvertRequest, config: &ApiConfig) -> Result<ConvertResponse, Problem> {
+    check_format("to", req.to.as_deref(), G::POSITION_FORMATS)?;
+    let start = setup::<G>(req.position.as_deref(), req.format.as_deref(), &[], req.move_format.as_deref(), config)?;
+    let to = G::POSITION_FORMATS.iter().copied().find(|f| Some(*f) == req.to.as_deref()).unwrap_or(G::POSITION_FORMATS[0]);
+    let move_format =
+        G::MOVE_FORMATS.iter().copied().find(|f| Some(*f) == req.move_format.as_deref()).unwrap_or(G::MOVE_FORMATS[0]);
+    let mut game = start.game;
+    let position = game.format_position(Some(to)).map_err(|e| Problem::notation("to", &e))?;
+    if req.moves.len() > config.max_moves {
+        return Err(Problem::invalid("moves", format!("at most {} moves are accepted", config.max_moves)));
+    }
+    let mut moves = Vec::with_capacity(req.moves.len());
+    for (i, text) in req.moves.iter().enumerate() {
+        let m = game.parse_move(text).map_err(|e| Problem::notation(&format!("moves[{i}]"), &e))?;
+        moves.push(game.format_move_as(m, move_format).map_err(|e| Problem::notation("move_format", &e))?);
+        game.make(m);
+    }
+    Ok(ConvertResponse { game: G::NAME, position, format: to, moves, move_format })
+}
+
+pub(super) async fn convert(State(state): State<AppState>, ApiJson(req): ApiJson<ConvertRequest>) -> Response {
+    let result =
+        game_kind(&req.game).and_then(|kind| with_game!(kind, G => convert_request::<G>(&req, &state.config)));
+    match result {
+        Ok(r) => Json(r).into_response(),
+        Err(p) => p.into_response(),
+    }
+}
+
+// ---- the game list ----
+
+#[derive(Serialize)]
+struct GameInfo {
+    name: &'static str,
+    position_formats: &'static [&'static str],
+    move_formats: &'static [&'static str],
+    start_position: String,
+    sides: [&'static str; 2],
+    default_depth: u32,
+}
+
+#[derive(Serialize)]
+struct ApiLimits {
+    max_depth: u32,
+    max_movetime_ms: u64,
+    max_nodes: u64,
+    max_multipv: u32,
+    max_moves: usize,
+}
+
+#[derive(Serialize)]
+struct GamesResponse {
+    engine: &'static str,
+    games: Vec<GameInfo>,
+    limits: ApiLimits,
+}
+
+fn game_info<G: Game>() -> GameInfo {
+    GameInfo {
+        name: G::NAME,
+        position_formats: G::POSITION_FORMATS,
+        move_formats: G::MOVE_FORMATS,
+        start_position: G::start().format_position(None).unwrap_or_default(),
+        sides: [G::side_name(Side::First), G::side_name(Side::Second)],
+        default_depth: G::DEFAULT_DEPTH,
+    }
+}
+
+pub(super) async fn games(State(state): State<AppState>) -> Response {
+    let c = &state.config;
+    let games = GameKind::ALL.iter().map(|&kind| with_game!(kind, G => game_info::<G>())).collect();
+    let body = GamesResponse {
+        engine: ENGINE,
+        games,
+        limits: ApiLimits {
+            max_depth: c.max_depth,
+            max_movetime_ms: c.max_movetime_ms,
+            max_nodes: c.max_nodes,
+            max_multipv: c.max_multipv,
+            max_moves: c.max_moves,
+        },
+    };
+    (StatusCode::OK, Json(body)).into_response()
+}

@@ -1,0 +1,79 @@
+//! Request extractors whose rejections are problem documents naming the bad field.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use super::problem::Problem;
+
+/// A JSON body. A body that is not JSON, or not of the endpoint's shape, is answered with a problem document
+/// that names the member at fault (`field`) and what was wrong with it.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let json_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                let mime = v.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+                mime == "application/json" || mime.ends_with("+json")
+            })
+            .unwrap_or(false);
+        if !json_type {
+            return Err(Problem::new(
+                axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                "Expected a JSON body",
+                "send the request body as JSON with `Content-Type: application/json`",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            Problem::new(e.status(), "body", "The request body could not be read", e.body_text())
+        })?;
+        parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// Read JSON text into `T`, naming the path of the member at fault when it does not fit.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let mut p = if inner.is_syntax() || inner.is_eof() {
+            Problem::bad_request(format!("the body is not valid JSON: {inner}"))
+        } else {
+            Problem::invalid(&path, format!("{path}: {inner}"))
+        };
+        if path == "." {
+            p.field = None;
+        }
+        p
+    })
+}
+
+/// A query string, with the same kind of errors.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or("");
+        serde_urlencoded_like(query).map(ApiQuery)
+    }
+}
+
+fn serde_urlencoded_like<T: DeserializeOwned>(query: &str) -> Result<T, Problem> {
+    axum::extract::Query::<T>::try_from_uri(&format!("/?{query}").parse().map_err(|_| {
+        Problem::bad_request("the query string is not a valid URI component")
+    })?)
+    .map(|q| q.0)
+    .map_err(|e| Problem::invalid("query", e.body_text()))
+}

@@ -1,0 +1,177 @@
+//! The HTTP and WebSocket API (axum): analysis, legal moves, format conversion, health, metrics, OpenAPI.
+//!
+//! Handlers are thin: they read and validate the request, name the game through the registry
+//! ([`crate::games::GameKind`]), and hand positions to the worker pool and the store. Every error is an
+//! RFC 9457 problem document ([`problem::Problem`]).
+
+mod analysis;
+mod extract;
+mod metrics;
+pub mod openapi;
+pub mod problem;
+mod ws;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::pool::Pool;
+use crate::store::Store;
+pub use metrics::Metrics;
+
+/// The engine name and version reported with every analysis and stored with every cached result.
+pub const ENGINE: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
+
+/// Limits and switches of the API.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// Largest depth a request may ask for (larger ones are clamped).
+    pub max_depth: u32,
+    /// Longest search time a request may ask for, in milliseconds.
+    pub max_movetime_ms: u64,
+    /// Most nodes a request may ask for.
+    pub max_nodes: u64,
+    /// Most lines a request may ask for.
+    pub max_multipv: u32,
+    /// Most moves a request may list.
+    pub max_moves: usize,
+    /// Largest request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Longest a plain HTTP request may take (searches included).
+    pub request_timeout: Duration,
+    /// Origins allowed by CORS (`*` for any; empty for none).
+    pub cors_origins: Vec<String>,
+    /// Most analyses one WebSocket may run at once.
+    pub max_ws_analyses: usize,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            max_depth: 64,
+            max_movetime_ms: 60_000,
+            max_nodes: 5_000_000_000,
+            max_multipv: 10,
+            max_moves: 2_000,
+            max_body_bytes: 1 << 20,
+            request_timeout: Duration::from_secs(120),
+            cors_origins: Vec::new(),
+            max_ws_analyses: 8,
+        }
+    }
+}
+
+/// What every handler shares. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: Pool,
+    pub store: Store,
+    pub config: Arc<ApiConfig>,
+    pub metrics: Arc<Metrics>,
+    flights: Arc<Mutex<HashMap<String, Weak<analysis::Flight>>>>,
+    /// Set to true when the server shuts down: open WebSockets close.
+    shutdown: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl AppState {
+    pub fn new(pool: Pool, store: Store, config: ApiConfig) -> Self {
+        AppState {
+            pool,
+            store,
+            config: Arc::new(config),
+            metrics: Arc::new(Metrics::default()),
+            flights: Arc::new(Mutex::new(HashMap::new())),
+            shutdown: Arc::new(tokio::sync::watch::Sender::new(false)),
+        }
+    }
+
+    /// Tell open WebSockets to close (graceful shutdown).
+    pub fn begin_shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+}
+
+/// The API's routes with their middleware.
+pub fn router(state: AppState) -> Router {
+    let cors = cors_layer(&state.config.cors_origins);
+    let api = Router::new()
+        .route("/v1/games", get(analysis::games))
+        .route("/v1/analysis", post(analysis::post_analysis).get(analysis::get_analysis))
+        .route("/v1/moves", post(analysis::moves))
+        .route("/v1/convert", post(analysis::convert))
+        .route("/v1/openapi.json", get(openapi_json))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, state.config.request_timeout));
+    // The WebSocket lives as long as its client: no request timeout.
+    Router::new()
+        .route("/v1/stream", get(ws::stream))
+        .merge(api)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(CompressionLayer::new())
+        .layer(cors)
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+fn cors_layer(origins: &[String]) -> CorsLayer {
+    let layer = CorsLayer::new()
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers([header::CONTENT_TYPE]);
+    if origins.iter().any(|o| o == "*") {
+        layer.allow_origin(AllowOrigin::any())
+    } else {
+        let list: Vec<HeaderValue> = origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect();
+        layer.allow_origin(AllowOrigin::list(list))
+    }
+}
+
+async fn not_found() -> problem::Problem {
+    problem::Problem::not_found("no such endpoint; see /v1/openapi.json")
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    match state.store.ping().await {
+        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+        Err(e) => problem::Problem::unavailable(format!("the store is not ready: {e}")).into_response(),
+    }
+}
+
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    let body = state.metrics.render(&state);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
+}
+
+async fn openapi_json() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], openapi::document_text()).into_response()
+}
+
+/// Serve the API on `listener` until `shutdown` resolves; then stop accepting, let requests in flight end
+/// (their searches are stopped by the caller's pool shutdown) and return.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
