@@ -9,3 +9,4 @@ pub mod games;
 pub mod pool;
 pub mod protocols;
 pub mod search;
+pub mod store;
