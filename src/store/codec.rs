@@ -94,7 +94,8 @@ mod tests {
 
     #[test]
     fn lines_are_json_with_lowercase_scores() {
-        let encoded = encode(&sample()).expect("encodes");
+        let value = sample();
+        let encoded = encode(&value).expect("encodes");
         assert_eq!(
             encoded.lines,
             r#"[{"moves":["a-b","c-d"],"score":{"cp":-35},"depth":14},{"moves":["e-f"],"score":{"mate":-7},"depth":13}]"#
