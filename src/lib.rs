@@ -10,3 +10,4 @@ pub mod http;
 pub mod pool;
 pub mod protocols;
 pub mod search;
+pub mod store;

@@ -1,0 +1,394 @@
+//! The analysis cache: the deepest result found for (game, normalised position, MultiPV count), per engine
+//! version, in SQLite through sqlx, with a bounded in-memory front for hot positions.
+//!
+//! The store knows no game and no rules: positions and moves arrive as already-normalised strings. Lookups
+//! only see rows written by the same engine version (given at open), so a new engine never serves an old
+//! engine's scores as its own. A deeper result replaces a shallower one; the comparison is made by the database
+//! in the write itself, so concurrent writers of one key never lose the deepest result.
+//!
+//! Reads check memory first, then the database (and fill memory); writes go to the database, then memory.
+//! All SQL lives in the backend module (`sqlite.rs`); this module and its types are backend-neutral.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kibitz::store::StoreError> {
+//! use kibitz::store::{CacheKey, Store};
+//! let store = Store::open("./kibitz.db").await?;
+//! let key = CacheKey { game: "somegame".into(), position: "normalised position".into(), multipv: 1 };
+//! if let Some(hit) = store.get_analysis(&key).await? {
+//!     println!("depth {}", hit.depth);
+//! }
+//! store.close().await;
+//! # Ok(())
+//! # }
+//! ```
+
+mod codec;
+mod memory;
+mod sqlite;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::{Deserialize, Serialize};
+use tracing::{debug, warn};
+
+use crate::game::Score;
+use crate::search::Done;
+use memory::ClockCache;
+use sqlite::SqliteBackend;
+
+/// The engine version `Store::open` stores with its results.
+pub const ENGINE_VERSION: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
+
+/// Entries the in-memory front holds by default.
+pub const DEFAULT_MEMORY_ENTRIES: usize = 20_000;
+
+/// What a result is cached under. The engine version is not part of it: it is the store's own.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    /// The game's registry name.
+    pub game: String,
+    /// The normalised position (after any moves were applied).
+    pub position: String,
+    /// The number of lines asked for.
+    pub multipv: u32,
+}
+
+/// A finished analysis as the cache keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CachedAnalysis {
+    pub depth: u32,
+    pub seldepth: u32,
+    pub nodes: u64,
+    pub time_ms: u64,
+    pub bestmove: Option<String>,
+    /// Best first.
+    pub lines: Vec<CachedLine>,
+}
+
+/// One line of a cached analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CachedLine {
+    pub moves: Vec<String>,
+    pub score: CachedScore,
+    pub depth: u32,
+}
+
+/// A score from the side to move's point of view; serialises as `{"cp": n}` or `{"mate": n}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CachedScore {
+    /// Centi-units.
+    Cp(i32),
+    /// Plies to the end of the game, positive when the side to move wins.
+    Mate(i32),
+}
+
+impl From<Score> for CachedScore {
+    fn from(score: Score) -> Self {
+        match score {
+            Score::Cp(cp) => CachedScore::Cp(cp),
+            Score::Mate(plies) => CachedScore::Mate(plies),
+        }
+    }
+}
+
+impl From<CachedScore> for Score {
+    fn from(score: CachedScore) -> Self {
+        match score {
+            CachedScore::Cp(cp) => Score::Cp(cp),
+            CachedScore::Mate(plies) => Score::Mate(plies),
+        }
+    }
+}
+
+impl CachedAnalysis {
+    /// The cacheable part of a search result, with each move written by `notation` (the caller's game knows
+    /// how; the store does not).
+    pub fn from_done<M>(done: &Done<M>, mut notation: impl FnMut(&M) -> String) -> CachedAnalysis {
+        CachedAnalysis {
+            depth: done.depth,
+            seldepth: done.seldepth,
+            nodes: done.nodes,
+            time_ms: done.time_ms,
+            bestmove: done.best.as_ref().map(&mut notation),
+            lines: done
+                .lines
+                .iter()
+                .map(|line| CachedLine {
+                    moves: line.pv.iter().map(&mut notation).collect(),
+                    score: line.score.into(),
+                    depth: line.depth,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be opened (missing directory, not a SQLite file, bad URL, ...).
+    #[error("cannot open the analysis store {path}: {source}")]
+    Open {
+        path: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The schema could not be brought up to date.
+    #[error("cannot migrate the analysis store: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The database holds migrations this kibitz does not know: it was written by a newer kibitz.
+    #[error("the analysis store {path} was written by a newer kibitz (its schema migration {version} is unknown here)")]
+    NewerSchema { path: String, version: i64 },
+    /// A query failed.
+    #[error("analysis store query failed: {0}")]
+    Query(#[source] sqlx::Error),
+    /// A stored row does not decode; it has been removed, so treat the lookup as a miss.
+    #[error("corrupt analysis store row: {what}")]
+    Corrupt { what: String },
+    /// A result could not be encoded for storage.
+    #[error("cannot encode an analysis for the store: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The store was closed.
+    #[error("the analysis store is closed")]
+    Closed,
+}
+
+/// Settings of [`Store::open_with`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// The engine version stored with each result; lookups see only rows of this version.
+    pub engine: String,
+    /// Most entries the in-memory front holds (0 disables it).
+    pub memory_entries: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig { engine: ENGINE_VERSION.to_string(), memory_entries: DEFAULT_MEMORY_ENTRIES }
+    }
+}
+
+/// Builds a [`Store`]: `Store::builder(target).engine("x").memory_entries(n).open().await`.
+#[derive(Clone, Debug)]
+pub struct StoreBuilder {
+    target: String,
+    config: StoreConfig,
+}
+
+impl StoreBuilder {
+    pub fn engine(mut self, engine: impl Into<String>) -> Self {
+        self.config.engine = engine.into();
+        self
+    }
+
+    pub fn memory_entries(mut self, entries: usize) -> Self {
+        self.config.memory_entries = entries;
+        self
+    }
+
+    pub async fn open(self) -> Result<Store, StoreError> {
+        Store::open_with(&self.target, self.config).await
+    }
+}
+
+/// Counters for metrics, cumulative since open. `hits` counts every lookup that found a result (from memory or
+/// the database), `memory_hits` those of them answered from memory, `misses` lookups that found nothing (or an
+/// undecodable row), `writes` results written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub memory_hits: u64,
+    pub writes: u64,
+}
+
+/// The analysis cache. Cheap to clone (all clones share one database and one memory front); `Send + Sync`.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+enum Backend {
+    Sqlite(SqliteBackend),
+}
+
+struct Inner {
+    backend: Backend,
+    engine: String,
+    memory: Mutex<ClockCache<CacheKey, Arc<CachedAnalysis>>>,
+    closed: AtomicBool,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    memory_hits: AtomicU64,
+    writes: AtomicU64,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.location())
+            .field("engine", &self.inner.engine)
+            .field("closed", &self.inner.closed.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Store {
+    /// Open (creating and migrating) the store at `target` — a file path or a `sqlite:` URL — for this kibitz's
+    /// engine version, with the default memory front.
+    pub async fn open(target: &str) -> Result<Store, StoreError> {
+        Store::open_with(target, StoreConfig::default()).await
+    }
+
+    /// A builder for a store with other settings.
+    pub fn builder(target: impl Into<String>) -> StoreBuilder {
+        StoreBuilder { target: target.into(), config: StoreConfig::default() }
+    }
+
+    /// Open (creating and migrating) the store at `target` with `config`.
+    pub async fn open_with(target: &str, config: StoreConfig) -> Result<Store, StoreError> {
+        let backend = Backend::Sqlite(SqliteBackend::open(target).await?);
+        Ok(Store {
+            inner: Arc::new(Inner {
+                backend,
+                engine: config.engine,
+                memory: Mutex::new(ClockCache::new(config.memory_entries)),
+                closed: AtomicBool::new(false),
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+                memory_hits: AtomicU64::new(0),
+                writes: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// Where the data is (a file path, or the in-memory URL).
+    pub fn location(&self) -> &str {
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.location(),
+        }
+    }
+
+    /// The engine version this store reads and writes.
+    pub fn engine(&self) -> &str {
+        &self.inner.engine
+    }
+
+    /// The deepest stored result for `key` written by this engine version.
+    ///
+    /// A row that does not decode is reported as [`StoreError::Corrupt`] (and removed, so the next result for
+    /// the key can be stored); callers treat it as a miss.
+    pub async fn get_analysis(&self, key: &CacheKey) -> Result<Option<CachedAnalysis>, StoreError> {
+        self.check_open()?;
+        let inner = &self.inner;
+        // Clone the Arc under the lock, the value outside it.
+        let remembered = self.memory().get(key).cloned();
+        if let Some(found) = remembered {
+            inner.memory_hits.fetch_add(1, Ordering::Relaxed);
+            inner.hits.fetch_add(1, Ordering::Relaxed);
+            debug!(game = %key.game, multipv = key.multipv, depth = found.depth, "store memory hit");
+            return Ok(Some(found.as_ref().clone()));
+        }
+        let fetched = match &inner.backend {
+            Backend::Sqlite(backend) => backend.fetch(&inner.engine, key).await,
+        };
+        match fetched {
+            Ok(Some(found)) => {
+                inner.hits.fetch_add(1, Ordering::Relaxed);
+                debug!(game = %key.game, multipv = key.multipv, depth = found.depth, "store hit");
+                let depth = found.depth;
+                self.memory().insert_if(key.clone(), Arc::new(found.clone()), |old| depth > old.depth);
+                Ok(Some(found))
+            }
+            Ok(None) => {
+                inner.misses.fetch_add(1, Ordering::Relaxed);
+                debug!(game = %key.game, multipv = key.multipv, "store miss");
+                Ok(None)
+            }
+            Err(error @ StoreError::Corrupt { .. }) => {
+                inner.misses.fetch_add(1, Ordering::Relaxed);
+                Err(error)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Store `value` for `key` unless a result at least as deep is already stored (by this engine version).
+    /// Returns whether it was written.
+    pub async fn put_analysis(&self, key: &CacheKey, value: &CachedAnalysis) -> Result<bool, StoreError> {
+        self.check_open()?;
+        let inner = &self.inner;
+        let written = match &inner.backend {
+            Backend::Sqlite(backend) => backend.upsert(&inner.engine, key, value).await?,
+        };
+        let depth = value.depth;
+        if written {
+            inner.writes.fetch_add(1, Ordering::Relaxed);
+            self.memory().insert_if(key.clone(), Arc::new(value.clone()), |old| depth > old.depth);
+        } else {
+            // The database holds something at least as deep: a remembered entry no deeper than `value` may be
+            // stale (another server sharing the database wrote it), so let the next read fetch the stored one.
+            self.memory().remove_if(key, |old| old.depth <= depth);
+        }
+        debug!(game = %key.game, multipv = key.multipv, depth, written, "store put");
+        Ok(written)
+    }
+
+    /// Counters since open.
+    pub fn stats(&self) -> StoreStats {
+        let inner = &self.inner;
+        StoreStats {
+            hits: inner.hits.load(Ordering::Relaxed),
+            misses: inner.misses.load(Ordering::Relaxed),
+            memory_hits: inner.memory_hits.load(Ordering::Relaxed),
+            writes: inner.writes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Entries in the in-memory front now (never more than `memory_entries`).
+    pub fn memory_len(&self) -> usize {
+        self.memory().len()
+    }
+
+    /// Whether [`Store::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
+    /// Finish the operations under way, flush everything to the database file and close it. Every later call
+    /// (on any clone) returns [`StoreError::Closed`]. Closing twice is harmless.
+    pub async fn close(&self) {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.memory().clear();
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.close().await,
+        }
+    }
+
+    fn check_open(&self) -> Result<(), StoreError> {
+        if self.is_closed() { Err(StoreError::Closed) } else { Ok(()) }
+    }
+
+    /// The memory front. A panic while it was held cannot leave it inconsistent (no operation on it panics
+    /// midway), so a poisoned lock is taken over rather than propagated.
+    fn memory(&self) -> MutexGuard<'_, ClockCache<CacheKey, Arc<CachedAnalysis>>> {
+        self.inner.memory.lock().unwrap_or_else(|poisoned| {
+            warn!("store memory front lock was poisoned");
+            poisoned.into_inner()
+        })
+    }
+
+    #[cfg(test)]
+    fn sqlite(&self) -> &SqliteBackend {
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

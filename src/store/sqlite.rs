@@ -1,0 +1,282 @@
+//! The SQLite backend: every SQL statement and every SQLite-specific setting of the store is in this file, so
+//! that another backend (PostgreSQL, for several servers sharing one cache) is a sibling of it.
+//!
+//! Two pools over one file: a writer pool of one connection (SQLite has one writer at a time; queuing writes in
+//! the pool is cheaper and fairer than letting connections spin on the busy handler) and a reader pool of a few
+//! connections, which read concurrently under WAL. An in-memory database has one pool of one connection kept
+//! open for the life of the store (it would vanish with its last connection).
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Executor, Row};
+use tracing::{debug, warn};
+
+use super::codec::{self, Raw};
+use super::{CacheKey, CachedAnalysis, StoreError};
+
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+
+/// How long SQLite itself waits for a lock held by another connection or process.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a caller waits for a free connection before the operation fails.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Reader connections (reads run concurrently under WAL; the machine has few cores).
+const READERS: u32 = 4;
+
+const SELECT: &str = "SELECT id, revision, depth, seldepth, nodes, time_ms, bestmove, lines FROM analysis_cache \
+     WHERE game = ? AND position = ? AND multipv = ? AND engine = ?";
+
+/// Insert, or overwrite only with a strictly deeper result. The comparison is in the statement itself, so
+/// concurrent writers of one key cannot lose the deepest result.
+const UPSERT: &str = "INSERT INTO analysis_cache \
+     (game, position, multipv, engine, depth, seldepth, nodes, time_ms, bestmove, lines, updated_ms) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+     ON CONFLICT (game, position, multipv, engine) DO UPDATE SET \
+     depth = excluded.depth, seldepth = excluded.seldepth, nodes = excluded.nodes, time_ms = excluded.time_ms, \
+     bestmove = excluded.bestmove, lines = excluded.lines, updated_ms = excluded.updated_ms, \
+     revision = analysis_cache.revision + 1 \
+     WHERE excluded.depth > analysis_cache.depth";
+
+/// Remove a row found undecodable, only if nobody rewrote it since it was read.
+const DELETE_CORRUPT: &str = "DELETE FROM analysis_cache WHERE id = ? AND revision = ?";
+
+pub(crate) struct SqliteBackend {
+    read: SqlitePool,
+    write: SqlitePool,
+    memory: bool,
+    location: String,
+}
+
+/// What a target string names.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// A file, given as a path or inside a `sqlite:` URL (with its URL options).
+    File { url: Option<String>, path: PathBuf },
+    /// A private in-memory database (`sqlite::memory:`, `:memory:`, or a URL with `mode=memory`).
+    Memory { url: String },
+}
+
+impl Target {
+    pub(crate) fn parse(target: &str) -> Target {
+        if target == ":memory:" {
+            return Target::Memory { url: "sqlite::memory:".into() };
+        }
+        let Some(rest) = target.strip_prefix("sqlite:") else {
+            return Target::File { url: None, path: PathBuf::from(target) };
+        };
+        let rest = rest.strip_prefix("//").unwrap_or(rest);
+        let (database, params) = rest.split_once('?').unwrap_or((rest, ""));
+        if database == ":memory:" || params.split('&').any(|param| param == "mode=memory") {
+            Target::Memory { url: target.into() }
+        } else {
+            Target::File { url: Some(target.into()), path: PathBuf::from(database) }
+        }
+    }
+}
+
+fn open_error(location: &str, source: sqlx::Error) -> StoreError {
+    StoreError::Open { path: location.to_string(), source }
+}
+
+/// A query error, with a closed pool reported as [`StoreError::Closed`].
+fn query_error(error: sqlx::Error) -> StoreError {
+    match error {
+        sqlx::Error::PoolClosed => StoreError::Closed,
+        error => StoreError::Query(error),
+    }
+}
+
+fn now_ms() -> i64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn to_i64(value: u32) -> i64 {
+    i64::from(value)
+}
+
+impl SqliteBackend {
+    pub(crate) async fn open(target: &str) -> Result<SqliteBackend, StoreError> {
+        let parsed = Target::parse(target);
+        let (options, memory, location) = match &parsed {
+            Target::Memory { url } => {
+                let options = SqliteConnectOptions::from_str(url).map_err(|e| open_error(target, e))?;
+                (options, true, target.to_string())
+            }
+            Target::File { url, path } => {
+                let location = path.display().to_string();
+                check_directory(path).map_err(|e| open_error(&location, e))?;
+                let options = match url {
+                    Some(url) => SqliteConnectOptions::from_str(url).map_err(|e| open_error(&location, e))?,
+                    None => SqliteConnectOptions::new().filename(path),
+                };
+                (options.journal_mode(SqliteJournalMode::Wal), false, location)
+            }
+        };
+        let options = options
+            .create_if_missing(true)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+
+        let mut writer = SqlitePoolOptions::new().max_connections(1).acquire_timeout(ACQUIRE_TIMEOUT);
+        if memory {
+            writer = writer.min_connections(1).idle_timeout(None).max_lifetime(None);
+        }
+        let write = writer.connect_with(options.clone()).await.map_err(|e| open_error(&location, e))?;
+
+        if let Err(error) = MIGRATOR.run(&write).await {
+            write.close().await;
+            return Err(match error {
+                MigrateError::VersionMissing(version) => StoreError::NewerSchema { path: location, version },
+                // A file that is not a database may only be found out here, at its first real read.
+                MigrateError::Execute(source) if is_not_a_database(&source) => open_error(&location, source),
+                error => StoreError::Migrate(error),
+            });
+        }
+
+        let read = if memory {
+            write.clone()
+        } else {
+            let readers = SqlitePoolOptions::new().max_connections(READERS).acquire_timeout(ACQUIRE_TIMEOUT);
+            match readers.connect_with(options.create_if_missing(false).pragma("query_only", "ON")).await {
+                Ok(pool) => pool,
+                Err(error) => {
+                    write.close().await;
+                    return Err(open_error(&location, error));
+                }
+            }
+        };
+        debug!(location = %location, memory, "analysis store open");
+        Ok(SqliteBackend { read, write, memory, location })
+    }
+
+    pub(crate) fn location(&self) -> &str {
+        &self.location
+    }
+
+    pub(crate) async fn fetch(&self, engine: &str, key: &CacheKey) -> Result<Option<CachedAnalysis>, StoreError> {
+        let row = sqlx::query(SELECT)
+            .bind(&key.game)
+            .bind(&key.position)
+            .bind(to_i64(key.multipv))
+            .bind(engine)
+            .fetch_optional(&self.read)
+            .await
+            .map_err(query_error)?;
+        let Some(row) = row else { return Ok(None) };
+
+        let raw = (|| -> Result<Raw, sqlx::Error> {
+            Ok(Raw {
+                depth: row.try_get("depth")?,
+                seldepth: row.try_get("seldepth")?,
+                nodes: row.try_get("nodes")?,
+                time_ms: row.try_get("time_ms")?,
+                bestmove: row.try_get("bestmove")?,
+                lines: row.try_get("lines")?,
+            })
+        })();
+        let problem = match raw.map_err(|error| error.to_string()).and_then(codec::decode) {
+            Ok(value) => return Ok(Some(value)),
+            Err(problem) => problem,
+        };
+
+        let id: Option<i64> = row.try_get("id").ok();
+        let revision: Option<i64> = row.try_get("revision").ok();
+        let what = format!(
+            "analysis_cache row {} (game {}, multipv {}): {problem}",
+            id.map_or_else(|| "?".to_string(), |id| id.to_string()),
+            key.game,
+            key.multipv
+        );
+        warn!(store = %self.location, %what, "removing an undecodable analysis row");
+        // Remove it so that the next result for this key can be stored; it could never be served anyway.
+        if let (Some(id), Some(revision)) = (id, revision)
+            && let Err(error) = sqlx::query(DELETE_CORRUPT).bind(id).bind(revision).execute(&self.write).await
+        {
+            warn!(store = %self.location, %error, "could not remove the undecodable row");
+        }
+        Err(StoreError::Corrupt { what })
+    }
+
+    pub(crate) async fn upsert(
+        &self,
+        engine: &str,
+        key: &CacheKey,
+        value: &CachedAnalysis,
+    ) -> Result<bool, StoreError> {
+        let encoded = codec::encode(value)?;
+        let result = sqlx::query(UPSERT)
+            .bind(&key.game)
+            .bind(&key.position)
+            .bind(to_i64(key.multipv))
+            .bind(engine)
+            .bind(encoded.depth)
+            .bind(encoded.seldepth)
+            .bind(encoded.nodes)
+            .bind(encoded.time_ms)
+            .bind(encoded.bestmove)
+            .bind(encoded.lines)
+            .bind(now_ms())
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok(result.rows_affected() > 0)
+    }
+
+    /// Let readers finish, fold the write-ahead log into the database file, and close every connection.
+    pub(crate) async fn close(&self) {
+        if !self.memory {
+            self.read.close().await;
+            if let Err(error) = self.write.execute("PRAGMA wal_checkpoint(TRUNCATE)").await {
+                debug!(store = %self.location, %error, "checkpoint at close failed");
+            }
+        }
+        self.write.close().await;
+        debug!(store = %self.location, "analysis store closed");
+    }
+
+    #[cfg(test)]
+    pub(crate) fn writer(&self) -> &SqlitePool {
+        &self.write
+    }
+}
+
+/// A missing directory is a clear error naming it (SQLite itself only says "unable to open database file").
+fn check_directory(path: &Path) -> Result<(), sqlx::Error> {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() && !parent.is_dir() => Err(sqlx::Error::Io(
+            std::io::Error::new(std::io::ErrorKind::NotFound, format!("directory {} does not exist", parent.display())),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn is_not_a_database(error: &sqlx::Error) -> bool {
+    // SQLITE_NOTADB is 26.
+    matches!(error, sqlx::Error::Database(db) if db.code().as_deref() == Some("26"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+    use std::path::PathBuf;
+
+    #[test]
+    fn targets() {
+        let file =
+            |url: Option<&str>, path: &str| Target::File { url: url.map(str::to_string), path: PathBuf::from(path) };
+        assert_eq!(Target::parse("./kibitz.db"), file(None, "./kibitz.db"));
+        assert_eq!(Target::parse("/tmp/x.db"), file(None, "/tmp/x.db"));
+        assert_eq!(Target::parse("sqlite:///tmp/x.db"), file(Some("sqlite:///tmp/x.db"), "/tmp/x.db"));
+        assert_eq!(Target::parse("sqlite://x.db?mode=rwc"), file(Some("sqlite://x.db?mode=rwc"), "x.db"));
+        assert_eq!(Target::parse("sqlite:x.db"), file(Some("sqlite:x.db"), "x.db"));
+        for memory in ["sqlite::memory:", ":memory:", "sqlite://:memory:", "sqlite://x?mode=memory"] {
+            assert!(matches!(Target::parse(memory), Target::Memory { .. }), "{memory}");
+        }
+    }
+}

@@ -1,0 +1,176 @@
+use super::*;
+use crate::search::Line;
+
+fn key(position: &str, multipv: u32) -> CacheKey {
+    CacheKey { game: "somegame".into(), position: position.into(), multipv }
+}
+
+fn analysis(depth: u32) -> CachedAnalysis {
+    CachedAnalysis {
+        depth,
+        seldepth: depth + 4,
+        nodes: 1000 * u64::from(depth),
+        time_ms: 10,
+        bestmove: Some(format!("m{depth}")),
+        lines: vec![CachedLine { moves: vec![format!("m{depth}"), "r".into()], score: CachedScore::Cp(12), depth }],
+    }
+}
+
+async fn memory_store(entries: usize) -> Store {
+    Store::builder("sqlite::memory:").memory_entries(entries).open().await.expect("in-memory store opens")
+}
+
+#[test]
+fn scores_convert_both_ways() {
+    for score in [Score::Cp(-250), Score::Cp(0), Score::Mate(7), Score::Mate(-4)] {
+        assert_eq!(Score::from(CachedScore::from(score)), score);
+    }
+    assert_eq!(serde_json::to_string(&CachedScore::Cp(5)).ok().as_deref(), Some(r#"{"cp":5}"#));
+    assert_eq!(serde_json::to_string(&CachedScore::Mate(-3)).ok().as_deref(), Some(r#"{"mate":-3}"#));
+    assert_eq!(serde_json::from_str::<CachedScore>(r#"{"mate":9}"#).ok(), Some(CachedScore::Mate(9)));
+}
+
+#[test]
+fn from_done_writes_moves_with_the_given_notation() {
+    let done: Done<u8> = Done {
+        best: Some(3),
+        ponder: Some(4),
+        lines: vec![Line { pv: vec![3, 4], score: Score::Mate(3), depth: 9, seldepth: 12 }],
+        depth: 9,
+        seldepth: 12,
+        nodes: 500,
+        nps: 1000,
+        time_ms: 500,
+        neval: 400,
+        game_end: None,
+    };
+    let cached = CachedAnalysis::from_done(&done, |m| format!("#{m}"));
+    assert_eq!(cached.bestmove.as_deref(), Some("#3"));
+    assert_eq!(cached.lines[0].moves, vec!["#3", "#4"]);
+    assert_eq!(cached.lines[0].score, CachedScore::Mate(3));
+    assert_eq!((cached.depth, cached.seldepth, cached.nodes, cached.time_ms), (9, 12, 500, 500));
+}
+
+#[tokio::test]
+async fn in_memory_store_round_trip_and_stats() {
+    let store = memory_store(16).await;
+    let k = key("p1", 1);
+    assert_eq!(store.get_analysis(&k).await.ok(), Some(None));
+    assert_eq!(store.put_analysis(&k, &analysis(8)).await.ok(), Some(true));
+    // Served from memory (filled by the write).
+    assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(analysis(8))));
+    assert_eq!(store.stats(), StoreStats { hits: 1, misses: 1, memory_hits: 1, writes: 1 });
+    store.close().await;
+}
+
+#[tokio::test]
+async fn depth_rules() {
+    let store = memory_store(16).await;
+    let k = key("p", 2);
+    assert_eq!(store.put_analysis(&k, &analysis(10)).await.ok(), Some(true));
+    assert_eq!(store.put_analysis(&k, &analysis(9)).await.ok(), Some(false));
+    let mut same_depth = analysis(10);
+    same_depth.bestmove = Some("other".into());
+    assert_eq!(store.put_analysis(&k, &same_depth).await.ok(), Some(false));
+    assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(analysis(10))));
+    assert_eq!(store.put_analysis(&k, &analysis(11)).await.ok(), Some(true));
+    assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(analysis(11))));
+    assert_eq!(store.stats().writes, 2);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn reads_without_memory_front_come_from_sqlite() {
+    let store = memory_store(0).await;
+    let k = key("p", 1);
+    store.put_analysis(&k, &analysis(5)).await.expect("put");
+    assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(analysis(5))));
+    assert_eq!(store.memory_len(), 0);
+    assert_eq!(store.stats().memory_hits, 0);
+    assert_eq!(store.stats().hits, 1);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn stale_memory_entry_is_dropped_when_the_database_is_deeper() {
+    let store = memory_store(16).await;
+    let k = key("p", 1);
+    store.put_analysis(&k, &analysis(5)).await.expect("put");
+    // Another writer (a second server sharing the database) stores a deeper result behind our back.
+    let other = analysis(20);
+    let encoded = codec::encode(&other).expect("encodes");
+    sqlx::query("UPDATE analysis_cache SET depth = ?, lines = ?")
+        .bind(encoded.depth)
+        .bind(encoded.lines)
+        .execute(store.sqlite().writer())
+        .await
+        .expect("update");
+    // Memory still answers with depth 5 until a put learns the database is deeper.
+    assert_eq!(store.get_analysis(&k).await.ok().flatten().map(|a| a.depth), Some(5));
+    assert_eq!(store.put_analysis(&k, &analysis(12)).await.ok(), Some(false));
+    assert_eq!(store.get_analysis(&k).await.ok().flatten().map(|a| a.depth), Some(20));
+    store.close().await;
+}
+
+#[tokio::test]
+async fn corrupt_row_is_reported_then_removed() {
+    let store = memory_store(0).await;
+    let (bad, good) = (key("bad", 1), key("good", 1));
+    store.put_analysis(&bad, &analysis(30)).await.expect("put");
+    store.put_analysis(&good, &analysis(4)).await.expect("put");
+    sqlx::query("UPDATE analysis_cache SET lines = '[{\"moves\": 3' WHERE position = 'bad'")
+        .execute(store.sqlite().writer())
+        .await
+        .expect("corrupt it");
+    match store.get_analysis(&bad).await {
+        Err(StoreError::Corrupt { what }) => assert!(what.contains("lines"), "{what}"),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert_eq!(store.get_analysis(&good).await.ok(), Some(Some(analysis(4))));
+    // The bad row is gone, so a shallower fresh result can take its place.
+    assert_eq!(store.get_analysis(&bad).await.ok(), Some(None));
+    assert_eq!(store.put_analysis(&bad, &analysis(6)).await.ok(), Some(true));
+    assert_eq!(store.get_analysis(&bad).await.ok(), Some(Some(analysis(6))));
+    store.close().await;
+}
+
+#[tokio::test]
+async fn wrongly_typed_column_is_corrupt_not_a_panic() {
+    let store = memory_store(0).await;
+    let k = key("p", 1);
+    store.put_analysis(&k, &analysis(3)).await.expect("put");
+    // SQLite's type affinity lets a text that is not a number into an integer column.
+    sqlx::query("UPDATE analysis_cache SET nodes = 'many'").execute(store.sqlite().writer()).await.expect("corrupt it");
+    assert!(matches!(store.get_analysis(&k).await, Err(StoreError::Corrupt { .. })));
+    store.close().await;
+}
+
+#[tokio::test]
+async fn closed_store_refuses_everything() {
+    let store = memory_store(4).await;
+    let k = key("p", 1);
+    store.put_analysis(&k, &analysis(3)).await.expect("put");
+    let clone = store.clone();
+    store.close().await;
+    store.close().await;
+    assert!(clone.is_closed());
+    assert!(matches!(clone.get_analysis(&k).await, Err(StoreError::Closed)));
+    assert!(matches!(store.put_analysis(&k, &analysis(9)).await, Err(StoreError::Closed)));
+    assert_eq!(store.memory_len(), 0);
+}
+
+#[tokio::test]
+async fn missing_directory_is_named() {
+    let dir = std::env::temp_dir().join(format!("kibitz-store-missing-{}", std::process::id()));
+    let path = dir.join("x.db");
+    let target = path.to_string_lossy().into_owned();
+    match Store::open(&target).await {
+        Err(error @ StoreError::Open { .. }) => {
+            let message = error.to_string();
+            assert!(message.contains(&dir.to_string_lossy().into_owned()), "{message}");
+            assert!(message.contains("does not exist"), "{message}");
+        }
+        other => panic!("expected an Open error, got {other:?}"),
+    }
+    assert!(!dir.exists());
+}
