@@ -36,16 +36,48 @@ enum Command {
         /// The protocol: `checkers` (the Checkers Protocol).
         protocol: String,
     },
+    /// Print the API's OpenAPI document.
+    Openapi,
 }
 
 #[derive(Args)]
 struct ServeArgs {
+    /// Address of the HTTP/WebSocket API (port 0: any free port; the address is printed).
+    #[arg(long, env = "KIBITZ_HTTP", default_value = "127.0.0.1:8080")]
+    http: std::net::SocketAddr,
+    /// The analysis cache: a SQLite file path (created and migrated) or an sqlx URL.
+    #[arg(long, env = "KIBITZ_DB", default_value = "./kibitz.db")]
+    db: String,
     /// Search worker threads (default: one per core).
     #[arg(long, env = "KIBITZ_WORKERS")]
     workers: Option<usize>,
-    /// Transposition table size in MiB.
-    #[arg(long, env = "KIBITZ_HASH_MB", default_value_t = 64)]
+    /// Searches that may wait for a worker before requests are answered 503.
+    #[arg(long, env = "KIBITZ_QUEUE", default_value_t = 64)]
+    queue: usize,
+    /// Transposition table size in MiB, shared by the workers.
+    #[arg(long, env = "KIBITZ_HASH_MB", default_value_t = 128)]
     hash_mb: usize,
+    /// Entries of analysis results kept in memory in front of the database.
+    #[arg(long, env = "KIBITZ_CACHE_ENTRIES", default_value_t = 100_000)]
+    cache_entries: usize,
+    /// Origins allowed by CORS, comma-separated (`*` for any).
+    #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
+    cors_origins: Vec<String>,
+    /// Largest depth a request may ask for.
+    #[arg(long, env = "KIBITZ_MAX_DEPTH", default_value_t = 64)]
+    max_depth: u32,
+    /// Longest search a request may ask for, in milliseconds.
+    #[arg(long, env = "KIBITZ_MAX_MOVETIME_MS", default_value_t = 60_000)]
+    max_movetime_ms: u64,
+    /// Most nodes a request may ask for.
+    #[arg(long, env = "KIBITZ_MAX_NODES", default_value_t = 5_000_000_000)]
+    max_nodes: u64,
+    /// Largest request body in bytes.
+    #[arg(long, env = "KIBITZ_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    max_body_bytes: usize,
+    /// Longest an HTTP request may take, in seconds.
+    #[arg(long, env = "KIBITZ_REQUEST_TIMEOUT_S", default_value_t = 120)]
+    request_timeout_s: u64,
 }
 
 #[derive(Args)]
@@ -137,17 +169,91 @@ fn main() -> Result<()> {
         }
         Command::Bench(args) => bench(&args),
         Command::Engine { protocol } => engine(&protocol),
+        Command::Openapi => {
+            print!("{}", kibitz::http::openapi::document_text());
+            Ok(())
+        }
     }
 }
 
 fn serve(args: ServeArgs) -> Result<()> {
-    let config = kibitz::pool::PoolConfig {
-        workers: args.workers.unwrap_or_else(|| kibitz::pool::PoolConfig::default().workers),
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(serve_async(args))
+}
+
+async fn serve_async(args: ServeArgs) -> Result<()> {
+    use kibitz::http::{ApiConfig, AppState};
+    use kibitz::pool::{Pool, PoolConfig};
+    use kibitz::store::{Store, StoreConfig};
+
+    let store = Store::open_with(
+        &args.db,
+        StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() },
+    )
+    .await
+    .with_context(|| format!("cannot open the store `{}`", args.db))?;
+    let pool = Pool::new(PoolConfig {
+        workers: args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1),
+        queue: args.queue,
         hash_mb: args.hash_mb,
-        ..kibitz::pool::PoolConfig::default()
+    });
+    let config = ApiConfig {
+        max_depth: args.max_depth.max(1),
+        max_movetime_ms: args.max_movetime_ms.max(1),
+        max_nodes: args.max_nodes.max(1),
+        max_body_bytes: args.max_body_bytes,
+        request_timeout: Duration::from_secs(args.request_timeout_s.max(1)),
+        cors_origins: args.cors_origins.clone(),
+        ..ApiConfig::default()
     };
-    let _ = config;
-    bail!("the HTTP server is not built yet; use `kibitz engine checkers` or `kibitz analyse`")
+    let state = AppState::new(pool.clone(), store.clone(), config);
+    let listener = tokio::net::TcpListener::bind(args.http)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.http))?;
+    let address = listener.local_addr()?;
+    tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
+    println!("kibitz listening on http://{address}");
+    std::io::stdout().flush()?;
+
+    let on_signal = {
+        let state = state.clone();
+        let pool = pool.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: stopping searches, closing sockets");
+            state.begin_shutdown();
+            // Running searches answer with what they have; queued ones are dropped.
+            let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
+        }
+    };
+    kibitz::http::serve(listener, state, on_signal).await?;
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
 }
 
 fn engine(protocol: &str) -> Result<()> {

@@ -336,6 +336,14 @@ impl Store {
         Ok(written)
     }
 
+    /// Check that the database answers (for readiness probes).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.ping().await,
+        }
+    }
+
     /// Counters since open.
     pub fn stats(&self) -> StoreStats {
         let inner = &self.inner;

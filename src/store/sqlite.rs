@@ -228,6 +228,12 @@ impl SqliteBackend {
         Ok(result.rows_affected() > 0)
     }
 
+    /// One trivial query through a reader: the database answers.
+    pub(crate) async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.read).await.map_err(query_error)?;
+        Ok(())
+    }
+
     /// Let readers finish, fold the write-ahead log into the database file, and close every connection.
     pub(crate) async fn close(&self) {
         if !self.memory {

@@ -1,0 +1,283 @@
+//! The OpenAPI 3.1 document of the API. It is written here beside the handlers, served at
+//! `/v1/openapi.json`, printed by `kibitz openapi`, and committed as `api/openapi.json`; a test keeps the
+//! committed file equal to this one, and the integration tests check the handlers against it.
+
+use serde_json::{Value, json};
+
+use crate::games::GameKind;
+
+fn problem_ref() -> Value {
+    json!({ "application/problem+json": { "schema": { "$ref": "#/components/schemas/Problem" } } })
+}
+
+fn errors(codes: &[(&str, &str)]) -> Value {
+    let mut map = serde_json::Map::new();
+    for (code, text) in codes {
+        map.insert(code.to_string(), json!({ "description": text, "content": problem_ref() }));
+    }
+    Value::Object(map)
+}
+
+fn with_errors(ok: Value, codes: &[(&str, &str)]) -> Value {
+    let mut responses = errors(codes);
+    if let (Value::Object(map), Value::Object(ok)) = (&mut responses, ok) {
+        for (k, v) in ok {
+            map.insert(k, v);
+        }
+    }
+    responses
+}
+
+fn json_body(schema: &str) -> Value {
+    json!({ "required": true, "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } } })
+}
+
+fn json_ok(description: &str, schema: &str) -> Value {
+    json!({ "200": { "description": description,
+        "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } } } })
+}
+
+const BAD_INPUT: [(&str, &str); 4] = [
+    ("400", "The body is not JSON."),
+    ("413", "The body is too large."),
+    ("415", "The body is not sent as JSON."),
+    ("422", "A member is invalid: unknown game, unreadable position or move (the token is named), bad limits."),
+];
+
+/// The document.
+pub fn document() -> Value {
+    let games: Vec<&str> = GameKind::ALL.iter().map(|k| k.name()).collect();
+    let analysis_errors: Vec<(&str, &str)> = BAD_INPUT
+        .iter()
+        .copied()
+        .chain([
+            ("404", "`cache: only` and nothing is cached."),
+            ("503", "Every worker is busy and the queue is full (see Retry-After)."),
+        ])
+        .collect();
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "kibitz",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Analysis of board-game positions: evaluations, best lines streamed as they deepen, legal moves and notation conversion. Scores are from the side to move (or White with `white_pov`) in centi-units where one man, pawn or soldier is 100; mate scores count plies to the end of the game."
+        },
+        "paths": {
+            "/v1/games": { "get": {
+                "summary": "The games served, their formats, start positions and the server's limits.",
+                "operationId": "listGames",
+                "responses": json_ok("The games.", "Games")
+            }},
+            "/v1/analysis": {
+                "post": {
+                    "summary": "Analyse a position (from the cache when it holds a deep enough result).",
+                    "operationId": "analyse",
+                    "requestBody": json_body("AnalysisRequest"),
+                    "responses": with_errors(json_ok("The analysis.", "Analysis"), &analysis_errors)
+                },
+                "get": {
+                    "summary": "The deepest cached analysis of a position, without searching.",
+                    "operationId": "cachedAnalysis",
+                    "parameters": [
+                        { "name": "game", "in": "query", "required": true, "schema": { "type": "string", "enum": games } },
+                        { "name": "position", "in": "query", "schema": { "type": "string" } },
+                        { "name": "format", "in": "query", "schema": { "type": "string" } },
+                        { "name": "moves", "in": "query", "description": "Comma-separated moves played first.", "schema": { "type": "string" } },
+                        { "name": "multipv", "in": "query", "schema": { "type": "integer", "minimum": 1 } },
+                        { "name": "move_format", "in": "query", "schema": { "type": "string" } },
+                        { "name": "white_pov", "in": "query", "schema": { "type": "boolean" } }
+                    ],
+                    "responses": with_errors(json_ok("The cached analysis.", "Analysis"),
+                        &[("404", "Nothing cached for this position."), ("422", "A parameter is invalid.")])
+                }
+            },
+            "/v1/moves": { "post": {
+                "summary": "The legal moves of a position and its outcome if the game is over.",
+                "operationId": "legalMoves",
+                "requestBody": json_body("MovesRequest"),
+                "responses": with_errors(json_ok("The legal moves.", "Moves"), &BAD_INPUT)
+            }},
+            "/v1/convert": { "post": {
+                "summary": "Translate a position and a move list between the formats of one game.",
+                "operationId": "convert",
+                "requestBody": json_body("ConvertRequest"),
+                "responses": with_errors(json_ok("The converted position and moves.", "Converted"), &BAD_INPUT)
+            }},
+            "/v1/stream": { "get": {
+                "summary": "WebSocket: streamed analysis.",
+                "description": "Upgrade to a WebSocket. Client messages: `{\"type\":\"analyse\",\"id\":\"…\", <the AnalysisRequest members>, \"infinite\": true?}` and `{\"type\":\"stop\",\"id\":\"…\"}`. Server messages: `{\"type\":\"info\",\"id\",\"depth\",\"seldepth\",\"multipv\",\"score\",\"bound\"?,\"nodes\",\"nps\",\"time_ms\",\"pv\",\"currmove\"?,\"currmovenumber\"?,\"neval\",\"hashfull\"}` (at most one every 100 ms per analysis, plus every line of each completed depth), `{\"type\":\"bestmove\",\"id\", <the Analysis members>}` and `{\"type\":\"error\",\"id\"?, <the Problem members>}`. Several analyses may run on one socket; closing it cancels them.",
+                "operationId": "stream",
+                "responses": { "101": { "description": "Switching to the WebSocket protocol." } }
+            }},
+            "/v1/openapi.json": { "get": {
+                "summary": "This document.", "operationId": "openapi",
+                "responses": { "200": { "description": "The OpenAPI document.", "content": { "application/json": {} } } }
+            }},
+            "/healthz": { "get": {
+                "summary": "Liveness.", "operationId": "health",
+                "responses": { "200": { "description": "The process is serving.", "content": { "text/plain": {} } } }
+            }},
+            "/readyz": { "get": {
+                "summary": "Readiness: the store answers.", "operationId": "ready",
+                "responses": { "200": { "description": "Ready.", "content": { "text/plain": {} } },
+                    "503": { "description": "Not ready.", "content": problem_ref() } }
+            }},
+            "/metrics": { "get": {
+                "summary": "Prometheus metrics (text exposition format).", "operationId": "metrics",
+                "responses": { "200": { "description": "The metrics.", "content": { "text/plain": {} } } }
+            }}
+        },
+        "components": { "schemas": {
+            "Score": {
+                "description": "Centi-units (`cp`) or plies to the end of the game (`mate`, negative when losing).",
+                "oneOf": [
+                    { "type": "object", "required": ["cp"], "properties": { "cp": { "type": "integer" } }, "additionalProperties": false },
+                    { "type": "object", "required": ["mate"], "properties": { "mate": { "type": "integer" } }, "additionalProperties": false }
+                ]
+            },
+            "Line": {
+                "type": "object", "required": ["moves", "score", "depth"],
+                "properties": {
+                    "moves": { "type": "array", "items": { "type": "string" } },
+                    "score": { "$ref": "#/components/schemas/Score" },
+                    "depth": { "type": "integer" }
+                }
+            },
+            "Outcome": {
+                "type": "object", "required": ["winner", "reason"],
+                "properties": { "winner": { "type": ["string", "null"] }, "reason": { "type": "string" } }
+            },
+            "AnalysisRequest": {
+                "type": "object", "required": ["game"], "additionalProperties": false,
+                "properties": {
+                    "game": { "type": "string", "enum": games },
+                    "position": { "type": "string", "description": "Default: the start position." },
+                    "format": { "type": "string", "description": "The position's format (see /v1/games); detected when absent." },
+                    "moves": { "type": "array", "items": { "type": "string" }, "description": "Moves played from the position first." },
+                    "depth": { "type": "integer", "minimum": 1 },
+                    "movetime_ms": { "type": "integer", "minimum": 1 },
+                    "nodes": { "type": "integer", "minimum": 1 },
+                    "multipv": { "type": "integer", "minimum": 1, "default": 1 },
+                    "cache": { "type": "string", "enum": ["use", "refresh", "only"], "default": "use" },
+                    "move_format": { "type": "string", "description": "Notation of the moves in the answer." },
+                    "white_pov": { "type": "boolean", "default": false }
+                }
+            },
+            "Analysis": {
+                "type": "object",
+                "required": ["game", "position", "side_to_move", "bestmove", "lines", "depth", "seldepth", "nodes", "nps", "time_ms", "cached", "engine"],
+                "properties": {
+                    "game": { "type": "string" },
+                    "position": { "type": "string", "description": "Normalised, in the game's main format, after the moves." },
+                    "side_to_move": { "type": "string" },
+                    "bestmove": { "type": ["string", "null"] },
+                    "lines": { "type": "array", "items": { "$ref": "#/components/schemas/Line" } },
+                    "depth": { "type": "integer" },
+                    "seldepth": { "type": "integer" },
+                    "nodes": { "type": "integer" },
+                    "nps": { "type": "integer" },
+                    "time_ms": { "type": "integer" },
+                    "cached": { "type": "boolean" },
+                    "engine": { "type": "string" },
+                    "white_pov": { "type": "boolean" },
+                    "clamped": { "type": "array", "items": { "type": "string" }, "description": "Limits lowered to the server's maxima." },
+                    "outcome": { "$ref": "#/components/schemas/Outcome" }
+                }
+            },
+            "MovesRequest": {
+                "type": "object", "required": ["game"], "additionalProperties": false,
+                "properties": {
+                    "game": { "type": "string", "enum": games },
+                    "position": { "type": "string" },
+                    "format": { "type": "string" },
+                    "moves": { "type": "array", "items": { "type": "string" } },
+                    "move_format": { "type": "string" },
+                    "positions": { "type": "boolean", "default": false, "description": "Also give the position after each move." }
+                }
+            },
+            "Moves": {
+                "type": "object", "required": ["game", "position", "side_to_move", "moves"],
+                "properties": {
+                    "game": { "type": "string" },
+                    "position": { "type": "string" },
+                    "side_to_move": { "type": "string" },
+                    "moves": { "type": "array", "items": { "type": "object", "required": ["move"],
+                        "properties": { "move": { "type": "string" }, "position": { "type": "string" } } } },
+                    "outcome": { "$ref": "#/components/schemas/Outcome" }
+                }
+            },
+            "ConvertRequest": {
+                "type": "object", "required": ["game"], "additionalProperties": false,
+                "properties": {
+                    "game": { "type": "string", "enum": games },
+                    "position": { "type": "string" },
+                    "format": { "type": "string", "description": "The format the position is in; detected when absent." },
+                    "to": { "type": "string", "description": "The position format to write." },
+                    "moves": { "type": "array", "items": { "type": "string" } },
+                    "move_format": { "type": "string", "description": "The move notation to write." }
+                }
+            },
+            "Converted": {
+                "type": "object", "required": ["game", "position", "format", "moves", "move_format"],
+                "properties": {
+                    "game": { "type": "string" },
+                    "position": { "type": "string" },
+                    "format": { "type": "string" },
+                    "moves": { "type": "array", "items": { "type": "string" } },
+                    "move_format": { "type": "string" }
+                }
+            },
+            "Games": {
+                "type": "object", "required": ["engine", "games", "limits"],
+                "properties": {
+                    "engine": { "type": "string" },
+                    "games": { "type": "array", "items": { "type": "object",
+                        "required": ["name", "position_formats", "move_formats", "start_position", "sides", "default_depth"],
+                        "properties": {
+                            "name": { "type": "string" },
+                            "position_formats": { "type": "array", "items": { "type": "string" } },
+                            "move_formats": { "type": "array", "items": { "type": "string" } },
+                            "start_position": { "type": "string" },
+                            "sides": { "type": "array", "items": { "type": "string" } },
+                            "default_depth": { "type": "integer" }
+                        } } },
+                    "limits": { "type": "object", "properties": {
+                        "max_depth": { "type": "integer" }, "max_movetime_ms": { "type": "integer" },
+                        "max_nodes": { "type": "integer" }, "max_multipv": { "type": "integer" },
+                        "max_moves": { "type": "integer" } } }
+                }
+            },
+            "Problem": {
+                "type": "object", "required": ["type", "title", "status", "detail"],
+                "description": "RFC 9457 problem details.",
+                "properties": {
+                    "type": { "type": "string" },
+                    "title": { "type": "string" },
+                    "status": { "type": "integer" },
+                    "detail": { "type": "string" },
+                    "field": { "type": "string", "description": "The request member at fault." },
+                    "token": { "type": "string", "description": "The offending text." }
+                }
+            }
+        }}
+    })
+}
+
+/// The document as committed in `api/openapi.json`: pretty-printed, with a final newline.
+pub fn document_text() -> String {
+    let mut text = serde_json::to_string_pretty(&document()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn committed_document_is_current() {
+        let committed = include_str!("../../api/openapi.json");
+        assert!(
+            committed == super::document_text(),
+            "api/openapi.json is stale: run `cargo run -- openapi > api/openapi.json`"
+        );
+    }
+}
