@@ -47,15 +47,15 @@ impl<K: Clone + Eq + Hash, V> ClockCache<K, V> {
         if self.capacity == 0 {
             return false;
         }
-        if let Some(&index) = self.map.get(&key) {
-            if let Some(slot) = self.slots.get_mut(index).and_then(Option::as_mut) {
-                if !replace(&slot.value) {
-                    return false;
-                }
-                slot.value = value;
-                slot.referenced = true;
-                return true;
+        if let Some(&index) = self.map.get(&key)
+            && let Some(slot) = self.slots.get_mut(index).and_then(Option::as_mut)
+        {
+            if !replace(&slot.value) {
+                return false;
             }
+            slot.value = value;
+            slot.referenced = true;
+            return true;
         }
         let index = if let Some(index) = self.free.pop() {
             index
