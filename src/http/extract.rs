@@ -33,9 +33,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 "send the request body as JSON with `Content-Type: application/json`",
             ));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            Problem::new(e.status(), "body", "The request body could not be read", e.body_text())
-        })?;
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| Problem::new(e.status(), "body", "The request body could not be read", e.body_text()))?;
         parse_json(&bytes).map(ApiJson)
     }
 }
@@ -71,9 +71,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 }
 
 fn serde_urlencoded_like<T: DeserializeOwned>(query: &str) -> Result<T, Problem> {
-    axum::extract::Query::<T>::try_from_uri(&format!("/?{query}").parse().map_err(|_| {
-        Problem::bad_request("the query string is not a valid URI component")
-    })?)
+    axum::extract::Query::<T>::try_from_uri(
+        &format!("/?{query}")
+            .parse()
+            .map_err(|_| Problem::bad_request("the query string is not a valid URI component"))?,
+    )
     .map(|q| q.0)
     .map_err(|e| Problem::invalid("query", e.body_text()))
 }

@@ -8,9 +8,10 @@ use serde::Serialize;
 /// A problem document. `field` names the request member that was wrong, `token` the offending text in it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Problem {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub title: String,
+    /// The problem type, a relative URI reference `/problems/<slug>`.
+    #[serde(rename = "type", serialize_with = "problem_type")]
+    pub kind: &'static str,
+    pub title: &'static str,
     pub status: u16,
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -21,11 +22,15 @@ pub struct Problem {
     pub retry_after: Option<u32>,
 }
 
+fn problem_type<S: serde::Serializer>(slug: &&'static str, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("/problems/{slug}"))
+}
+
 impl Problem {
-    pub fn new(status: StatusCode, kind: &str, title: &str, detail: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, kind: &'static str, title: &'static str, detail: impl Into<String>) -> Self {
         Problem {
-            kind: format!("/problems/{kind}"),
-            title: title.to_string(),
+            kind,
+            title,
             status: status.as_u16(),
             detail: detail.into(),
             field: None,
