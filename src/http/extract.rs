@@ -33,9 +33,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 "send the request body as JSON with `Content-Type: application/json`",
             ));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            Problem::new(e.status(), "body", "The request body could not be read", e.body_text())
-        })?;
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| Problem::new(e.status(), "body", "The request body could not be read", e.body_text()))?;
         parse_json(&bytes).map(ApiJson)
     }
 }
@@ -58,6 +58,18 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     })
 }
 
+/// Read an already parsed JSON value into `T`, naming the path of the member at fault like [`parse_json`].
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Problem> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let mut p = Problem::invalid(&path, format!("{path}: {}", e.into_inner()));
+        if path == "." {
+            p.field = None;
+        }
+        p
+    })
+}
+
 /// A query string, with the same kind of errors.
 pub struct ApiQuery<T>(pub T);
 
@@ -71,9 +83,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 }
 
 fn serde_urlencoded_like<T: DeserializeOwned>(query: &str) -> Result<T, Problem> {
-    axum::extract::Query::<T>::try_from_uri(&format!("/?{query}").parse().map_err(|_| {
-        Problem::bad_request("the query string is not a valid URI component")
-    })?)
+    axum::extract::Query::<T>::try_from_uri(
+        &format!("/?{query}")
+            .parse()
+            .map_err(|_| Problem::bad_request("the query string is not a valid URI component"))?,
+    )
     .map(|q| q.0)
     .map_err(|e| Problem::invalid("query", e.body_text()))
 }

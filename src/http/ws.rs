@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -19,11 +19,11 @@ use tokio::sync::mpsc;
 
 use super::AppState;
 use super::analysis::{self, AnalysisRequest, CacheMode, Prepared, convert_line, pov_score};
-use super::extract::parse_json;
+use super::extract::{from_value, parse_json};
 use super::problem::Problem;
 use crate::game::{Game, format_line};
 use crate::pool::{JobHandle, Priority, SearchRequest};
-use crate::search::{Event, Info, Limits, SearchOptions, ScoreBound};
+use crate::search::{Event, Info, Limits, ScoreBound, SearchOptions};
 use crate::store::CacheKey;
 use crate::with_game;
 
@@ -37,7 +37,10 @@ const MAX_ID: usize = 128;
 enum Outgoing {
     Text(String),
     /// The analysis `id` is over; its answer follows.
-    Finished { id: String, text: String },
+    Finished {
+        id: String,
+        text: String,
+    },
 }
 
 #[derive(Deserialize)]
@@ -165,9 +168,9 @@ async fn handle(
                 map.remove("id");
                 map.remove("infinite");
             }
-            let req: AnalysisRequest = match serde_json::from_value(value) {
+            let req: AnalysisRequest = match from_value(value) {
                 Ok(r) => r,
-                Err(e) => return Some(error_text(Some(&id), &Problem::invalid("analyse", e.to_string()))),
+                Err(p) => return Some(error_text(Some(&id), &p)),
             };
             let kind = match analysis::game_kind(&req.game) {
                 Ok(k) => k,
@@ -232,8 +235,8 @@ async fn start<G: Game>(
         }
         Event::Done(done) => {
             let result = analysis::to_cached(&root, &done);
-            let mut v = serde_json::to_value(analysis::respond(&answer_prepared, &result, false))
-                .unwrap_or_else(|_| json!({}));
+            let mut v =
+                serde_json::to_value(analysis::respond(&answer_prepared, &result, false)).unwrap_or_else(|_| json!({}));
             tag(&mut v, "bestmove", &id_owned);
             if done.depth > 0 {
                 let store = store.clone();
