@@ -79,7 +79,11 @@ impl Server {
         let db = dir.db();
         let mut command = Command::new(env!("CARGO_BIN_EXE_kibitz"));
         command.args(["serve", "--http", "127.0.0.1:0", "--db"]).arg(&db);
-        command.args(["--hash-mb", "4", "--workers", "2"]);
+        for (flag, value) in [("--hash-mb", "4"), ("--workers", "2")] {
+            if !args.contains(&flag) {
+                command.args([flag, value]);
+            }
+        }
         command.args(args);
         command.env("KIBITZ_LOG", "warn").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
         // Environment settings of the person running the tests must not change the servers.
@@ -110,7 +114,9 @@ impl Server {
                         return server;
                     }
                 }
-                Err(_) => panic!("the server printed no address within {DEADLINE:?}; stderr:\n{}", server.stderr()),
+                Err(_) => {
+                    panic!("the server exited or printed no address within {DEADLINE:?}; stderr:\n{}", server.stderr())
+                }
             }
         }
     }
@@ -359,7 +365,11 @@ impl Ws {
     }
 
     pub fn send(&mut self, message: &Value) {
-        self.socket.send(tungstenite::Message::text(message.to_string())).expect("send");
+        self.send_text(&message.to_string());
+    }
+
+    pub fn send_text(&mut self, text: &str) {
+        self.socket.send(tungstenite::Message::text(text)).expect("send");
     }
 
     /// The next JSON message within `timeout`, if any (None on timeout). Messages are checked against the
