@@ -186,12 +186,10 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
     use kibitz::pool::{Pool, PoolConfig};
     use kibitz::store::{Store, StoreConfig};
 
-    let store = Store::open_with(
-        &args.db,
-        StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() },
-    )
-    .await
-    .with_context(|| format!("cannot open the store `{}`", args.db))?;
+    let store =
+        Store::open_with(&args.db, StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() })
+            .await
+            .with_context(|| format!("cannot open the store `{}`", args.db))?;
     let pool = Pool::new(PoolConfig {
         workers: args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1),
         queue: args.queue,
@@ -207,9 +205,8 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
         ..ApiConfig::default()
     };
     let state = AppState::new(pool.clone(), store.clone(), config);
-    let listener = tokio::net::TcpListener::bind(args.http)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.http))?;
+    let listener =
+        tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
     let address = listener.local_addr()?;
     tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
     println!("kibitz listening on http://{address}");
@@ -226,7 +223,11 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
             let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
         }
     };
-    kibitz::http::serve(listener, state, on_signal).await?;
+    kibitz::http::serve(listener, state.clone(), on_signal).await?;
+    // Answers given before the shutdown are cached: let their writes finish before the store closes.
+    if !state.finish_writes(Duration::from_secs(10)).await {
+        tracing::warn!("some analyses could not be stored before shutdown");
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())

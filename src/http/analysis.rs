@@ -91,11 +91,9 @@ pub(super) fn game_kind(name: &str) -> Result<GameKind, Problem> {
 
 fn check_format(field: &str, format: Option<&str>, known: &[&str]) -> Result<(), Problem> {
     match format {
-        Some(f) if !known.contains(&f) => Err(Problem::invalid(
-            field,
-            format!("unknown {field} `{f}` (known: {})", known.join(", ")),
-        )
-        .with_token(f)),
+        Some(f) if !known.contains(&f) => {
+            Err(Problem::invalid(field, format!("unknown {field} `{f}` (known: {})", known.join(", "))).with_token(f))
+        }
         _ => Ok(()),
     }
 }
@@ -129,13 +127,8 @@ pub(super) fn setup<G: Game>(
 }
 
 pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Result<Prepared<G>, Problem> {
-    let setup = setup::<G>(
-        req.position.as_deref(),
-        req.format.as_deref(),
-        &req.moves,
-        req.move_format.as_deref(),
-        config,
-    )?;
+    let setup =
+        setup::<G>(req.position.as_deref(), req.format.as_deref(), &req.moves, req.move_format.as_deref(), config)?;
     let mut clamped = Vec::new();
     let given = [req.depth.is_some(), req.movetime_ms.is_some(), req.nodes.is_some()];
     if given.iter().filter(|g| **g).count() > 1 {
@@ -290,9 +283,10 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
     let root = &p.setup.game;
     let format = p.setup.move_format.as_deref();
     let flip = p.white_pov && root.side_to_move() != G::WHITE_SIDE;
-    let bestmove = result.bestmove.as_ref().map(|b| {
-        convert_line(root, std::slice::from_ref(b), format).into_iter().next().unwrap_or_else(|| b.clone())
-    });
+    let bestmove = result
+        .bestmove
+        .as_ref()
+        .map(|b| convert_line(root, std::slice::from_ref(b), format).into_iter().next().unwrap_or_else(|| b.clone()));
     AnalysisResponse {
         game: G::NAME,
         position: p.setup.position.clone(),
@@ -382,7 +376,9 @@ fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Fligh
     let store = state.store.clone();
     let cache_key = CacheKey { game: G::NAME.to_string(), position: p.setup.position.clone(), multipv: p.multipv };
     let mut store_rx = rx;
+    let pending = state.pending_writes.start();
     tokio::spawn(async move {
+        let _pending = pending;
         if let Ok(result) = wait_result(&mut store_rx).await
             && let Err(e) = store.put_analysis(&cache_key, &result).await
         {
@@ -618,7 +614,8 @@ struct ConvertResponse {
 fn convert_request<G: Game>(req: &ConvertRequest, config: &ApiConfig) -> Result<ConvertResponse, Problem> {
     check_format("to", req.to.as_deref(), G::POSITION_FORMATS)?;
     let start = setup::<G>(req.position.as_deref(), req.format.as_deref(), &[], req.move_format.as_deref(), config)?;
-    let to = G::POSITION_FORMATS.iter().copied().find(|f| Some(*f) == req.to.as_deref()).unwrap_or(G::POSITION_FORMATS[0]);
+    let to =
+        G::POSITION_FORMATS.iter().copied().find(|f| Some(*f) == req.to.as_deref()).unwrap_or(G::POSITION_FORMATS[0]);
     let move_format =
         G::MOVE_FORMATS.iter().copied().find(|f| Some(*f) == req.move_format.as_deref()).unwrap_or(G::MOVE_FORMATS[0]);
     let mut game = start.game;
@@ -636,8 +633,7 @@ fn convert_request<G: Game>(req: &ConvertRequest, config: &ApiConfig) -> Result<
 }
 
 pub(super) async fn convert(State(state): State<AppState>, ApiJson(req): ApiJson<ConvertRequest>) -> Response {
-    let result =
-        game_kind(&req.game).and_then(|kind| with_game!(kind, G => convert_request::<G>(&req, &state.config)));
+    let result = game_kind(&req.game).and_then(|kind| with_game!(kind, G => convert_request::<G>(&req, &state.config)));
     match result {
         Ok(r) => Json(r).into_response(),
         Err(p) => p.into_response(),

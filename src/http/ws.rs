@@ -220,6 +220,7 @@ async fn start<G: Game>(
     let id_owned = id.to_string();
     let tx = tx.clone();
     let store = state.store.clone();
+    let writes = state.pending_writes.clone();
     let runtime = tokio::runtime::Handle::current();
     let prepared = std::sync::Arc::new(p);
     let answer_prepared = std::sync::Arc::clone(&prepared);
@@ -241,7 +242,9 @@ async fn start<G: Game>(
             if done.depth > 0 {
                 let store = store.clone();
                 let key = key.clone();
+                let pending = writes.start();
                 runtime.spawn(async move {
+                    let _pending = pending;
                     if let Err(e) = store.put_analysis(&key, &result).await {
                         tracing::warn!(error = %e, "could not store an analysis");
                     }
