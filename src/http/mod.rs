@@ -214,6 +214,14 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
     let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
+    // No Nagle delay: a WebSocket answer right after a progress message would otherwise wait for the
+    // client's delayed ACK (about 40 ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
