@@ -304,7 +304,7 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
         depth: result.depth,
         seldepth: result.seldepth,
         nodes: result.nodes,
-        nps: if result.time_ms == 0 { result.nodes * 1000 } else { result.nodes * 1000 / result.time_ms },
+        nps: (result.nodes * 1000).checked_div(result.time_ms).unwrap_or(result.nodes * 1000),
         time_ms: result.time_ms,
         cached,
         engine: ENGINE,

@@ -72,11 +72,16 @@ impl Metrics {
         let _ = writeln!(out, "# TYPE kibitz_http_request_duration_seconds histogram");
         for (route, h) in lock(&self.latency).iter() {
             for (bound, n) in BUCKETS.iter().zip(h.counts.iter()) {
-                let _ =
-                    writeln!(out, "kibitz_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {n}");
+                let _ = writeln!(
+                    out,
+                    "kibitz_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {n}"
+                );
             }
-            let _ =
-                writeln!(out, "kibitz_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}", h.count);
+            let _ = writeln!(
+                out,
+                "kibitz_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
+                h.count
+            );
             let _ = writeln!(out, "kibitz_http_request_duration_seconds_sum{{route=\"{route}\"}} {}", h.sum);
             let _ = writeln!(out, "kibitz_http_request_duration_seconds_count{{route=\"{route}\"}} {}", h.count);
         }
@@ -88,7 +93,12 @@ impl Metrics {
             ("kibitz_searches_completed_total", "counter", "Searches finished by the pool.", pool.completed),
             ("kibitz_nodes_searched_total", "counter", "Nodes searched by the pool.", pool.nodes),
             ("kibitz_cache_hits_total", "counter", "Analyses answered from the cache.", self.get(&self.cache_hits)),
-            ("kibitz_cache_misses_total", "counter", "Analyses the cache could not answer.", self.get(&self.cache_misses)),
+            (
+                "kibitz_cache_misses_total",
+                "counter",
+                "Analyses the cache could not answer.",
+                self.get(&self.cache_misses),
+            ),
             ("kibitz_searches_started_total", "counter", "Searches started for the API.", self.get(&self.searches)),
             (
                 "kibitz_searches_shared_total",
