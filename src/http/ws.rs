@@ -239,19 +239,24 @@ async fn start<G: Game>(
             let mut v =
                 serde_json::to_value(analysis::respond(&answer_prepared, &result, false)).unwrap_or_else(|_| json!({}));
             tag(&mut v, "bestmove", &id_owned);
+            let finished = Outgoing::Finished { id: id_owned.clone(), text: v.to_string() };
             if done.depth > 0 {
+                // Stored before it is sent, so that the client finds it cached when it asks again.
                 let store = store.clone();
                 let key = key.clone();
                 let pending = writes.start();
+                let tx = tx.clone();
                 runtime.spawn(async move {
                     let _pending = pending;
                     if let Err(e) = store.put_analysis(&key, &result).await {
                         tracing::warn!(error = %e, "could not store an analysis");
                     }
+                    let _ = tx.send(finished).await;
                 });
+            } else {
+                // The answer must arrive: wait for room (this runs on a worker thread, not the runtime).
+                let _ = tx.blocking_send(finished);
             }
-            // The answer must arrive: wait for room (this runs on a worker thread, not the runtime).
-            let _ = tx.blocking_send(Outgoing::Finished { id: id_owned.clone(), text: v.to_string() });
         }
     };
     let request = SearchRequest {
