@@ -58,6 +58,18 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     })
 }
 
+/// Read an already parsed JSON value into `T`, naming the path of the member at fault like [`parse_json`].
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Problem> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let mut p = Problem::invalid(&path, format!("{path}: {}", e.into_inner()));
+        if path == "." {
+            p.field = None;
+        }
+        p
+    })
+}
+
 /// A query string, with the same kind of errors.
 pub struct ApiQuery<T>(pub T);
 

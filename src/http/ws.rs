@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use super::AppState;
 use super::analysis::{self, AnalysisRequest, CacheMode, Prepared, convert_line, pov_score};
-use super::extract::parse_json;
+use super::extract::{from_value, parse_json};
 use super::problem::Problem;
 use crate::game::{Game, format_line};
 use crate::pool::{JobHandle, Priority, SearchRequest};
@@ -168,9 +168,9 @@ async fn handle(
                 map.remove("id");
                 map.remove("infinite");
             }
-            let req: AnalysisRequest = match serde_json::from_value(value) {
+            let req: AnalysisRequest = match from_value(value) {
                 Ok(r) => r,
-                Err(e) => return Some(error_text(Some(&id), &Problem::invalid("analyse", e.to_string()))),
+                Err(p) => return Some(error_text(Some(&id), &p)),
             };
             let kind = match analysis::game_kind(&req.game) {
                 Ok(k) => k,
@@ -220,6 +220,7 @@ async fn start<G: Game>(
     let id_owned = id.to_string();
     let tx = tx.clone();
     let store = state.store.clone();
+    let writes = state.pending_writes.clone();
     let runtime = tokio::runtime::Handle::current();
     let prepared = std::sync::Arc::new(p);
     let answer_prepared = std::sync::Arc::clone(&prepared);
@@ -238,17 +239,24 @@ async fn start<G: Game>(
             let mut v =
                 serde_json::to_value(analysis::respond(&answer_prepared, &result, false)).unwrap_or_else(|_| json!({}));
             tag(&mut v, "bestmove", &id_owned);
+            let finished = Outgoing::Finished { id: id_owned.clone(), text: v.to_string() };
             if done.depth > 0 {
+                // Stored before it is sent, so that the client finds it cached when it asks again.
                 let store = store.clone();
                 let key = key.clone();
+                let pending = writes.start();
+                let tx = tx.clone();
                 runtime.spawn(async move {
+                    let _pending = pending;
                     if let Err(e) = store.put_analysis(&key, &result).await {
                         tracing::warn!(error = %e, "could not store an analysis");
                     }
+                    let _ = tx.send(finished).await;
                 });
+            } else {
+                // The answer must arrive: wait for room (this runs on a worker thread, not the runtime).
+                let _ = tx.blocking_send(finished);
             }
-            // The answer must arrive: wait for room (this runs on a worker thread, not the runtime).
-            let _ = tx.blocking_send(Outgoing::Finished { id: id_owned.clone(), text: v.to_string() });
         }
     };
     let request = SearchRequest {
