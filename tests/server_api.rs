@@ -459,6 +459,22 @@ fn every_error_is_a_problem_document_and_the_server_goes_on() {
         bad("bad cache mode", "/v1/analysis", json!({ "game": game, "cache": "sometimes" }), 422, Some("cache"), None),
         bad("cache only, nothing cached", "/v1/analysis", json!({ "game": game, "cache": "only" }), 404, None, None),
         Bad { what: "unknown route", method: "GET", ..bad("", "/v2/analysis", json!({}), 404, None, None) },
+        Bad { what: "stream without upgrade", method: "GET", ..bad("", "/v1/stream", json!({}), 426, None, None) },
+        Bad {
+            what: "bad query parameter type",
+            method: "GET",
+            ..bad("", &format!("/v1/analysis?game={game}&multipv=many"), json!({}), 422, Some("multipv"), None)
+        },
+        Bad {
+            what: "unknown query parameter",
+            method: "GET",
+            ..bad("", &format!("/v1/analysis?game={game}&colour=1"), json!({}), 422, Some("colour"), None)
+        },
+        Bad {
+            what: "missing query parameter",
+            method: "GET",
+            ..bad("", "/v1/analysis?multipv=1", json!({}), 422, Some("game"), None)
+        },
         Bad { what: "unknown route (POST)", ..bad("", "/v1/analyse", json!({ "game": game }), 404, None, None) },
     ];
     for planned in ["draughts", "hive", "xiangqi", "chess"] {

@@ -448,7 +448,7 @@ async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<Ana
     }
     let flight = join_or_start(state, &p)?;
     let mut rx = flight.rx.clone();
-    let result = wait_result(&mut rx).await.map_err(Problem::internal)?;
+    let result = wait_result(&mut rx).await.map_err(Problem::unavailable)?;
     Ok(respond(&p, &result, false))
 }
 

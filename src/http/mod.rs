@@ -4,10 +4,6 @@
 //! ([`crate::games::GameKind`]), and hand positions to the worker pool and the store. Every error is an
 //! RFC 9457 problem document ([`problem::Problem`]).
 
-// A `Problem` is the answer itself (a few strings) and is built only on the cold error path: boxing it in
-// every `Result` would cost more code than the bytes it saves.
-#![allow(clippy::result_large_err)]
-
 mod analysis;
 mod extract;
 mod metrics;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -51,7 +51,27 @@ struct Envelope {
     id: Option<String>,
 }
 
-pub(super) async fn stream(State(state): State<AppState>, upgrade: WebSocketUpgrade) -> Response {
+pub(super) async fn stream(
+    State(state): State<AppState>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(e) => {
+            let mut p = Problem::new(
+                axum::http::StatusCode::UPGRADE_REQUIRED,
+                "websocket-required",
+                "A WebSocket upgrade is required",
+                format!("{}: connect with a WebSocket client (Upgrade: websocket)", e.body_text()),
+            );
+            p.field = None;
+            let mut response = p.into_response();
+            response
+                .headers_mut()
+                .insert(axum::http::header::UPGRADE, axum::http::HeaderValue::from_static("websocket"));
+            return response;
+        }
+    };
     let limit = state.config.max_body_bytes;
     upgrade.max_message_size(limit).max_frame_size(limit).on_upgrade(move |socket| session(state, socket))
 }
