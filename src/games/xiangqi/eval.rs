@@ -13,7 +13,7 @@ pub const MATERIAL: [i32; 7] = [0, 200, 200, 430, 950, 450, 100];
 /// material. Every table is symmetric left to right.
 const fn positional(kind: u8, file: usize, rank: usize) -> i32 {
     // 0 at the edge, 4 on the middle file.
-    let off_centre = if file > 4 { file - 4 } else { 4 - file };
+    let off_centre = file.abs_diff(4);
     let centre = 4 - off_centre as i32;
     let r = rank as i32;
     match kind {

@@ -26,7 +26,7 @@ use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
 pub const NO_CAPTURE_PLIES: u32 = 120;
 
 /// Zobrist keys: `[piece code][cell]`, and the key of Black to move.
-const ZOBRIST: [[u64; CELLS]; 16] = {
+static ZOBRIST: [[u64; CELLS]; 16] = {
     let mut t = [[0u64; CELLS]; 16];
     let mut s: u64 = 0x2F1E_5C37_A9B4_D061;
     let mut p = 1;
