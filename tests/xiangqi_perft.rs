@@ -71,3 +71,37 @@ fn perft_speed() {
     let s = t.elapsed().as_secs_f64();
     println!("generic perft(5) = {n} in {s:.3} s: {:.1} M nodes/s", n as f64 / s / 1e6);
 }
+
+/// Speed of make/unmake through the trait and of the evaluation:
+/// `cargo test --release --test xiangqi_perft -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn eval_speed() {
+    let mut positions = Vec::new();
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for _ in 0..20 {
+        let mut g = Xiangqi::start();
+        for _ in 0..100 {
+            let ms = g.legal_moves();
+            if ms.is_empty() {
+                break;
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            g.make(ms[(x % ms.len() as u64) as usize]);
+            positions.push(g.clone());
+        }
+    }
+    let t = std::time::Instant::now();
+    let mut sum = 0i64;
+    let rounds = 2000;
+    for _ in 0..rounds {
+        for p in &positions {
+            sum += std::hint::black_box(p).evaluate() as i64;
+        }
+    }
+    let s = t.elapsed().as_secs_f64();
+    let evals = (rounds * positions.len()) as f64;
+    println!("evaluate: {:.1} M evals/s ({:.1} ns each, checksum {sum})", evals / s / 1e6, s / evals * 1e9);
+}

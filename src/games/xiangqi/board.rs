@@ -43,7 +43,7 @@ pub const SLOT_TYPE: [u8; 16] = [
 pub const SLOT_RANGE: [(usize, usize); 7] = [(0, 1), (1, 3), (3, 5), (5, 7), (7, 9), (9, 11), (11, 16)];
 
 /// Piece code of a cell: 0 empty, `side * 8 + type + 1` for a piece, 0x80 off the board.
-pub const CODE: [u8; 65] = {
+pub static CODE: [u8; 65] = {
     let mut t = [0u8; 65];
     let mut id = 0;
     while id < 32 {
@@ -83,7 +83,7 @@ pub const fn rank_of(sq: usize) -> usize {
 
 /// Bit flags per cell: 1 on the board, 2 in a palace, 4 on Red's half (ranks 0-4), 8 an elephant point,
 /// 16 an advisor point.
-pub const GEOMETRY: [u8; CELLS] = {
+pub static GEOMETRY: [u8; CELLS] = {
     let mut t = [0u8; CELLS];
     let mut rank = 0;
     while rank < 10 {

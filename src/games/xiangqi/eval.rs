@@ -3,7 +3,7 @@
 //! against the attackers left on the board, the mobility of chariots and horses, and a small tempo bonus.
 
 use super::board::{
-    ADVISOR, BLACK, Board, CANNON, CELLS, CHARIOT, ELEPHANT, HORSE, KING, RED, SLOT_RANGE, SOLDIER, W, square,
+    ADVISOR, BLACK, Board, CANNON, CELLS, CHARIOT, ELEPHANT, HORSE, KING, RED, SLOT_TYPE, SOLDIER, W, own_half, square,
 };
 
 /// Material per piece type (general, advisor, elephant, horse, chariot, cannon, soldier).
@@ -97,7 +97,7 @@ const fn positional(kind: u8, file: usize, rank: usize) -> i32 {
 }
 
 /// Material and position of every piece code (`side * 8 + type + 1`) on every cell, from that side's view.
-pub const PST: [[i16; CELLS]; 16] = {
+pub static PST: [[i16; CELLS]; 16] = {
     let mut t = [[0i16; CELLS]; 16];
     let mut side = 0;
     while side < 2 {
@@ -134,43 +134,36 @@ pub fn pst_from_scratch(b: &Board) -> i32 {
     s
 }
 
-fn count(b: &Board, side: usize, kind: u8) -> i32 {
-    let (lo, hi) = SLOT_RANGE[kind as usize];
-    (lo..hi).filter(|&slot| b.pos[side * 16 + slot] != 0).count() as i32
-}
-
 const TEMPO: i32 = 10;
 
 /// Everything but the incremental material and position, Red minus Black.
 fn dynamic(b: &Board) -> i32 {
-    let mut score = 0;
-    let mut attack = [0i32; 2];
-    let mut shelter = [0i32; 2];
-    let mut majors = 0;
+    // Pieces per side and type, and soldiers across the river.
+    let mut n = [[0i32; 8]; 2];
     for side in [RED, BLACK] {
-        let chariots = count(b, side, CHARIOT);
-        let horses = count(b, side, HORSE);
-        let cannons = count(b, side, CANNON);
-        let soldiers_across = (SLOT_RANGE[SOLDIER as usize].0..SLOT_RANGE[SOLDIER as usize].1)
-            .filter(|&slot| {
-                let sq = b.pos[side * 16 + slot] as usize;
-                sq != 0 && !super::board::own_half(side, sq)
-            })
-            .count() as i32;
-        attack[side] = 3 * chariots + 2 * horses + 2 * cannons + soldiers_across;
-        shelter[side] = 2 * count(b, side, ADVISOR) + count(b, side, ELEPHANT);
-        majors += chariots + horses + cannons;
+        for slot in 1..16 {
+            let sq = b.pos[side * 16 + slot] as usize;
+            if sq != 0 {
+                let kind = SLOT_TYPE[slot] as usize;
+                n[side][kind] += 1;
+                if kind == SOLDIER as usize && !own_half(side, sq) {
+                    n[side][7] += 1;
+                }
+            }
+        }
     }
+    let attack = |s: usize| 3 * n[s][CHARIOT as usize] + 2 * n[s][HORSE as usize] + 2 * n[s][CANNON as usize] + n[s][7];
+    let majors: i32 = (0..2).map(|s| n[s][CHARIOT as usize] + n[s][HORSE as usize] + n[s][CANNON as usize]).sum();
+    let mut score = 0;
     for side in [RED, BLACK] {
         let sign = if side == RED { 1 } else { -1 };
         // A general short of advisors and elephants suffers in proportion to what can attack it.
-        let missing = 6 - shelter[side];
-        let threat = attack[side ^ 1].min(12);
+        let missing = 6 - 2 * n[side][ADVISOR as usize] - n[side][ELEPHANT as usize];
+        let threat = attack(side ^ 1).min(12);
         score -= sign * missing * threat * 3;
         // Cannons need screens, horses room: their worth shifts as the board empties.
         if majors <= 6 {
-            let shift = 6 - majors;
-            score += sign * shift * 5 * (count(b, side, HORSE) - count(b, side, CANNON));
+            score += sign * (6 - majors) * 5 * (n[side][HORSE as usize] - n[side][CANNON as usize]);
         }
         score += sign * mobility(b, side);
     }

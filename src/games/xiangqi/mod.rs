@@ -207,7 +207,18 @@ impl Game for Xiangqi {
     const NAME: &'static str = "xiangqi";
     const POSITION_FORMATS: &'static [&'static str] = &["fen"];
     const MOVE_FORMATS: &'static [&'static str] = &["iccs", "coord"];
-    const BENCH_POSITIONS: &'static [&'static str] = &[START_FEN];
+    const BENCH_POSITIONS: &'static [&'static str] = &[
+        START_FEN,
+        "r1baka2r/9/1cn4cb/p1N1pC2p/2P1P4/6p2/P5n1P/6C2/9/R1BAKABNR b - - 7 10",
+        "2bakabn1/9/n3c4/p1p1p1p1p/9/2P6/Pr2P1P1P/1C2B1N2/R2N5/3AKAB2 b - - 4 10",
+        "2r1kabr1/4a4/1cn1b1n2/p1p1p4/6p1R/2P1C4/P3P1c1P/4C1N1B/9/RNBAKA3 b - - 3 11",
+        "2bakab1r/9/2c2cn2/p3p3p/2pn2P2/9/P1P1PC2P/2N1C1N2/9/2BAKAB1R b - - 10 11",
+        "2b1kab2/4a4/n3c4/2p1n3p/3R2p2/2P1p3P/2C1P1P2/4B1N2/1r1N5/3AKAB2 w - - 3 18",
+        "r1bak1r2/4aN3/1c2c3b/p1P1C3p/9/3n1p3/P7P/4B4/9/R1BAKA1NR w - - 7 18",
+        "1rba1k3/1P2a4/2c5b/p7p/9/2C1n4/P7P/2R5R/3KA4/7r1 w - - 4 33",
+        "4kab2/2n1a4/4b4/2p2N2p/4C4/2P2R2P/3rc1P2/4B4/4A4/4KAB2 w - - 15 33",
+        "2b1kab2/9/9/3C5/4c4/3p4P/P8/4B4/4K4/3A1A3 w - - 3 34",
+    ];
     const BENCH_DEPTH: u32 = 8;
     const DEFAULT_DEPTH: u32 = 9;
     const WHITE_SIDE: Side = Side::First;
