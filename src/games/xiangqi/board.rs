@@ -18,8 +18,9 @@
 
 /// Columns per mailbox row.
 pub const W: usize = 11;
-/// Mailbox cells.
-pub const CELLS: usize = 154;
+/// Mailbox cells: 154 are used (14 rows of 11); the arrays have 256 so that any `u8` index is in bounds and
+/// the compiler drops the bounds checks.
+pub const CELLS: usize = 256;
 /// The content of an off-board cell.
 pub const OFF: u8 = 64;
 
@@ -43,8 +44,8 @@ pub const SLOT_TYPE: [u8; 16] = [
 pub const SLOT_RANGE: [(usize, usize); 7] = [(0, 1), (1, 3), (3, 5), (5, 7), (7, 9), (9, 11), (11, 16)];
 
 /// Piece code of a cell: 0 empty, `side * 8 + type + 1` for a piece, 0x80 off the board.
-pub static CODE: [u8; 65] = {
-    let mut t = [0u8; 65];
+pub static CODE: [u8; 256] = {
+    let mut t = [0u8; 256];
     let mut id = 0;
     while id < 32 {
         t[16 + id] = ((id / 16) * 8) as u8 + SLOT_TYPE[id % 16] + 1;
@@ -132,9 +133,10 @@ const HORSE_MOVES: [(isize, [isize; 2]); 4] = [
     (-1, [W as isize - 2, -(W as isize) - 2]),
 ];
 
+/// One step from a square (a `u8` index, so always within the cell arrays).
 #[inline(always)]
-fn step(sq: usize, d: isize) -> usize {
-    sq.wrapping_add_signed(d)
+pub fn step(sq: usize, d: isize) -> usize {
+    (sq as u8).wrapping_add(d as i8 as u8) as usize
 }
 
 /// A move: from and to as mailbox squares.
@@ -226,6 +228,8 @@ pub struct Board {
     /// The square of each piece id, 0 when the piece is not on the board.
     pub pos: [u8; 32],
     pub stm: usize,
+    /// Pieces on the board per side and type.
+    pub counts: [[u8; 8]; 2],
 }
 
 impl Board {
@@ -237,7 +241,7 @@ impl Board {
                 *c = 0;
             }
         }
-        Board { cells, pos: [0; 32], stm: RED }
+        Board { cells, pos: [0; 32], stm: RED, counts: [[0; 8]; 2] }
     }
 
     /// Put a piece of `side` and `kind` on `sq` (empty); false when the side has no free slot of that kind.
@@ -248,6 +252,7 @@ impl Board {
             if self.pos[id] == 0 {
                 self.pos[id] = sq as u8;
                 self.cells[sq] = 16 + id as u8;
+                self.counts[side][kind as usize] += 1;
                 return true;
             }
         }
@@ -272,7 +277,9 @@ impl Board {
         let moving = self.cells[from];
         let captured = self.cells[to];
         if captured != 0 {
-            self.pos[captured as usize - 16] = 0;
+            let id = captured as usize - 16;
+            self.pos[id] = 0;
+            self.counts[id >> 4][SLOT_TYPE[id & 15] as usize] -= 1;
         }
         self.cells[to] = moving;
         self.cells[from] = 0;
@@ -290,7 +297,9 @@ impl Board {
         self.cells[to] = captured;
         self.pos[moving as usize - 16] = from as u8;
         if captured != 0 {
-            self.pos[captured as usize - 16] = to as u8;
+            let id = captured as usize - 16;
+            self.pos[id] = to as u8;
+            self.counts[id >> 4][SLOT_TYPE[id & 15] as usize] += 1;
         }
         self.stm ^= 1;
     }
@@ -339,8 +348,8 @@ impl Board {
         let soldier = code(enemy, SOLDIER);
         let ahead = if enemy == BLACK { step(k, W as isize) } else { step(k, -(W as isize)) };
         CODE[cell(ahead) as usize] == soldier
-            || CODE[cell(k + 1) as usize] == soldier
-            || CODE[cell(k - 1) as usize] == soldier
+            || CODE[cell(step(k, 1)) as usize] == soldier
+            || CODE[cell(step(k, -1)) as usize] == soldier
     }
 
     /// Whether `sq` is attacked by `enemy` on the board as it is.
@@ -460,8 +469,8 @@ impl Board {
         let soldier = code(enemy, SOLDIER);
         let ahead = if enemy == BLACK { step(k, W as isize) } else { step(k, -(W as isize)) };
         if CODE[cells[ahead] as usize] == soldier
-            || CODE[cells[k + 1] as usize] == soldier
-            || CODE[cells[k - 1] as usize] == soldier
+            || CODE[cells[step(k, 1)] as usize] == soldier
+            || CODE[cells[step(k, -1)] as usize] == soldier
         {
             l.in_check = true;
         }
@@ -553,7 +562,7 @@ impl Board {
                 sink.add(self, l, from, to);
             }
             if !own_half(me, from) {
-                for to in [from + 1, from - 1] {
+                for to in [step(from, 1), step(from, -1)] {
                     if target(cells[to]) {
                         sink.add(self, l, from, to);
                     }

@@ -3,7 +3,7 @@
 //! against the attackers left on the board, the mobility of chariots and horses, and a small tempo bonus.
 
 use super::board::{
-    ADVISOR, BLACK, Board, CANNON, CELLS, CHARIOT, ELEPHANT, HORSE, KING, RED, SLOT_TYPE, SOLDIER, W, own_half, square,
+    ADVISOR, BLACK, Board, CANNON, CELLS, CHARIOT, ELEPHANT, HORSE, KING, RED, SOLDIER, W, own_half, square,
 };
 
 /// Material per piece type (general, advisor, elephant, horse, chariot, cannon, soldier).
@@ -138,18 +138,15 @@ const TEMPO: i32 = 10;
 
 /// Everything but the incremental material and position, Red minus Black.
 fn dynamic(b: &Board) -> i32 {
-    // Pieces per side and type, and soldiers across the river.
+    // Pieces per side and type, and (last) soldiers across the river.
     let mut n = [[0i32; 8]; 2];
     for side in [RED, BLACK] {
-        for slot in 1..16 {
+        for kind in ADVISOR..=SOLDIER {
+            n[side][kind as usize] = b.counts[side][kind as usize] as i32;
+        }
+        for slot in 11..16 {
             let sq = b.pos[side * 16 + slot] as usize;
-            if sq != 0 {
-                let kind = SLOT_TYPE[slot] as usize;
-                n[side][kind] += 1;
-                if kind == SOLDIER as usize && !own_half(side, sq) {
-                    n[side][7] += 1;
-                }
-            }
+            n[side][7] += (sq != 0 && !own_half(side, sq)) as i32;
         }
     }
     let attack = |s: usize| 3 * n[s][CHARIOT as usize] + 2 * n[s][HORSE as usize] + 2 * n[s][CANNON as usize] + n[s][7];
@@ -182,10 +179,10 @@ fn mobility(b: &Board, side: usize) -> i32 {
             continue;
         }
         for d in [W as isize, -(W as isize), 1, -1] {
-            let mut s = from.wrapping_add_signed(d);
+            let mut s = super::board::step(from, d);
             while cells[s] == 0 {
                 m += 2;
-                s = s.wrapping_add_signed(d);
+                s = super::board::step(s, d);
             }
         }
     }
@@ -201,11 +198,11 @@ fn mobility(b: &Board, side: usize) -> i32 {
             (1, [W as isize + 2, -(W as isize) + 2]),
             (-1, [W as isize - 2, -(W as isize) - 2]),
         ] {
-            if cells[from.wrapping_add_signed(leg)] != 0 {
+            if cells[super::board::step(from, leg)] != 0 {
                 continue;
             }
             for d in dests {
-                let c = cells[from.wrapping_add_signed(d)];
+                let c = cells[super::board::step(from, d)];
                 if c & (own | super::board::OFF) == 0 {
                     n += 1;
                 }
