@@ -220,7 +220,7 @@ impl Game for Xiangqi {
         "2b1kab2/9/9/3C5/4c4/3p4P/P8/4B4/4K4/3A1A3 w - - 3 34",
     ];
     const BENCH_DEPTH: u32 = 8;
-    const DEFAULT_DEPTH: u32 = 9;
+    const DEFAULT_DEPTH: u32 = 10;
     const WHITE_SIDE: Side = Side::First;
     const NULL_MOVE: bool = true;
     const FORCED_CAPTURES: bool = false;
