@@ -215,6 +215,12 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// Write the position in one of [`Game::POSITION_FORMATS`] (`None`: the main format).
     fn format_position(&self, format: Option<&str>) -> Result<String, NotationError>;
 
+    /// The position as the analysis cache knows it: the main format less what does not change the analysis
+    /// (move counters), so that one position reached at different move numbers is one cache entry.
+    fn position_key(&self) -> String {
+        self.format_position(None).unwrap_or_default()
+    }
+
     /// Read a move in any notation the game accepts and check that it is legal here.
     fn parse_move(&self, text: &str) -> Result<Self::Move, NotationError>;
 

@@ -69,8 +69,10 @@ pub struct AnalysisRequest {
 /// A position read from a request, with the moves applied.
 pub(super) struct Setup<G: Game> {
     pub game: G,
-    /// The position in the game's main format: the cache key.
+    /// The position in the game's main format.
     pub position: String,
+    /// The position as the cache knows it ([`Game::position_key`]).
+    pub key: String,
     pub move_format: Option<String>,
 }
 
@@ -123,7 +125,8 @@ pub(super) fn setup<G: Game>(
         game.make(m);
     }
     let position = game.format_position(None).map_err(|e| Problem::internal(e.to_string()))?;
-    Ok(Setup { game, position, move_format: move_format.map(str::to_string) })
+    let key = game.position_key();
+    Ok(Setup { game, position, key, move_format: move_format.map(str::to_string) })
 }
 
 pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Result<Prepared<G>, Problem> {
@@ -337,7 +340,7 @@ fn flight_key<G: Game>(p: &Prepared<G>) -> String {
     format!(
         "{}\n{}\n{}\n{:?}/{:?}/{:?}",
         G::NAME,
-        p.setup.position,
+        p.setup.key,
         p.multipv,
         l.depth,
         l.movetime.map(|t| t.as_millis()),
@@ -382,7 +385,7 @@ fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Fligh
 
     // Store the result once, whoever is still waiting for it; then answer them.
     let store = state.store.clone();
-    let cache_key = CacheKey { game: G::NAME.to_string(), position: p.setup.position.clone(), multipv: p.multipv };
+    let cache_key = CacheKey { game: G::NAME.to_string(), position: p.setup.key.clone(), multipv: p.multipv };
     let pending = state.pending_writes.start();
     tokio::spawn(async move {
         let _pending = pending;
@@ -447,7 +450,7 @@ pub(super) async fn immediate_answer<G: Game>(
 
 async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<AnalysisResponse, Problem> {
     let p = prepare::<G>(req, &state.config)?;
-    let key = CacheKey { game: G::NAME.to_string(), position: p.setup.position.clone(), multipv: p.multipv };
+    let key = CacheKey { game: G::NAME.to_string(), position: p.setup.key.clone(), multipv: p.multipv };
     if let Some(answer) = immediate_answer(state, &p, &key).await? {
         return Ok(answer);
     }

@@ -223,7 +223,7 @@ async fn start<G: Game>(
     tx: &mpsc::Sender<Outgoing>,
 ) -> Result<Option<JobHandle>, Problem> {
     let p: Prepared<G> = analysis::prepare(req, &state.config)?;
-    let key = CacheKey { game: G::NAME.to_string(), position: p.setup.position.clone(), multipv: p.multipv };
+    let key = CacheKey { game: G::NAME.to_string(), position: p.setup.key.clone(), multipv: p.multipv };
     if p.setup.game.outcome().is_some() || (!infinite && p.cache != CacheMode::Refresh) {
         let answer = analysis::immediate_answer(state, &p, &key).await?;
         if let Some(answer) = answer {

@@ -572,18 +572,36 @@ pub struct Fixture {
     pub slow_depth: u32,
 }
 
-pub const FIXTURES: &[Fixture] = &[Fixture {
-    game: "checkers",
-    positions: &[
-        ("fen", "B:W21-32:B1-12", &["11-15", "23-19", "8-11"]),
-        ("fen", "W:W18,24,27,28,K10,K15:B12,16,20,K22,K25,K29", &["15-11"]),
-    ],
-    finished: "B:W21,K5:B",
-    bad_position: ("B:W21-32:B1-12,Z9", "Z9"),
-    white: "white",
-    quick_depth: 6,
-    slow_depth: 20,
-}];
+pub const FIXTURES: &[Fixture] = &[
+    Fixture {
+        game: "checkers",
+        positions: &[
+            ("fen", "B:W21-32:B1-12", &["11-15", "23-19", "8-11"]),
+            ("fen", "W:W18,24,27,28,K10,K15:B12,16,20,K22,K25,K29", &["15-11"]),
+        ],
+        finished: "B:W21,K5:B",
+        bad_position: ("B:W21-32:B1-12,Z9", "Z9"),
+        white: "white",
+        quick_depth: 6,
+        slow_depth: 20,
+    },
+    Fixture {
+        game: "xiangqi",
+        positions: &[
+            (
+                "fen",
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+                &["H2-E2", "H9-G7", "H0-G2"],
+            ),
+            ("fen", "r1ba1a3/4kn3/2n1b4/pNp1p1p1p/4c4/6P2/P1P2R2P/1CcC5/9/2BAKAB2 w", &["F3-F8"]),
+        ],
+        finished: "3k5/9/9/9/9/9/9/9/3r1r3/4K4 w",
+        bad_position: ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w", "X"),
+        white: "red",
+        quick_depth: 3,
+        slow_depth: 12,
+    },
+];
 
 pub fn fixture(game: &str) -> &'static Fixture {
     FIXTURES.iter().find(|f| f.game == game).unwrap_or_else(|| panic!("no test fixture for the game `{game}`"))

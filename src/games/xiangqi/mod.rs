@@ -429,6 +429,13 @@ impl Game for Xiangqi {
         }
     }
 
+    fn position_key(&self) -> String {
+        // The board and the side to move: the counters do not change the analysis.
+        let fen = self.to_fen();
+        let mut fields = fen.split(' ');
+        format!("{} {}", fields.next().unwrap_or(""), fields.next().unwrap_or("w"))
+    }
+
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         self.parse_move_text(text)
     }

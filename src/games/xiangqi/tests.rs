@@ -453,3 +453,12 @@ fn evaluation_is_symmetric() {
     let down = game("4k4/9/9/9/9/9/9/9/9/R2K5 b").evaluate();
     assert!((-1200..-800).contains(&down), "{down}");
 }
+
+#[test]
+fn the_cache_key_ignores_the_move_counters() {
+    let a = Xiangqi::from_fen("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1").expect("fen");
+    let b = Xiangqi::from_fen("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 7 30").expect("fen");
+    assert_ne!(a.to_fen(), b.to_fen());
+    assert_eq!(a.position_key(), b.position_key());
+    assert_eq!(a.position_key(), "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w");
+}
