@@ -312,18 +312,18 @@ impl Board {
         BOARD & !self.occupied()
     }
 
-    /// The side to move can capture.
+    /// The pieces of the side to move that can capture.
     #[inline]
-    pub fn has_capture(&self) -> bool {
+    pub fn capturers(&self) -> u64 {
         let me = self.pieces[self.stm];
         let opp = self.pieces[self.stm ^ 1];
         let empty = self.empty();
         let men = me & !self.kings;
+        let mut found = 0;
         if men != 0 {
             for d in 0..4 {
-                if shift(shift(men, d) & opp, d) & empty != 0 {
-                    return true;
-                }
+                // Opponents with an empty square beyond them along `d`, then the men just before them.
+                found |= men & shift(shift(empty, 3 - d) & opp, 3 - d);
             }
         }
         let mut kings = me & self.kings;
@@ -339,21 +339,29 @@ impl Board {
                         if opp & (1u64 << t) != 0 {
                             let l = NEXT[d][t];
                             if l != 255 && empty & (1u64 << l) != 0 {
-                                return true;
+                                found |= 1u64 << k;
+                                break;
                             }
                         }
                     }
                 }
             }
         }
-        false
+        found
+    }
+
+    /// The side to move can capture.
+    #[inline]
+    pub fn has_capture(&self) -> bool {
+        self.capturers() != 0
     }
 
     /// Every legal move, appended to `out` (which must be empty).
     #[inline]
     pub fn generate(&self, out: &mut Vec<Move>) {
-        if self.has_capture() {
-            self.generate_captures(out);
+        let capturers = self.capturers();
+        if capturers != 0 {
+            self.captures_of(capturers, out);
         } else {
             self.generate_quiet(out);
         }
@@ -361,11 +369,18 @@ impl Board {
 
     /// Every legal capture (the sequences capturing the most pieces), appended to `out` (which must be empty).
     pub fn generate_captures(&self, out: &mut Vec<Move>) {
-        let me = self.pieces[self.stm];
+        let capturers = self.capturers();
+        if capturers != 0 {
+            self.captures_of(capturers, out);
+        }
+    }
+
+    /// The legal captures, given the pieces that can capture.
+    fn captures_of(&self, capturers: u64, out: &mut Vec<Move>) {
         let opp = self.pieces[self.stm ^ 1];
         let occ = self.occupied();
         let mut caps = Captures { out, best: 1, from: 0, opp, occ };
-        let mut men = me & !self.kings;
+        let mut men = capturers & !self.kings;
         while men != 0 {
             let s = men.trailing_zeros();
             men &= men - 1;
@@ -373,7 +388,7 @@ impl Board {
             caps.occ = occ & !(1u64 << s);
             caps.man(s, 0, 0);
         }
-        let mut kings = me & self.kings;
+        let mut kings = capturers & self.kings;
         while kings != 0 {
             let s = kings.trailing_zeros();
             kings &= kings - 1;
@@ -443,9 +458,10 @@ impl Board {
     /// The number of legal moves; `scratch` holds captures while they are deduplicated.
     #[inline]
     pub fn count_moves(&self, scratch: &mut Vec<Move>) -> u64 {
-        if self.has_capture() {
+        let capturers = self.capturers();
+        if capturers != 0 {
             scratch.clear();
-            self.generate_captures(scratch);
+            self.captures_of(capturers, scratch);
             scratch.len() as u64
         } else {
             self.count_quiet()

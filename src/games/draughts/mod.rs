@@ -275,9 +275,7 @@ impl Game for Draughts {
     #[inline]
     fn generate_noisy(&self, out: &mut Vec<Move>) {
         out.clear();
-        if self.cur.board.has_capture() {
-            self.cur.board.generate_captures(out);
-        }
+        self.cur.board.generate_captures(out);
     }
 
     #[inline]
