@@ -229,12 +229,12 @@ impl Captures<'_> {
     fn man(&mut self, at: u32, cap: u64, n: u32) {
         let mut more = false;
         let capturable = self.opp & !cap;
-        for d in 0..4 {
-            let t = NEXT[d][at as usize];
+        for next in &NEXT {
+            let t = next[at as usize];
             if t == 255 || capturable & (1u64 << t) == 0 {
                 continue;
             }
-            let l = NEXT[d][t as usize];
+            let l = next[t as usize];
             if l == 255 || self.occ & (1u64 << l) != 0 {
                 continue;
             }

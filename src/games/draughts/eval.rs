@@ -48,7 +48,7 @@ const fn row_of(i: usize) -> usize {
 const fn col_of(i: usize) -> usize {
     let r = i / 5;
     let k = i % 5;
-    if r % 2 == 0 { 2 * k + 1 } else { 2 * k }
+    if r & 1 == 0 { 2 * k + 1 } else { 2 * k }
 }
 
 /// White's squares on the left half of the board (columns 0-4).

@@ -413,13 +413,14 @@ pub fn format_guide_move(b: &Board, m: Move) -> String {
     s
 }
 
-/// Read any move: PDN when it has a separator (`32-28`, `28x19`), else GUIDE (`32 28 0`).
+/// Read any move: GUIDE when it is three or more tokens starting with two numbers (`32 28 0`), else PDN.
 pub fn parse_any_move(game: &Draughts, text: &str) -> Result<Move, NotationError> {
-    let t = text.trim();
-    if t.contains(['-', 'x', 'X', ':']) || t.split_whitespace().count() < 3 {
-        parse_move(game, text)
-    } else {
+    let mut toks = text.split_whitespace();
+    let number = |t: Option<&str>| t.is_some_and(|t| t.bytes().all(|c| c.is_ascii_digit()));
+    if number(toks.next()) && number(toks.next()) && toks.next().is_some() {
         parse_guide_move(game, text)
+    } else {
+        parse_move(game, text)
     }
 }
 
@@ -475,4 +476,236 @@ pub fn format_guide_game(start: &Draughts, moves: &[Move]) -> String {
         n += 1;
     }
     format!("{} {n}{body}", start.to_guide())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Draughts;
+    use crate::game::{Game, NotationError};
+
+    const START: &str = "W:W31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50:B1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20";
+    const START_GUIDE: &str = "white bbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww";
+
+    fn fen(text: &str) -> Result<String, NotationError> {
+        Draughts::from_fen(text).map(|g| g.to_fen())
+    }
+
+    #[test]
+    fn fen_round_trips() {
+        assert_eq!(Draughts::start().to_fen(), START);
+        assert_eq!(fen("W:W31-50:B1-20").unwrap(), START);
+        assert_eq!(fen("W:B1-20:W31-50").unwrap(), START);
+        assert_eq!(fen(" W : W 31-50 : B 1-20 .").unwrap(), START);
+        assert_eq!(fen("B:WK15,K14:B10").unwrap(), "B:WK14,K15:B10");
+        assert_eq!(fen("W:WK1-3,5:BK48-50").unwrap(), "W:WK1,K2,K3,5:BK48,K49,K50");
+        assert_eq!(fen("w:w5:bk9").unwrap(), "W:W5:BK9");
+        assert_eq!(fen("W:W:B5").unwrap(), "W:W:B5");
+        for text in ["W:WK2:B7,8,17,18,24", "B:W25,27,K28:B12,K13"] {
+            assert_eq!(fen(text).unwrap(), text);
+            let g = Draughts::parse_position(text, None).unwrap();
+            assert_eq!(g.format_position(None).unwrap(), text);
+            assert_eq!(g.format_position(Some("fen")).unwrap(), text);
+        }
+        assert_eq!(Draughts::parse_position(START, Some("pdn")).unwrap_err().token, "pdn");
+        assert_eq!(Draughts::start().format_position(Some("x")).unwrap_err().token, "x");
+    }
+
+    #[test]
+    fn fen_errors_name_the_token() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("", "", "empty"),
+            ("X:W1:B2", "X", "side to move"),
+            ("W:W51:B1", "51", "not a square"),
+            ("W:W0:B1", "0", "not a square"),
+            ("W:W1,1:B2", "1", "listed twice"),
+            ("W:W1-4:B3", "3", "both sides"),
+            ("W:W1:Q2", "Q2", "must start with W or B"),
+            ("W:W1:B2:W3", "W3", "listed twice"),
+            ("W:Wa:B1", "a", "not a square number"),
+            ("W:W5-3:B1", "5-3", "backwards"),
+            ("W:W1,,2:B9", "W1,,2", "empty entry"),
+            ("W:W1-:B9", "1-", "missing square"),
+            ("W:W99999999999999999999:B9", "99999999999999999999", "not a square"),
+        ];
+        for &(text, token, what) in cases {
+            let e = Draughts::from_fen(text).unwrap_err();
+            assert_eq!(e.token, token, "{text}: {e}");
+            assert!(e.message.contains(what), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn guide_positions() {
+        let g = Draughts::start();
+        assert_eq!(g.to_guide(), START_GUIDE);
+        assert_eq!(g.format_position(Some("guide")).unwrap(), START_GUIDE);
+        assert_eq!(Draughts::from_guide(START_GUIDE).unwrap().to_fen(), START);
+        assert_eq!(Draughts::parse_position(START_GUIDE, None).unwrap().to_fen(), START);
+        assert_eq!(Draughts::parse_position(START_GUIDE, Some("guide")).unwrap().to_fen(), START);
+        let kings = format!("BLACK eW{}B", "e".repeat(47));
+        let g = Draughts::from_guide(&kings).unwrap();
+        assert_eq!(g.to_fen(), "B:WK2:BK50");
+        assert_eq!(g.to_guide(), kings.replace("BLACK", "black"));
+        // Errors name the token.
+        let e = Draughts::from_guide("green eeee").unwrap_err();
+        assert_eq!(e.token, "green");
+        let e = Draughts::from_guide("white eeee").unwrap_err();
+        assert_eq!(e.token, "eeee");
+        assert!(e.message.contains("50 squares"), "{e}");
+        let e = Draughts::from_guide(&START_GUIDE.replace("bbbbe", "bbbbx")).unwrap_err();
+        assert_eq!(e.token, "x");
+        assert!(e.message.contains("square 21"), "{e}");
+        assert!(Draughts::from_guide("white").is_err());
+        assert!(Draughts::from_guide("").is_err());
+    }
+
+    #[test]
+    fn pdn_moves_parse_and_format() {
+        let g = Draughts::start();
+        let m = g.parse_move("32-28").unwrap();
+        assert_eq!(g.format_move(m), "32-28");
+        assert_eq!(g.format_move_as(m, "pdn").unwrap(), "32-28");
+        assert_eq!(g.format_move_as(m, "guide").unwrap(), "32 28 0");
+        assert_eq!(g.parse_move(" 32 - 28 "), Ok(m));
+        assert_eq!(g.parse_move("32x28"), Ok(m));
+        assert_eq!(g.parse_move("32 28 0"), Ok(m));
+        assert_eq!(g.format_move_as(m, "san").unwrap_err().token, "san");
+
+        // A capture with unique ends is written from-to and read by any path.
+        let g = Draughts::from_fen("W:W13:B7,8").unwrap();
+        let m = g.parse_move("13x11").unwrap();
+        assert_eq!(g.format_move(m), "13x11");
+        assert_eq!(g.parse_move("13x2x11"), Ok(m));
+        assert_eq!(g.parse_move("13x2-11"), Ok(m));
+        assert_eq!(g.parse_move("13x8x11"), Ok(m)); // a captured square
+        assert_eq!(g.guide_move(m), "13 11 2 8 7");
+        assert_eq!(g.parse_guide_move("13 11 2 7 8"), Ok(m));
+        assert_eq!(g.parse_move("13 11 2 8 7"), Ok(m));
+    }
+
+    #[test]
+    fn ambiguous_captures() {
+        // Positions where two legal moves share both ends: they are written with landing squares.
+        let fens = [
+            "B:WK1,7,12,14,K15,17,18,24,K26,28,32,47,49:BK4,25,34,45",
+            "B:WK2,K5,11,18,21,23,25,26,30,36,44,45,48,49:B4,K50",
+            "W:WK10,K19,K33:B8,16,23,K25,29,K30,36,39,40,41,43",
+        ];
+        for fen in fens {
+            let g = Draughts::from_fen(fen).unwrap();
+            let legal = g.legal_moves();
+            let mut twins_seen = false;
+            for &m in &legal {
+                let twins = legal.iter().filter(|o| o.from == m.from && o.to == m.to).count();
+                let text = g.format_move(m);
+                assert_eq!(g.parse_move(&text), Ok(m), "{fen}: {text}");
+                if twins > 1 {
+                    twins_seen = true;
+                    assert!(text.matches('x').count() >= 2, "{fen}: {text}");
+                    let short = format!("{}x{}", m.from_square(), m.to_square());
+                    let e = g.parse_move(&short).unwrap_err();
+                    assert!(e.message.contains("ambiguous"), "{e}");
+                    assert_eq!(e.token, short);
+                }
+            }
+            assert!(twins_seen, "{fen}");
+        }
+        let g = Draughts::from_fen(fens[1]).unwrap();
+        let a = g.parse_move("50x22x13x35").unwrap();
+        let b = g.parse_move("50x28x19x35").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.captured_squares(), [18, 30, 44]);
+        assert_eq!(g.format_move(a), "50x22x35");
+        assert_eq!(g.format_move(b), "50x28x35");
+        // Captured squares single a move out too.
+        assert_eq!(g.parse_move("50x18x35"), Ok(a));
+        assert_eq!(g.parse_guide_move("50 35 3 44 30 18"), Ok(a));
+        assert_eq!(g.parse_guide_move("50 35 3 23 30 44"), Ok(b));
+        assert_eq!(g.guide_move(b), "50 35 3 44 23 30");
+    }
+
+    #[test]
+    fn move_errors_name_the_token() {
+        let g = Draughts::start();
+        let cases: &[(&str, &str, &str)] = &[
+            ("", "", "empty move"),
+            ("32", "32", "at least two squares"),
+            ("32-", "32-", "missing square"),
+            ("51-1", "51", "not a square"),
+            ("a-b", "a", "not a square number"),
+            ("28-23", "28-23", "no white piece on square 28"),
+            ("32-23", "32-23", "illegal move"),
+            ("32 28 1 23", "32 28 1 23", "illegal"),
+            ("32 28 x", "x", "not a number"),
+            ("32 28 2 23", "32 28 2 23", "announced"),
+        ];
+        for &(text, token, what) in cases {
+            let e = g.parse_move(text).unwrap_err();
+            assert_eq!(e.token, token, "{text}: {e}");
+            assert!(e.message.contains(what), "{text}: {e}");
+        }
+        let g = Draughts::from_fen("W:W32,33:B27,28,18").unwrap();
+        let e = g.parse_move("31-26").unwrap_err();
+        assert!(e.message.contains("no white piece"), "{e}");
+        let e = g.parse_move("32-28").unwrap_err();
+        assert!(e.message.contains("compulsory"), "{e}");
+        let long = "1-".repeat(500) + "1";
+        assert!(g.parse_move(&long).is_err());
+    }
+
+    #[test]
+    fn guide_games() {
+        let text = format!("{START_GUIDE} 4 m 32 28 0 m 17 21 0 m 37 32 0 m 21 26 0");
+        let (start, moves) = Draughts::parse_guide_game(&text).unwrap();
+        assert_eq!(start.to_fen(), START);
+        assert_eq!(moves.len(), 4);
+        assert_eq!(Draughts::format_guide_game(&start, &moves), text);
+        let mut g = start.clone();
+        for &m in &moves {
+            g.make(m);
+        }
+        assert_eq!(g.plies(), 4);
+        // With a capture.
+        let text = format!("{START_GUIDE} 3 m 32 28 0 m 19 23 0 m 28 19 1 23");
+        let (start, moves) = Draughts::parse_guide_game(&text).unwrap();
+        assert_eq!(Draughts::format_guide_game(&start, &moves), text);
+        // Errors name the move and the token.
+        let e = Draughts::parse_guide_game(&format!("{START_GUIDE} 2 m 32 28 0 m 18 24 0")).unwrap_err();
+        assert!(e.message.starts_with("move 2:"), "{e}");
+        assert_eq!(e.token, "18 24 0");
+        let e = Draughts::parse_guide_game(&format!("{START_GUIDE} 2 m 32 28 0")).unwrap_err();
+        assert_eq!(e.token, "2");
+        let e = Draughts::parse_guide_game(&format!("{START_GUIDE} 1 x 32 28 0")).unwrap_err();
+        assert_eq!(e.token, "x");
+        let e = Draughts::parse_guide_game(&format!("{START_GUIDE} one")).unwrap_err();
+        assert_eq!(e.token, "one");
+        let e = Draughts::parse_guide_game(&format!("{START_GUIDE} 1 m 32 28")).unwrap_err();
+        assert!(e.message.starts_with("move 1:"), "{e}");
+        let (s, m) = Draughts::parse_guide_game(&format!("{START_GUIDE} 0")).unwrap();
+        assert!(m.is_empty());
+        assert_eq!(s.to_guide(), START_GUIDE);
+    }
+
+    #[test]
+    fn random_text_never_panics() {
+        let alphabet: Vec<char> = "WBKwbkeE0123456789,:-xX. m\té".chars().collect();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let g = Draughts::from_fen("W:W32,33,K45:B27,28,18,K40,9").unwrap();
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 30) as usize;
+            let text: String =
+                (0..len).map(|i| alphabet[((x >> (i % 8 * 8)) as usize + i * 7) % alphabet.len()]).collect();
+            if let Ok(p) = Draughts::parse_position(&text, None) {
+                assert_eq!(Draughts::from_fen(&p.to_fen()).unwrap().to_fen(), p.to_fen());
+            }
+            if let Ok(m) = g.parse_move(&text) {
+                assert!(g.legal_moves().contains(&m));
+            }
+            let _ = Draughts::parse_guide_game(&text);
+            let _ = Draughts::from_guide(&format!("white {text}"));
+        }
+    }
 }
