@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Legal moves of international draughts positions according to an independent Python library.
 
-Two libraries install the same module name `draughts`, so only one of them can be importable at a time:
+Two libraries install the same module name `draughts`, so only one of them can be importable at a time
+(set DRAUGHTS_ORACLE_PATH to a `pip install --target` directory to pick one without touching the other):
 
 * py-draughts (`pip install py-draughts`): `StandardBoard.from_fen`, `board.legal_moves` (one move per
   start, end and captured set, as the FMJD rules say);
@@ -22,10 +23,16 @@ the same size appear often. Usage:
 """
 
 import argparse
+import os
 import random
 import sys
 
-import draughts
+# The two libraries cannot share one site-packages: DRAUGHTS_ORACLE_PATH may name a directory where one of
+# them was installed on its own (`pip install --target DIR py-draughts`).
+if os.environ.get("DRAUGHTS_ORACLE_PATH"):
+    sys.path.insert(0, os.environ["DRAUGHTS_ORACLE_PATH"])
+
+import draughts  # noqa: E402
 
 if hasattr(draughts, "StandardBoard"):
     LIB = "py-draughts"

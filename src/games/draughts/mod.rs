@@ -242,10 +242,20 @@ impl Game for Draughts {
     const NAME: &'static str = "draughts";
     const POSITION_FORMATS: &'static [&'static str] = &["fen", "guide"];
     const MOVE_FORMATS: &'static [&'static str] = &["pdn", "guide"];
-    const BENCH_POSITIONS: &'static [&'static str] =
-        &["W:W31-50:B1-20", "W:W25,27,28,30,32,33,34,35,37,38:B12,13,14,16,18,19,21,23,24,26"];
-    const BENCH_DEPTH: u32 = 10;
-    const DEFAULT_DEPTH: u32 = 12;
+    const BENCH_POSITIONS: &'static [&'static str] = &[
+        "W:W31-50:B1-20",
+        "W:W28,31,32,34,35,36,38,39,40,41,43,45,46,47,48,49,50:B1,2,3,4,5,7,9,10,11,13,16,17,18,19,20,21,25",
+        "W:W27,29,31,32,33,35,37,42,44,45,46,47,48,49,50:B1,2,3,4,5,6,9,12,15,16,17,19,20,21,24",
+        "W:W28,33,34,35,36,37,38,40,41,45,47,48,49,50:B2,3,4,5,7,9,10,12,14,17,19,21,22,27",
+        "W:W31,32,33,35,37,38,39,41,42,43,45,49:B2,3,6,7,13,14,15,16,19,20,24,26,40",
+        "W:W21,28,33,34,36,38,40,41,42,43,49,50:B2,3,4,12,13,15,17,18,19,22,24,26",
+        "W:W27,28,30,32,33,35,36,37,38,39,44:B2,8,12,14,16,17,19,23,24,25,26",
+        "W:W11,16,34,41,49,50:B8,12,13,14,18,19,24,26,44",
+        "W:W22,27,28,32,34,35,36,37,38:B11,16,19,20,21,23,25,26,29",
+        "B:WK34,29,39,44:BK3,13,18",
+    ];
+    const BENCH_DEPTH: u32 = 12;
+    const DEFAULT_DEPTH: u32 = 14;
     const WHITE_SIDE: Side = Side::First;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = true;
