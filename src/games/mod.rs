@@ -3,6 +3,7 @@
 //! monomorphises their generic code for each game.
 
 pub mod checkers;
+pub mod draughts;
 pub mod xiangqi;
 
 use std::fmt;
@@ -12,21 +13,23 @@ use std::str::FromStr;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum GameKind {
     Checkers,
+    Draughts,
     Xiangqi,
 }
 
 impl GameKind {
     /// Every game, in the order the API lists them.
-    pub const ALL: &'static [GameKind] = &[GameKind::Checkers, GameKind::Xiangqi];
+    pub const ALL: &'static [GameKind] = &[GameKind::Checkers, GameKind::Draughts, GameKind::Xiangqi];
 
     /// Names that are reserved for games still to come: asking for one answers "not yet" rather than
     /// "unknown".
-    pub const PLANNED: &'static [&'static str] = &["draughts", "hive", "chess"];
+    pub const PLANNED: &'static [&'static str] = &["hive", "chess"];
 
     pub fn name(self) -> &'static str {
         use crate::game::Game;
         match self {
             GameKind::Checkers => checkers::Checkers::NAME,
+            GameKind::Draughts => draughts::Draughts::NAME,
             GameKind::Xiangqi => xiangqi::Xiangqi::NAME,
         }
     }
@@ -71,6 +74,10 @@ macro_rules! with_game {
         match $kind {
             $crate::games::GameKind::Checkers => {
                 type $g = $crate::games::checkers::Checkers;
+                $body
+            }
+            $crate::games::GameKind::Draughts => {
+                type $g = $crate::games::draughts::Draughts;
                 $body
             }
             $crate::games::GameKind::Xiangqi => {
