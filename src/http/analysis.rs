@@ -566,7 +566,8 @@ fn legal_moves<G: Game>(req: &MovesRequest, config: &ApiConfig) -> Result<MovesR
         };
         let position = if req.positions {
             game.make(m);
-            let p = game.format_position(req.format.as_deref()).map_err(|e| Problem::notation("format", &e))?;
+            // In the main format, like the answer's own `position`.
+            let p = game.format_position(None).map_err(|e| Problem::internal(e.to_string()))?;
             game.unmake();
             Some(p)
         } else {

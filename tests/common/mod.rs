@@ -586,6 +586,18 @@ pub const FIXTURES: &[Fixture] = &[
         slow_depth: 20,
     },
     Fixture {
+        game: "draughts",
+        positions: &[
+            ("fen", "W:W31-50:B1-20", &["32-28", "19-23", "28x19"]),
+            ("guide", "white bbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww", &["32 28 0", "17 21 0"]),
+        ],
+        finished: "W:W:B1,2",
+        bad_position: ("W:W31-50:B1-20,Z9", "Z9"),
+        white: "white",
+        quick_depth: 4,
+        slow_depth: 16,
+    },
+    Fixture {
         game: "xiangqi",
         positions: &[
             (
