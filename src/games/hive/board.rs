@@ -139,7 +139,7 @@ impl GameType {
 
     /// Bitmask of the enabled kind indices of one side.
     pub fn kinds_mask(self) -> u32 {
-        (1 << 11) - 1 | (self.mosquito as u32) << 11 | (self.ladybug as u32) << 12 | (self.pillbug as u32) << 13
+        ((1 << 11) - 1) | ((self.mosquito as u32) << 11) | ((self.ladybug as u32) << 12) | ((self.pillbug as u32) << 13)
     }
 
     /// The canonical GameTypeString (`Base`, `Base+M`, ..., `Base+MLP`).
@@ -442,9 +442,11 @@ impl Board {
         h
     }
 
-    /// The piece hash recomputed from scratch (tests).
-    pub fn zhash_from_scratch(&self) -> u64 {
-        (0..PIECES as u8).filter(|&p| self.in_play(p)).fold(0, |h, p| h ^ zkey(p, self.pos(p), self.level(p)))
+    /// The incremental piece hash equals the one recomputed from scratch (tests).
+    pub fn hash_consistent(&self) -> bool {
+        let scratch =
+            (0..PIECES as u8).filter(|&p| self.in_play(p)).fold(0, |h, p| h ^ zkey(p, self.pos(p), self.level(p)));
+        scratch == self.zhash
     }
 
     // ---- make / unmake ----
@@ -1066,4 +1068,30 @@ pub fn perft(b: &mut Board, depth: u32, bufs: &mut [Vec<Move>]) -> u64 {
         b.unmake(&u);
     }
     n
+}
+
+#[cfg(test)]
+impl Board {
+    /// Put a piece on a cell without any rule (tests build positions with it).
+    pub fn place_raw(&mut self, p: u8, c: u16) {
+        self.hand &= !(1 << p);
+        self.put(p, c);
+    }
+
+    /// Set the plies played and the piece moved last (tests).
+    pub fn set_state_raw(&mut self, turn: u32, last: u8) {
+        self.turn = turn;
+        self.last = last;
+    }
+
+    /// Empty one side's hand (tests).
+    pub fn clear_hand_raw(&mut self, color: usize) {
+        self.hand &= !(((1u32 << PER_SIDE) - 1) << (color as u32 * PER_SIDE as u32));
+    }
+}
+
+/// The cell at axial (q, r) from the origin (tests).
+#[cfg(test)]
+pub fn cell(q: i32, r: i32) -> u16 {
+    ((ORIGIN as i32 + r * 32 + q) & MASK as i32) as u16
 }

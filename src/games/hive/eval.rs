@@ -42,14 +42,13 @@ fn white_view(b: &Board) -> i32 {
     let pinned = b.pinned();
     let mut score = [0i32; 2];
     let mut queen_neighbours = [0u32; 2];
-    for color in 0..2 {
+    for (color, n) in queen_neighbours.iter_mut().enumerate() {
         let q = queen_of(color);
         if b.in_play(q) {
-            queen_neighbours[color] = b.occupied_neighbours(b.pos(q));
+            *n = b.occupied_neighbours(b.pos(q));
         }
     }
-    for color in 0..2 {
-        let s = &mut score[color];
+    for (color, s) in score.iter_mut().enumerate() {
         let enemy = color ^ 1;
         *s += SURROUND[queen_neighbours[enemy] as usize];
         let eq = queen_of(enemy);

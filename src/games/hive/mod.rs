@@ -135,6 +135,14 @@ impl Hive {
         &self.board
     }
 
+    /// A game starting from a board built by hand (tests).
+    #[cfg(test)]
+    pub(crate) fn from_board(board: Board) -> Hive {
+        let mut history = RepetitionHistory::new();
+        history.push(board.hash());
+        Hive { board, undo: Vec::new(), history, repetition: false }
+    }
+
     /// The reason Mzinga gives for a move that is not legal here.
     pub fn illegal_reason(&self, m: Move) -> &'static str {
         notation::illegal_reason(&self.board, m)
@@ -153,7 +161,7 @@ impl Game for Hive {
     const MOVE_FORMATS: &'static [&'static str] = &["movestring"];
     const BENCH_POSITIONS: &'static [&'static str] = &[
         "Base+MLP",
-        "Base+MLP;InProgress;White[4];wG1;bP bG1-;wQ \\wG1;bQ bP\\;wA1 /wQ;bA1 bQ\\",
+        "Base+MLP;InProgress;White[4];wG1;bP wG1-;wQ \\wG1;bQ bP\\;wA1 /wQ;bA1 bQ\\",
         "Base;InProgress;White[6];wS1;bS1 wS1-;wQ -wS1;bQ bS1/;wG1 /wQ;bG1 bQ\\;wA1 wQ\\;bA1 bQ-;wA1 bA1-;bA2 bQ/",
     ];
     const BENCH_DEPTH: u32 = 4;
