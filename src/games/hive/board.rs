@@ -32,6 +32,28 @@ pub fn nb(c: u16, d: usize) -> u16 {
     c.wrapping_add(DELTA[d]) & MASK
 }
 
+/// For each 6-bit mask of occupied neighbours: true when they form two or more separate arcs (only then can
+/// lifting the piece split the hive).
+const SPLITS: [bool; 64] = {
+    let mut t = [false; 64];
+    let mut m = 0;
+    while m < 64 {
+        let mut edges = 0;
+        let mut d = 0;
+        while d < 6 {
+            let a = (m >> d) & 1;
+            let b = (m >> ((d + 1) % 6)) & 1;
+            if a == 1 && b == 0 {
+                edges += 1;
+            }
+            d += 1;
+        }
+        t[m] = edges >= 2;
+        m += 1;
+    }
+    t
+};
+
 /// The bug types, in the order their pieces are numbered.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 #[repr(u8)]
@@ -217,7 +239,13 @@ impl Cells {
 
     #[inline]
     pub fn count(&self) -> u32 {
-        self.0.iter().map(|w| w.count_ones()).sum()
+        let mut n = 0;
+        for &w in &self.0 {
+            if w != 0 {
+                n += w.count_ones();
+            }
+        }
+        n
     }
 
     #[inline]
@@ -625,6 +653,31 @@ impl Board {
         cut
     }
 
+    /// Occupied neighbours of `c` as a 6-bit mask (bit d: direction d).
+    #[inline(always)]
+    fn neighbour_mask(&self, c: u16) -> usize {
+        let mut m = 0;
+        for d in 0..6 {
+            m |= ((self.height[nb(c, d) as usize] != 0) as usize) << d;
+        }
+        m
+    }
+
+    /// [`Board::pinned`], skipped when no ground piece of `pieces` (a mask) could be a cut vertex.
+    #[inline]
+    fn pinned_among(&self, pieces: u32) -> u32 {
+        let mut rest = pieces;
+        while rest != 0 {
+            let p = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let c = self.pos[p];
+            if c != NO_CELL && self.level[p] == 0 && self.height[c as usize] == 1 && SPLITS[self.neighbour_mask(c)] {
+                return self.pinned();
+            }
+        }
+        0
+    }
+
     fn queen_moves(&self, c: u16, out: &mut Cells) {
         for d in 0..6 {
             if self.can_slide(c, d, c) {
@@ -939,7 +992,8 @@ impl Board {
 
     /// The movements and throws of side `me` (whose queen is in play).
     fn movements<S: Sink>(&self, me: usize, sink: &mut S) -> bool {
-        let pinned = self.pinned();
+        let own = ((1u32 << PER_SIDE) - 1) << (me as u32 * PER_SIDE as u32);
+        let pinned = self.pinned_among(if self.game_type.pillbug { (1 << PIECES) - 1 } else { own });
         let lo = me as u8 * PER_SIDE;
         let mut any = false;
         // Throwers: the pillbug, and a mosquito on the ground touching a pillbug, on top and not stunned.
