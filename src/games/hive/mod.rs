@@ -162,10 +162,15 @@ impl Game for Hive {
     const BENCH_POSITIONS: &'static [&'static str] = &[
         "Base+MLP",
         "Base+MLP;InProgress;White[4];wG1;bP wG1-;wQ \\wG1;bQ bP\\;wA1 /wQ;bA1 bQ\\",
-        "Base;InProgress;White[6];wS1;bS1 wS1-;wQ -wS1;bQ bS1/;wG1 /wQ;bG1 bQ\\;wA1 wQ\\;bA1 bQ-;wA1 bA1-;bA2 bQ/",
+        "Base+MLP;InProgress;White[9];wG1;bG1 wG1\\;wA1 -wG1;bQ /bG1;wQ wG1/;bS1 bG1-;wM \\wA1;bS1 wQ/;wM -bQ;bS2 \\bS1;wA1 bS2/;bM bG1-;wA2 \\wA1;bA1 bG1\\;wA2 bA1\\;bM /bS2",
+        "Base+MLP;InProgress;White[13];wG1;bG1 wG1\\;wA1 -wG1;bQ /bG1;wQ wG1/;bS1 bG1-;wM \\wA1;bS1 wQ/;wM -bQ;bS2 \\bS1;wA1 bS2/;bM bG1-;wA2 \\wA1;bA1 bG1\\;wA2 bA1\\;bM /bS2;wA3 -wG1;bL -bS2;wA3 wM\\;bA2 \\bL;wA2 bA1-;bA2 \\wA1;wL /wM;bL bS1\\",
+        "Base+MLP;InProgress;White[9];wS1;bP wS1\\;wQ \\wS1;bL bP-;wA1 wS1/;bQ bP\\;wA1 /bQ;bA1 bL/;wA2 wA1\\;bA1 /wA2;wM -wA1;bL wS1/;wM bQ\\;bM -bA1;wB1 wM-;bM \\wQ",
+        "Base+MLP;InProgress;White[13];wS1;bP wS1\\;wQ \\wS1;bL bP-;wA1 wS1/;bQ bP\\;wA1 /bQ;bA1 bL/;wA2 wA1\\;bA1 /wA2;wM -wA1;bL wS1/;wM bQ\\;bM -bA1;wB1 wM-;bM \\wQ;wB1 wM/;bA2 \\bM;wG1 wB1\\;bA2 /bM;wB2 -wA1;bA3 -bA1;wA3 wB1/;bA3 \\wA3",
+        "Base+MLP;InProgress;White[15];wS1;bP wS1\\;wQ \\wS1;bL bP-;wA1 wS1/;bQ bP\\;wA1 /bQ;bA1 bL/;wA2 wA1\\;bA1 /wA2;wM -wA1;bL wS1/;wM bQ\\;bM -bA1;wB1 wM-;bM \\wQ;wB1 wM/;bA2 \\bM;wG1 wB1\\;bA2 /bM;wB2 -wA1;bA3 -bA1;wA3 wB1/;bA3 \\wA3;wL wA3\\;bB1 bM/;wL /bA3;bQ /wS1",
+        "Base;InProgress;White[11];wS1;bS1 wS1/;wQ /wS1;bA1 \\bS1;wA1 -wS1;bQ bS1/;wA1 \\bA1;bA2 bQ/;wA2 -wS1;bA2 \\wA2;wA3 \\wA1;bA3 \\bA2;wA3 -bA3;bG1 bQ/;wQ /wA2;bG1 wA2\\;wQ /bG1;bQ bS1-;wS2 \\wA1;bS2 bQ\\",
     ];
-    const BENCH_DEPTH: u32 = 4;
-    const DEFAULT_DEPTH: u32 = 4;
+    const BENCH_DEPTH: u32 = 5;
+    const DEFAULT_DEPTH: u32 = 6;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = false;
 

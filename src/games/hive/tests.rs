@@ -79,6 +79,15 @@ fn perft_matches_generic() {
 }
 
 #[test]
+fn bench_positions_parse() {
+    for text in Hive::BENCH_POSITIONS {
+        let g = game(text);
+        assert_eq!(game(&g.game_string()).game_string(), g.game_string());
+        assert!(g.rule_end(0).is_none());
+    }
+}
+
+#[test]
 fn start_positions() {
     let g = Hive::start();
     assert_eq!(g.game_string(), "Base+MLP;NotStarted;White[1]");
