@@ -4,6 +4,7 @@
 
 pub mod checkers;
 pub mod draughts;
+pub mod hive;
 pub mod xiangqi;
 
 use std::fmt;
@@ -14,22 +15,24 @@ use std::str::FromStr;
 pub enum GameKind {
     Checkers,
     Draughts,
+    Hive,
     Xiangqi,
 }
 
 impl GameKind {
     /// Every game, in the order the API lists them.
-    pub const ALL: &'static [GameKind] = &[GameKind::Checkers, GameKind::Draughts, GameKind::Xiangqi];
+    pub const ALL: &'static [GameKind] = &[GameKind::Checkers, GameKind::Draughts, GameKind::Hive, GameKind::Xiangqi];
 
     /// Names that are reserved for games still to come: asking for one answers "not yet" rather than
     /// "unknown".
-    pub const PLANNED: &'static [&'static str] = &["hive", "chess"];
+    pub const PLANNED: &'static [&'static str] = &["chess"];
 
     pub fn name(self) -> &'static str {
         use crate::game::Game;
         match self {
             GameKind::Checkers => checkers::Checkers::NAME,
             GameKind::Draughts => draughts::Draughts::NAME,
+            GameKind::Hive => hive::Hive::NAME,
             GameKind::Xiangqi => xiangqi::Xiangqi::NAME,
         }
     }
@@ -78,6 +81,10 @@ macro_rules! with_game {
             }
             $crate::games::GameKind::Draughts => {
                 type $g = $crate::games::draughts::Draughts;
+                $body
+            }
+            $crate::games::GameKind::Hive => {
+                type $g = $crate::games::hive::Hive;
                 $body
             }
             $crate::games::GameKind::Xiangqi => {
