@@ -598,6 +598,18 @@ pub const FIXTURES: &[Fixture] = &[
         slow_depth: 16,
     },
     Fixture {
+        game: "hive",
+        positions: &[
+            ("gamestring", "Base+MLP", &["wA1", "bA1 wA1-", "wQ -wA1"]),
+            ("gamestring", "Base+MLP;InProgress;White[2];wS1;bS1 wS1-", &["wQ -wS1"]),
+        ],
+        finished: "Base+MLP;WhiteWins;Black[6];wB1;bM -wB1;wL wB1/;bQ \\bM;wG1 \\wL;bQ /wG1;wQ \\wG1;bP -bM;wA1 wL-;bP -bQ;wA1 /wQ",
+        bad_position: ("Base+XYZ", "Base+XYZ"),
+        white: "white",
+        quick_depth: 2,
+        slow_depth: 7,
+    },
+    Fixture {
         game: "xiangqi",
         positions: &[
             (
