@@ -223,7 +223,11 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
             let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
         }
     };
-    kibitz::http::serve(listener, state, on_signal).await?;
+    kibitz::http::serve(listener, state.clone(), on_signal).await?;
+    // Answers given before the shutdown are cached: let their writes finish before the store closes.
+    if !state.finish_writes(Duration::from_secs(10)).await {
+        tracing::warn!("some analyses could not be stored before shutdown");
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())

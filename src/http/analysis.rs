@@ -352,11 +352,14 @@ fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Fligh
         state.metrics.shared_searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         return Ok(flight);
     }
+    // The search's result goes to the store first, then to the requests: a client that asks again right
+    // after its answer finds it cached.
+    let (found_tx, mut found_rx) = watch::channel(None);
     let (tx, rx) = watch::channel(None);
     let root = p.setup.game.clone();
     let sink = move |event: Event<G::Move>| {
         if let Event::Done(done) = event {
-            tx.send_replace(Some(Ok(Arc::new(to_cached(&root, &done)))));
+            found_tx.send_replace(Some(Ok(Arc::new(to_cached(&root, &done)))));
         }
     };
     let request = SearchRequest {
@@ -372,15 +375,17 @@ fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Fligh
     flights.insert(key, Arc::downgrade(&flight));
     drop(flights);
 
-    // Store the result once, whoever is still waiting for it.
+    // Store the result once, whoever is still waiting for it; then answer them.
     let store = state.store.clone();
     let cache_key = CacheKey { game: G::NAME.to_string(), position: p.setup.position.clone(), multipv: p.multipv };
-    let mut store_rx = rx;
+    let pending = state.pending_writes.start();
     tokio::spawn(async move {
-        if let Ok(result) = wait_result(&mut store_rx).await
-            && let Err(e) = store.put_analysis(&cache_key, &result).await
-        {
-            tracing::warn!(error = %e, "could not store an analysis");
+        let _pending = pending;
+        if let Ok(result) = wait_result(&mut found_rx).await {
+            if let Err(e) = store.put_analysis(&cache_key, &result).await {
+                tracing::warn!(error = %e, "could not store an analysis");
+            }
+            tx.send_replace(Some(Ok(result)));
         }
     });
     Ok(flight)
@@ -443,7 +448,7 @@ async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<Ana
     }
     let flight = join_or_start(state, &p)?;
     let mut rx = flight.rx.clone();
-    let result = wait_result(&mut rx).await.map_err(Problem::internal)?;
+    let result = wait_result(&mut rx).await.map_err(Problem::unavailable)?;
     Ok(respond(&p, &result, false))
 }
 

@@ -58,6 +58,18 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     })
 }
 
+/// Read an already parsed JSON value into `T`, naming the path of the member at fault like [`parse_json`].
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Problem> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let mut p = Problem::invalid(&path, format!("{path}: {}", e.into_inner()));
+        if path == "." {
+            p.field = None;
+        }
+        p
+    })
+}
+
 /// A query string, with the same kind of errors.
 pub struct ApiQuery<T>(pub T);
 
@@ -71,11 +83,18 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 }
 
 fn serde_urlencoded_like<T: DeserializeOwned>(query: &str) -> Result<T, Problem> {
-    axum::extract::Query::<T>::try_from_uri(
-        &format!("/?{query}")
-            .parse()
-            .map_err(|_| Problem::bad_request("the query string is not a valid URI component"))?,
-    )
-    .map(|q| q.0)
-    .map_err(|e| Problem::invalid("query", e.body_text()))
+    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let field = if path == "." { "query".to_string() } else { path };
+        let text = inner.to_string();
+        // An unknown or missing parameter is named in the message, not the path.
+        let field = ["unknown field `", "missing field `"]
+            .iter()
+            .find_map(|p| text.strip_prefix(p).and_then(|rest| rest.split('`').next()))
+            .map(str::to_string)
+            .unwrap_or(field);
+        Problem::invalid(&field, format!("{field}: {text}"))
+    })
 }

@@ -13,6 +13,7 @@ mod ws;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -83,6 +84,33 @@ pub struct AppState {
     flights: Arc<Mutex<HashMap<String, Weak<analysis::Flight>>>>,
     /// Set to true when the server shuts down: open WebSockets close.
     shutdown: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Cache writes not finished yet: shutdown waits for them before the store closes.
+    pub(crate) pending_writes: PendingWrites,
+}
+
+/// Cache writes spawned and not finished yet.
+#[derive(Clone, Default)]
+pub(crate) struct PendingWrites(Arc<AtomicUsize>);
+
+impl PendingWrites {
+    /// Count a cache write about to be spawned; it is counted until the guard is dropped.
+    pub(crate) fn start(&self) -> PendingWrite {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        PendingWrite(Arc::clone(&self.0))
+    }
+
+    fn count(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// One cache write in progress.
+pub(crate) struct PendingWrite(Arc<AtomicUsize>);
+
+impl Drop for PendingWrite {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl AppState {
@@ -94,7 +122,21 @@ impl AppState {
             metrics: Arc::new(Metrics::default()),
             flights: Arc::new(Mutex::new(HashMap::new())),
             shutdown: Arc::new(tokio::sync::watch::Sender::new(false)),
+            pending_writes: PendingWrites::default(),
         }
+    }
+
+    /// Wait (up to `timeout`) for the cache writes in progress, so that answers given before a shutdown are
+    /// not lost when the store closes. True when none is left.
+    pub async fn finish_writes(&self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.pending_writes.count() > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
     }
 
     /// Tell open WebSockets to close (graceful shutdown).
@@ -172,6 +214,14 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
     let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
+    // No Nagle delay: a WebSocket answer right after a progress message would otherwise wait for the
+    // client's delayed ACK (about 40 ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }

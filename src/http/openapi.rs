@@ -107,7 +107,8 @@ pub fn document() -> Value {
                 "summary": "WebSocket: streamed analysis.",
                 "description": "Upgrade to a WebSocket. Client messages: `{\"type\":\"analyse\",\"id\":\"…\", <the AnalysisRequest members>, \"infinite\": true?}` and `{\"type\":\"stop\",\"id\":\"…\"}`. Server messages: `{\"type\":\"info\",\"id\",\"depth\",\"seldepth\",\"multipv\",\"score\",\"bound\"?,\"nodes\",\"nps\",\"time_ms\",\"pv\",\"currmove\"?,\"currmovenumber\"?,\"neval\",\"hashfull\"}` (at most one every 100 ms per analysis, plus every line of each completed depth), `{\"type\":\"bestmove\",\"id\", <the Analysis members>}` and `{\"type\":\"error\",\"id\"?, <the Problem members>}`. Several analyses may run on one socket; closing it cancels them.",
                 "operationId": "stream",
-                "responses": { "101": { "description": "Switching to the WebSocket protocol." } }
+                "responses": { "101": { "description": "Switching to the WebSocket protocol." },
+                    "426": { "description": "The request is not a WebSocket upgrade.", "content": problem_ref() } }
             }},
             "/v1/openapi.json": { "get": {
                 "summary": "This document.", "operationId": "openapi",

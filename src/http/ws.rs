@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::AppState;
 use super::analysis::{self, AnalysisRequest, CacheMode, Prepared, convert_line, pov_score};
-use super::extract::parse_json;
+use super::extract::{from_value, parse_json};
 use super::problem::Problem;
 use crate::game::{Game, format_line};
 use crate::pool::{JobHandle, Priority, SearchRequest};
@@ -51,7 +51,27 @@ struct Envelope {
     id: Option<String>,
 }
 
-pub(super) async fn stream(State(state): State<AppState>, upgrade: WebSocketUpgrade) -> Response {
+pub(super) async fn stream(
+    State(state): State<AppState>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(e) => {
+            let mut p = Problem::new(
+                axum::http::StatusCode::UPGRADE_REQUIRED,
+                "websocket-required",
+                "A WebSocket upgrade is required",
+                format!("{}: connect with a WebSocket client (Upgrade: websocket)", e.body_text()),
+            );
+            p.field = None;
+            let mut response = p.into_response();
+            response
+                .headers_mut()
+                .insert(axum::http::header::UPGRADE, axum::http::HeaderValue::from_static("websocket"));
+            return response;
+        }
+    };
     let limit = state.config.max_body_bytes;
     upgrade.max_message_size(limit).max_frame_size(limit).on_upgrade(move |socket| session(state, socket))
 }
@@ -168,9 +188,9 @@ async fn handle(
                 map.remove("id");
                 map.remove("infinite");
             }
-            let req: AnalysisRequest = match serde_json::from_value(value) {
+            let req: AnalysisRequest = match from_value(value) {
                 Ok(r) => r,
-                Err(e) => return Some(error_text(Some(&id), &Problem::invalid("analyse", e.to_string()))),
+                Err(p) => return Some(error_text(Some(&id), &p)),
             };
             let kind = match analysis::game_kind(&req.game) {
                 Ok(k) => k,
@@ -220,6 +240,7 @@ async fn start<G: Game>(
     let id_owned = id.to_string();
     let tx = tx.clone();
     let store = state.store.clone();
+    let writes = state.pending_writes.clone();
     let runtime = tokio::runtime::Handle::current();
     let prepared = std::sync::Arc::new(p);
     let answer_prepared = std::sync::Arc::clone(&prepared);
@@ -238,17 +259,24 @@ async fn start<G: Game>(
             let mut v =
                 serde_json::to_value(analysis::respond(&answer_prepared, &result, false)).unwrap_or_else(|_| json!({}));
             tag(&mut v, "bestmove", &id_owned);
+            let finished = Outgoing::Finished { id: id_owned.clone(), text: v.to_string() };
             if done.depth > 0 {
+                // Stored before it is sent, so that the client finds it cached when it asks again.
                 let store = store.clone();
                 let key = key.clone();
+                let pending = writes.start();
+                let tx = tx.clone();
                 runtime.spawn(async move {
+                    let _pending = pending;
                     if let Err(e) = store.put_analysis(&key, &result).await {
                         tracing::warn!(error = %e, "could not store an analysis");
                     }
+                    let _ = tx.send(finished).await;
                 });
+            } else {
+                // The answer must arrive: wait for room (this runs on a worker thread, not the runtime).
+                let _ = tx.blocking_send(finished);
             }
-            // The answer must arrive: wait for room (this runs on a worker thread, not the runtime).
-            let _ = tx.blocking_send(Outgoing::Finished { id: id_owned.clone(), text: v.to_string() });
         }
     };
     let request = SearchRequest {

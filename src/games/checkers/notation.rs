@@ -6,7 +6,7 @@
 //! legal move has the same ends.
 
 use super::Checkers;
-use super::board::{BLACK, Board, Move, WHITE, bit_of_square};
+use super::board::{BLACK, Board, CROWN_ROW, Move, WHITE, bit_of_square};
 use crate::game::NotationError;
 
 /// Read a square number 1-32.
@@ -92,6 +92,13 @@ pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
                         format!("square {sq} is listed for both sides")
                     };
                     return Err(NotationError::new(item, msg));
+                }
+                if !king && b & CROWN_ROW[side] != 0 {
+                    let who = if side == BLACK { "black" } else { "white" };
+                    return Err(NotationError::new(
+                        item,
+                        format!("a {who} man cannot stand on square {sq}: it would have been crowned there"),
+                    ));
                 }
                 pieces[side] |= b;
                 if king {
@@ -238,7 +245,7 @@ mod tests {
         assert_eq!(fen(" B : W 21-32 : B 1-12 .").unwrap(), START);
         assert_eq!(fen("W:WK15,K14:B10").unwrap(), "W:WK14,K15:B10");
         assert_eq!(fen("B:WK1-3,5:BK30-32").unwrap(), "B:WK1,K2,K3,5:BK30,K31,K32");
-        assert_eq!(fen("B:W1-K3:B9").unwrap(), "B:W1,2,3:B9");
+        assert_eq!(fen("B:W5-K7:B9").unwrap(), "B:W5,6,7:B9");
         assert_eq!(fen("w:w5:bk9").unwrap(), "W:W5:BK9");
         // Empty sides.
         assert_eq!(fen("W:W:B5").unwrap(), "W:W:B5");
@@ -260,19 +267,21 @@ mod tests {
             (":W1:B2", ":W1:B2", "side to move"),
             ("B:W33:B1", "33", "not a square"),
             ("B:W0:B1", "0", "not a square"),
-            ("B:W1,1:B2", "1", "listed twice"),
-            ("B:W1-4:B3", "3", "both sides"),
-            ("B:W1:Q2", "Q2", "must start with W or B"),
-            ("B:W1:B2:W3", "W3", "listed twice"),
+            ("B:W5,5:B2", "5", "listed twice"),
+            ("B:W5-8:B7", "7", "both sides"),
+            ("B:W5:Q2", "Q2", "must start with W or B"),
+            ("B:W5:B2:W6", "W6", "listed twice"),
             ("B:Wa:B1", "a", "not a square number"),
             ("B:W5-3:B1", "5-3", "backwards"),
-            ("B:W1,,2:B9", "W1,,2", "empty entry"),
-            ("B:W1::B9", "B:W1::B9", "empty field"),
-            ("B:W1-:B9", "1-", "missing square"),
+            ("B:W5,,6:B9", "W5,,6", "empty entry"),
+            ("B:W5::B9", "B:W5::B9", "empty field"),
+            ("B:W5-:B9", "5-", "missing square"),
             ("B:WK:B9", "K", "missing square"),
-            ("B:W1é:B9", "1é", "not a square number"),
+            ("B:W5é:B9", "5é", "not a square number"),
             ("B:W99999999999999999999:B9", "99999999999999999999", "not a square"),
             ("BB:W1:B2", "BB", "side to move"),
+            ("B:W1:B9", "1", "crowned"),
+            ("B:W5:B9,29-30", "29-30", "crowned"),
         ];
         for &(text, token, what) in cases {
             let e = err(text);

@@ -65,9 +65,9 @@ fn crowning_ends_the_move() {
     play(&mut g, "10x3");
     assert_eq!(g.to_fen(), "B:WK3:B8");
     // A black man crowning by a simple move.
-    let mut g = game("B:W1:B25");
+    let mut g = game("B:W5:B25");
     play(&mut g, "25-29");
-    assert_eq!(g.to_fen(), "W:W1:BK29");
+    assert_eq!(g.to_fen(), "W:W5:BK29");
     assert_eq!(g.hash(), g.hash_from_scratch());
 }
 
@@ -122,7 +122,7 @@ fn king_multi_jump_makes_and_unmakes() {
 
 #[test]
 fn no_move_loses() {
-    for fen in ["B:W32:B28", "B:W1:B", "W:W:B5", "W:W5:B1,2"] {
+    for fen in ["B:W32:B28", "B:W5:B", "W:W:B5", "W:W5:B1,2"] {
         let g = game(fen);
         assert!(g.legal_moves().is_empty(), "{fen}");
         let winner = g.side_to_move().opponent();

@@ -1,0 +1,124 @@
+//! A real `kibitz serve` process over its lifetime: the cache on its SQLite file outlives the process (after a
+//! graceful stop and after a kill), and SIGTERM lets requests in flight finish, closes sockets, exits 0 and
+//! leaves the file intact.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{DEADLINE, Server, TempDir, games};
+use serde_json::{Value, json};
+
+/// `PRAGMA integrity_check` of a SQLite file, through sqlx.
+fn integrity(db: &Path) -> String {
+    use sqlx::{Connection, Row};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
+        let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+        let row = sqlx::query("PRAGMA integrity_check").fetch_one(&mut conn).await.expect("integrity_check");
+        let verdict: String = row.get(0);
+        conn.close().await.expect("close");
+        verdict
+    })
+}
+
+fn same_answer(a: &Value, b: &Value) {
+    for member in ["position", "bestmove", "lines", "depth", "nodes"] {
+        assert_eq!(a[member], b[member], "{member}");
+    }
+}
+
+#[test]
+fn cached_results_outlive_the_process() {
+    let dir = TempDir::new("restart");
+    let server = Server::start_on(&dir, &[]);
+    let (_, fixture) = games(&server).remove(0);
+    let one = json!({ "game": fixture.game, "depth": fixture.quick_depth });
+    let two = json!({ "game": fixture.game, "depth": fixture.quick_depth, "multipv": 2 });
+    let first = server.post_ok("/v1/analysis", &one);
+    let first_two = server.post_ok("/v1/analysis", &two);
+    assert_eq!((first["cached"].clone(), first_two["cached"].clone()), (json!(false), json!(false)));
+    server.wait_metric("kibitz_store_writes_total", |n| n == 2.0);
+    server.stop();
+
+    // A new process on the same file answers from it.
+    let server = Server::start_on(&dir, &[]);
+    let again = server.post_ok("/v1/analysis", &one);
+    assert_eq!(again["cached"], json!(true));
+    same_answer(&first, &again);
+    let again_two = server.post_ok("/v1/analysis", &two);
+    assert_eq!(again_two["cached"], json!(true));
+    same_answer(&first_two, &again_two);
+    let r = server.get(&format!("/v1/analysis?game={}&multipv=2", fixture.game));
+    assert_eq!(r.status, 200, "{}", r.text());
+
+    // Written results survive a kill too (SIGKILL on drop, no shutdown at all).
+    let deeper = json!({ "game": fixture.game, "depth": fixture.quick_depth + 2 });
+    let written = server.post_ok("/v1/analysis", &deeper);
+    server.wait_metric("kibitz_store_writes_total", |n| n == 1.0);
+    drop(server);
+    let server = Server::start_on(&dir, &[]);
+    let after_kill = server.post_ok("/v1/analysis", &deeper);
+    assert_eq!(after_kill["cached"], json!(true));
+    same_answer(&written, &after_kill);
+    server.stop();
+    assert_eq!(integrity(&dir.db()), "ok");
+}
+
+#[test]
+fn sigterm_answers_requests_in_flight_closes_sockets_and_exits_cleanly() {
+    let dir = TempDir::new("shutdown");
+    let mut server = Server::start_on(&dir, &[]);
+    let (_, fixture) = games(&server).remove(0);
+    let game = fixture.game;
+    let quick = json!({ "game": game, "depth": fixture.quick_depth });
+    let cached = server.post_ok("/v1/analysis", &quick);
+    server.wait_metric("kibitz_store_writes_total", |n| n == 1.0);
+
+    // A long analysis over HTTP and an infinite one over a socket, both running when SIGTERM arrives.
+    let addr = server.addr;
+    let (_, position, _) = fixture.positions[1];
+    let long = json!({ "game": game, "position": position, "movetime_ms": 40_000 });
+    let in_flight = {
+        let body = long.to_string();
+        std::thread::spawn(move || {
+            common::http(addr, "POST", "/v1/analysis", Some("application/json"), body.as_bytes())
+        })
+    };
+    let mut ws = server.ws();
+    let elsewhere = [fixture.positions[0].2[0]];
+    ws.send(&json!({ "type": "analyse", "id": "forever", "game": game, "moves": elsewhere, "infinite": true }));
+    assert_eq!(ws.recv()["type"], json!("info"));
+    server.wait_metric("kibitz_pool_busy_workers", |n| n == 2.0);
+
+    let signalled = Instant::now();
+    server.terminate();
+    let answer = in_flight.join().expect("client");
+    assert!(signalled.elapsed() < Duration::from_secs(20), "the search was not stopped: {:?}", signalled.elapsed());
+    assert_eq!(answer.status, 200, "the request in flight: {}", answer.text());
+    common::check_against_document("POST", "/v1/analysis", &answer);
+    let answer = answer.json();
+    assert!(answer["bestmove"].is_string(), "{answer}");
+    assert!(ws.closed_within(DEADLINE), "the socket was not closed");
+    let status = server.wait_exit(DEADLINE);
+    assert!(status.is_some_and(|s| s.success()), "exit {status:?}; stderr:\n{}", server.stderr());
+    drop(server);
+    assert_eq!(integrity(&dir.db()), "ok");
+
+    // A new server on the file finds what the old one cached.
+    let server = Server::start_on(&dir, &[]);
+    let again = server.post_ok("/v1/analysis", &quick);
+    assert_eq!(again["cached"], json!(true));
+    same_answer(&cached, &again);
+    // The answer the stopped search gave was stored too, before the process ended.
+    let normalised = answer["position"].as_str().expect("position");
+    let stored = server.post("/v1/analysis", &json!({ "game": game, "position": normalised, "cache": "only" }));
+    assert_eq!(stored.status, 200, "the stopped search's answer was lost: {}", stored.text());
+    same_answer(&answer, &stored.json());
+    // And so was the socket's.
+    let stored = server.post("/v1/analysis", &json!({ "game": game, "moves": elsewhere, "cache": "only" }));
+    assert_eq!(stored.status, 200, "the socket analysis's answer was lost: {}", stored.text());
+    server.stop();
+}
