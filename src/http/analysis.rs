@@ -365,7 +365,12 @@ fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Fligh
     let request = SearchRequest {
         game: p.setup.game.clone(),
         limits: p.limits.clone(),
-        options: SearchOptions { multipv: p.multipv as usize, threads: 1, currmove_after: Duration::ZERO },
+        options: SearchOptions {
+            multipv: p.multipv as usize,
+            threads: 1,
+            currmove_after: Duration::ZERO,
+            ..SearchOptions::default()
+        },
         priority: Priority::Normal,
     };
     let job = state.pool.submit(request, sink)?;

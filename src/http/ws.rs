@@ -286,6 +286,7 @@ async fn start<G: Game>(
             multipv: prepared.multipv as usize,
             threads: 1,
             currmove_after: Duration::from_millis(200),
+            ..SearchOptions::default()
         },
         priority: Priority::High,
     };

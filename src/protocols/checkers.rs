@@ -435,6 +435,7 @@ impl CheckersSession {
                 multipv: 1,
                 threads: self.config.threads.max(1) as usize,
                 currmove_after: Duration::ZERO,
+                ..SearchOptions::default()
             },
             priority: Priority::High,
         };

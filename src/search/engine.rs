@@ -684,6 +684,9 @@ pub(super) fn run<G: Game>(
     let mut main = Searcher::new(game, &shared, true);
     let mut moves = Vec::new();
     main.game.generate_moves(&mut moves);
+    if !options.excluded.is_empty() && moves.iter().any(|&m| !options.excluded.contains(&G::move_key(m))) {
+        moves.retain(|&m| !options.excluded.contains(&G::move_key(m)));
+    }
     if moves.is_empty() {
         return Done {
             best: None,

@@ -79,11 +79,14 @@ pub struct SearchOptions {
     pub threads: usize,
     /// Emit `currmove` progress after this long (0 = never).
     pub currmove_after: Duration,
+    /// Root moves not to consider, by [`Game::move_key`] (a GUI's banned moves). Ignored when it would leave
+    /// no move at all.
+    pub excluded: Vec<u32>,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { multipv: 1, threads: 1, currmove_after: Duration::from_secs(1) }
+        SearchOptions { multipv: 1, threads: 1, currmove_after: Duration::from_secs(1), excluded: Vec::new() }
     }
 }
 

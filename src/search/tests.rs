@@ -105,3 +105,17 @@ fn node_limit_and_lazy_smp_give_a_legal_answer() {
     let done = search(&g, &Limits::depth(24), &options, &tt, &stop, &mut |_| {});
     assert_eq!(done.best, Some(3));
 }
+
+#[test]
+fn excluded_root_moves_are_not_played() {
+    let g = TicTacToe::parse_position("xx.oo....", None).expect("position");
+    let tt = Arc::new(TranspositionTable::new(1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = SearchOptions { excluded: vec![2], ..SearchOptions::default() };
+    let done = search(&g, &Limits::depth(6), &options, &tt, &stop, &mut |_| {});
+    assert_eq!(done.best, Some(5), "with the win banned, blocking o's row is best");
+    // Banning every move bans nothing.
+    let all = SearchOptions { excluded: (0..9).collect(), ..SearchOptions::default() };
+    let done = search(&g, &Limits::depth(6), &all, &tt, &stop, &mut |_| {});
+    assert_eq!(done.best, Some(2));
+}
