@@ -33,7 +33,7 @@ enum Command {
     Bench(BenchArgs),
     /// Speak a legacy engine protocol on stdin/stdout.
     Engine {
-        /// The protocol: `checkers` (the Checkers Protocol).
+        /// The protocol: `checkers` (the Checkers Protocol) or `qianhong` (the Qianhong plugin protocol).
         protocol: String,
     },
     /// Print the API's OpenAPI document.
@@ -263,8 +263,12 @@ fn engine(protocol: &str) -> Result<()> {
             kibitz::protocols::checkers::run_stdio(kibitz::protocols::checkers::CheckersConfig::default())?;
             Ok(())
         }
-        "guide" | "uhp" | "qianhong" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
-        other => bail!("unknown protocol `{other}` (known: checkers)"),
+        "qianhong" => {
+            kibitz::protocols::qianhong::run_stdio()?;
+            Ok(())
+        }
+        "guide" | "uhp" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
+        other => bail!("unknown protocol `{other}` (known: checkers, qianhong)"),
     }
 }
 

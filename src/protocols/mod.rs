@@ -4,4 +4,5 @@
 //! ([`stdio::LineSession`]); [`stdio`] runs such a session on a pair of streams (stdin/stdout).
 
 pub mod checkers;
+pub mod qianhong;
 pub mod stdio;
