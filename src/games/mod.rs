@@ -3,6 +3,7 @@
 //! monomorphises their generic code for each game.
 
 pub mod checkers;
+pub mod chess;
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,20 +12,22 @@ use std::str::FromStr;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum GameKind {
     Checkers,
+    Chess,
 }
 
 impl GameKind {
     /// Every game, in the order the API lists them.
-    pub const ALL: &'static [GameKind] = &[GameKind::Checkers];
+    pub const ALL: &'static [GameKind] = &[GameKind::Checkers, GameKind::Chess];
 
     /// Names that are reserved for games still to come: asking for one answers "not yet" rather than
     /// "unknown".
-    pub const PLANNED: &'static [&'static str] = &["draughts", "hive", "xiangqi", "chess"];
+    pub const PLANNED: &'static [&'static str] = &["draughts", "hive", "xiangqi"];
 
     pub fn name(self) -> &'static str {
         use crate::game::Game;
         match self {
             GameKind::Checkers => checkers::Checkers::NAME,
+            GameKind::Chess => chess::Chess::NAME,
         }
     }
 }
@@ -68,6 +71,10 @@ macro_rules! with_game {
         match $kind {
             $crate::games::GameKind::Checkers => {
                 type $g = $crate::games::checkers::Checkers;
+                $body
+            }
+            $crate::games::GameKind::Chess => {
+                type $g = $crate::games::chess::Chess;
                 $body
             }
         }
