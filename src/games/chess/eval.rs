@@ -1,9 +1,10 @@
 //! Static evaluation: tapered middlegame/endgame terms for material, piece-square shapes, mobility, king
 //! safety, pawn structure (passed, isolated, doubled), bishop pair and rooks on open files.
 //!
-//! Every weight is one entry of [`Weights`] (a middlegame and an endgame value), so the Texel tuner
-//! (`examples/chess_tune.rs`) can fit them to game results; the piece-square tables are not free tables
-//! but shapes (advance, centralisation, seventh rank, king shelter) computed from a few of those weights.
+//! Every weight is one entry of [`Weights`] (a middlegame and an endgame value), and [`evaluate_with`]
+//! evaluates with any set of them, so that a Texel tuner can fit them to game results by local search; the
+//! piece-square tables are not free tables but shapes (advance, centralisation, seventh rank, king home)
+//! computed from a few of those weights, which keeps the number of weights to fit small (66).
 //! Scores are centipawns from the side to move's point of view.
 
 use cozy_chess::{
@@ -79,8 +80,7 @@ const SHIELD_FAR: usize = 30;
 const KING_ATTACK: usize = 31;
 const TEMPO: usize = 32;
 
-/// The weights in use: hand-set first, then refined by the Texel tuner on self-play positions (see
-/// `examples/chess_tune.rs` and BENCHMARKS.md).
+/// The weights in use, set by hand (not yet fitted by a Texel tuning run on self-play positions).
 pub const WEIGHTS: Weights = [
     S(90, 115),  // pawn
     S(330, 300), // knight
