@@ -12,7 +12,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use kibitz::game::Game;
 use kibitz::games::chess::Chess;
 use kibitz::search::{Limits, SearchOptions, TranspositionTable, search};
 

@@ -151,13 +151,13 @@ impl Game for Chess {
         "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
         "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10",
         "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
-        "2r3k1/pp3ppp/4p3/3p4/3P4/P3P3/1P3PPP/2R3K1 w - - 0 1",
-        "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",
+        "2r3k1/pp3pp1/4p2p/3p4/3P4/P3P2P/1P3PP1/3R2K1 w - - 0 1",
+        "4r1k1/5pp1/7p/8/8/7P/5PP1/3R2K1 w - - 0 1",
         "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
         "8/8/1p2k3/p1p5/P1P2K2/1P6/8/8 w - - 0 1",
     ];
-    const BENCH_DEPTH: u32 = 11;
-    const DEFAULT_DEPTH: u32 = 12;
+    const BENCH_DEPTH: u32 = 9;
+    const DEFAULT_DEPTH: u32 = 10;
     const NULL_MOVE: bool = true;
     const FORCED_CAPTURES: bool = false;
     const CHECK_EXTENSION: bool = true;

@@ -322,3 +322,12 @@ fn search_finds_a_mate_and_wins_material() {
     let (best, _) = run("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1", 4);
     assert_eq!(best, "Rxd5");
 }
+
+#[test]
+fn bench_positions_are_playable() {
+    for fen in Chess::BENCH_POSITIONS {
+        let g = game(fen);
+        assert_eq!(g.outcome(), None, "{fen}");
+        assert_eq!(g.to_fen(), *fen);
+    }
+}
