@@ -202,6 +202,12 @@ pub trait Game: Clone + Send + Sync + 'static {
         0
     }
 
+    /// Quiescence may leave out this noisy move when the side to move is not in check: a capture that loses
+    /// material by static exchange, for example. The default searches every noisy move.
+    fn skip_in_quiescence(&self, _m: Self::Move) -> bool {
+        false
+    }
+
     /// A compact key for a move in this position, stored in the transposition table and used to index the
     /// history heuristic. Different legal moves of one position should get different keys; a rare clash only
     /// costs move ordering, never correctness (the search only plays moves it generated).

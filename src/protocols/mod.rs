@@ -2,7 +2,9 @@
 //!
 //! Each protocol is a session fed with input lines and search events and producing output lines
 //! ([`stdio::LineSession`]); [`stdio`] runs such a session on a pair of streams (stdin/stdout).
+//! [`ceboard`] is the exception: an engine called through a C ABI rather than lines.
 
+pub mod ceboard;
 pub mod checkers;
 pub mod qianhong;
 pub mod stdio;

@@ -434,6 +434,9 @@ impl<'a, G: Game> Searcher<'a, G> {
         self.order[ply] = order;
         for i in 0..count {
             let m = self.pick(ply, i);
+            if !in_check && self.game.skip_in_quiescence(m) {
+                continue;
+            }
             self.game.make(m);
             let score = -self.quiesce(-beta, -alpha, ply + 1);
             self.game.unmake();

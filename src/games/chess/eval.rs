@@ -1,0 +1,449 @@
+//! Static evaluation: tapered middlegame/endgame terms for material, piece-square shapes, mobility, king
+//! safety, pawn structure (passed, isolated, doubled), bishop pair and rooks on open files.
+//!
+//! Every weight is one entry of [`Weights`] (a middlegame and an endgame value), and [`evaluate_with`]
+//! evaluates with any set of them, so that a Texel tuner can fit them to game results by local search; the
+//! piece-square tables are not free tables but shapes (advance, centralisation, seventh rank, king home)
+//! computed from a few of those weights, which keeps the number of weights to fit small (66).
+//! Scores are centipawns from the side to move's point of view.
+
+use cozy_chess::{
+    BitBoard, Board, Color, Piece, Square, get_bishop_moves, get_king_moves, get_knight_moves, get_rook_moves,
+};
+
+/// A middlegame and an endgame value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct S(pub i32, pub i32);
+
+/// The names of the weights, in [`Weights`] order (for the tuner's report).
+pub const NAMES: [&str; COUNT] = [
+    "pawn",
+    "knight",
+    "bishop",
+    "rook",
+    "queen",
+    "pawn_advance",
+    "pawn_center",
+    "knight_center",
+    "bishop_center",
+    "rook_seventh",
+    "queen_center",
+    "king_center",
+    "king_home",
+    "mob_knight",
+    "mob_bishop",
+    "mob_rook",
+    "mob_queen",
+    "passed_r2",
+    "passed_r3",
+    "passed_r4",
+    "passed_r5",
+    "passed_r6",
+    "passed_r7",
+    "passed_king_distance",
+    "isolated",
+    "doubled",
+    "bishop_pair",
+    "rook_open",
+    "rook_semi_open",
+    "shield_near",
+    "shield_far",
+    "king_attack",
+    "tempo",
+];
+
+/// Number of weights.
+pub const COUNT: usize = 33;
+
+/// All the evaluation's weights, indexed as [`NAMES`].
+pub type Weights = [S; COUNT];
+
+const PAWN: usize = 0;
+const PAWN_ADVANCE: usize = 5;
+const PAWN_CENTER: usize = 6;
+const KNIGHT_CENTER: usize = 7;
+const BISHOP_CENTER: usize = 8;
+const ROOK_SEVENTH: usize = 9;
+const QUEEN_CENTER: usize = 10;
+const KING_CENTER: usize = 11;
+const KING_HOME: usize = 12;
+const MOBILITY: usize = 13;
+const PASSED: usize = 17;
+const PASSED_KING_DISTANCE: usize = 23;
+const ISOLATED: usize = 24;
+const DOUBLED: usize = 25;
+const BISHOP_PAIR: usize = 26;
+const ROOK_OPEN: usize = 27;
+const ROOK_SEMI_OPEN: usize = 28;
+const SHIELD_NEAR: usize = 29;
+const SHIELD_FAR: usize = 30;
+const KING_ATTACK: usize = 31;
+const TEMPO: usize = 32;
+
+/// The weights in use, set by hand (not yet fitted by a Texel tuning run on self-play positions).
+pub const WEIGHTS: Weights = [
+    S(90, 115),  // pawn
+    S(330, 300), // knight
+    S(340, 320), // bishop
+    S(460, 530), // rook
+    S(960, 980), // queen
+    S(3, 8),     // pawn_advance, per rank
+    S(10, 0),    // pawn_center, d/e pawns on ranks 3-5
+    S(6, 4),     // knight_center, per step towards the centre
+    S(4, 3),     // bishop_center
+    S(15, 20),   // rook_seventh
+    S(1, 4),     // queen_center
+    S(-6, 8),    // king_center
+    S(15, 0),    // king_home, king on its first rank
+    S(4, 4),     // mob_knight, per safe square
+    S(5, 5),     // mob_bishop
+    S(2, 4),     // mob_rook
+    S(1, 2),     // mob_queen
+    S(0, 8),     // passed_r2
+    S(2, 12),    // passed_r3
+    S(10, 25),   // passed_r4
+    S(25, 50),   // passed_r5
+    S(45, 90),   // passed_r6
+    S(70, 140),  // passed_r7
+    S(0, 5),     // passed_king_distance, per step the enemy king is further than ours
+    S(-10, -12), // isolated
+    S(-10, -20), // doubled, per extra pawn on a file
+    S(30, 50),   // bishop_pair
+    S(25, 10),   // rook_open
+    S(12, 6),    // rook_semi_open
+    S(12, 0),    // shield_near
+    S(6, 0),     // shield_far
+    S(6, 0),     // king_attack, in eighths of a centipawn per attack unit squared
+    S(10, 5),    // tempo
+];
+
+/// Game phase weights (knight, bishop, rook, queen); the opening has [`PHASE_MAX`].
+const PHASE: [i32; 6] = [0, 1, 1, 2, 4, 0];
+const PHASE_MAX: i32 = 24;
+
+/// Piece-square tables built from the shape weights: `[piece][square from White's side]`, mg and eg.
+#[derive(Clone, Debug)]
+pub struct Tables {
+    pub weights: Weights,
+    pst: [[S; 64]; 6],
+}
+
+const fn abs(x: i32) -> i32 {
+    if x < 0 { -x } else { x }
+}
+
+/// Closeness to the centre, 0 (corner) to 6 (d4, e4, d5, e5).
+const fn centrality(sq: usize) -> i32 {
+    let f = (sq % 8) as i32;
+    let r = (sq / 8) as i32;
+    7 - (abs(2 * f - 7) + abs(2 * r - 7)) / 2
+}
+
+impl Tables {
+    pub const fn new(w: &Weights) -> Tables {
+        let mut pst = [[S(0, 0); 64]; 6];
+        let mut sq = 0;
+        while sq < 64 {
+            let f = (sq % 8) as i32;
+            let r = (sq / 8) as i32;
+            let c = centrality(sq);
+            // Pawns: forward, and the d/e pawns in the centre.
+            let centre_pawn = if (f == 3 || f == 4) && r >= 2 && r <= 4 { 1 } else { 0 };
+            pst[0][sq] = S(
+                w[PAWN_ADVANCE].0 * (r - 1) + w[PAWN_CENTER].0 * centre_pawn,
+                w[PAWN_ADVANCE].1 * (r - 1) + w[PAWN_CENTER].1 * centre_pawn,
+            );
+            pst[1][sq] = S(w[KNIGHT_CENTER].0 * (c - 3), w[KNIGHT_CENTER].1 * (c - 3));
+            pst[2][sq] = S(w[BISHOP_CENTER].0 * (c - 3), w[BISHOP_CENTER].1 * (c - 3));
+            let seventh = if r == 6 { 1 } else { 0 };
+            pst[3][sq] = S(w[ROOK_SEVENTH].0 * seventh, w[ROOK_SEVENTH].1 * seventh);
+            pst[4][sq] = S(w[QUEEN_CENTER].0 * (c - 3), w[QUEEN_CENTER].1 * (c - 3));
+            let home = if r == 0 { 1 } else { 0 };
+            pst[5][sq] = S(
+                w[KING_CENTER].0 * (c - 3) + w[KING_HOME].0 * home,
+                w[KING_CENTER].1 * (c - 3) + w[KING_HOME].1 * home,
+            );
+            let mut p = 0;
+            while p < 5 {
+                pst[p][sq].0 += w[PAWN + p].0;
+                pst[p][sq].1 += w[PAWN + p].1;
+                p += 1;
+            }
+            sq += 1;
+        }
+        Tables { weights: *w, pst }
+    }
+}
+
+/// The tables of [`WEIGHTS`], built at compile time.
+pub static TABLES: Tables = Tables::new(&WEIGHTS);
+
+const FILE_A: u64 = 0x0101_0101_0101_0101;
+const FILE_H: u64 = FILE_A << 7;
+
+/// Squares ahead of a pawn on its own and the adjacent files, `[color][square]`.
+static PASSED_MASK: [[u64; 64]; 2] = {
+    let mut t = [[0u64; 64]; 2];
+    let mut sq = 0;
+    while sq < 64 {
+        let f = sq % 8;
+        let r = sq / 8;
+        let mut files = FILE_A << f;
+        if f > 0 {
+            files |= FILE_A << (f - 1);
+        }
+        if f < 7 {
+            files |= FILE_A << (f + 1);
+        }
+        let above = if r == 7 { 0 } else { !0u64 << ((r + 1) * 8) };
+        let below = if r == 0 { 0 } else { !0u64 >> ((8 - r) * 8) };
+        t[0][sq] = files & above;
+        t[1][sq] = files & below;
+        sq += 1;
+    }
+    t
+};
+
+#[inline]
+fn pawn_attacks(pawns: u64, color: Color) -> u64 {
+    match color {
+        Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
+        Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
+    }
+}
+
+#[inline]
+fn adjacent_files(f: usize) -> u64 {
+    let mut m = 0;
+    if f > 0 {
+        m |= FILE_A << (f - 1);
+    }
+    if f < 7 {
+        m |= FILE_A << (f + 1);
+    }
+    m
+}
+
+#[inline]
+fn distance(a: Square, b: Square) -> i32 {
+    let df = (a.file() as i32 - b.file() as i32).abs();
+    let dr = (a.rank() as i32 - b.rank() as i32).abs();
+    df.max(dr)
+}
+
+/// Evaluation from the side to move's point of view, with the built-in weights.
+#[inline]
+pub fn evaluate(board: &Board) -> i32 {
+    evaluate_with(&TABLES, board)
+}
+
+/// Evaluation from the side to move's point of view, with the given tables (the tuner's entry point).
+pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
+    let w = &t.weights;
+    let occ = board.occupied();
+    let pawns_of =
+        [board.colored_pieces(Color::White, Piece::Pawn).0, board.colored_pieces(Color::Black, Piece::Pawn).0];
+    let pawn_att = [pawn_attacks(pawns_of[0], Color::White), pawn_attacks(pawns_of[1], Color::Black)];
+    let kings = [board.king(Color::White), board.king(Color::Black)];
+    let zones =
+        [get_king_moves(kings[0]).0 | kings[0].bitboard().0, get_king_moves(kings[1]).0 | kings[1].bitboard().0];
+
+    let mut mg = 0i32;
+    let mut eg = 0i32;
+    let mut phase = 0i32;
+    let mut non_pawn = [0i32; 2];
+
+    for (ci, color) in [Color::White, Color::Black].into_iter().enumerate() {
+        let sign = if ci == 0 { 1 } else { -1 };
+        let them = 1 - ci;
+        let own = board.colors(color).0;
+        let safe = !own & !pawn_att[them];
+        let mut smg = 0;
+        let mut seg = 0;
+        let mut attack_units = 0;
+        let mut attackers = 0;
+        for (pi, piece) in Piece::ALL.into_iter().enumerate() {
+            let set = board.colored_pieces(color, piece);
+            phase += PHASE[pi] * set.len() as i32;
+            if (1..=4).contains(&pi) {
+                non_pawn[ci] += w[pi].0 * set.len() as i32;
+            }
+            for sq in set {
+                let rel = if ci == 0 { sq as usize } else { sq as usize ^ 56 };
+                let s = t.pst[pi][rel];
+                smg += s.0;
+                seg += s.1;
+                let att = match piece {
+                    Piece::Knight => get_knight_moves(sq).0,
+                    Piece::Bishop => get_bishop_moves(sq, occ).0,
+                    Piece::Rook => get_rook_moves(sq, occ).0,
+                    Piece::Queen => get_bishop_moves(sq, occ).0 | get_rook_moves(sq, occ).0,
+                    _ => continue,
+                };
+                let mob = (att & safe).count_ones() as i32;
+                let (base, unit) = match piece {
+                    Piece::Knight => (4, 2),
+                    Piece::Bishop => (6, 2),
+                    Piece::Rook => (7, 3),
+                    _ => (13, 5),
+                };
+                let mw = w[MOBILITY + pi - 1];
+                smg += mw.0 * (mob - base);
+                seg += mw.1 * (mob - base);
+                let hits = (att & zones[them]).count_ones() as i32;
+                if hits > 0 {
+                    attackers += 1;
+                    attack_units += unit * hits;
+                }
+                if piece == Piece::Rook {
+                    let file = FILE_A << sq.file() as usize;
+                    if file & pawns_of[ci] == 0 {
+                        let k = if file & pawns_of[them] == 0 { ROOK_OPEN } else { ROOK_SEMI_OPEN };
+                        smg += w[k].0;
+                        seg += w[k].1;
+                    }
+                }
+            }
+        }
+        if attackers >= 2 {
+            let u = attack_units.min(24);
+            smg += w[KING_ATTACK].0 * u * u / 8;
+            seg += w[KING_ATTACK].1 * u * u / 8;
+        }
+        if board.colored_pieces(color, Piece::Bishop).len() >= 2 {
+            smg += w[BISHOP_PAIR].0;
+            seg += w[BISHOP_PAIR].1;
+        }
+        // Pawn structure.
+        let mine = pawns_of[ci];
+        for sq in BitBoard(mine) {
+            let f = sq.file() as usize;
+            let rel_rank = if ci == 0 { sq.rank() as usize } else { 7 - sq.rank() as usize };
+            if mine & adjacent_files(f) == 0 {
+                smg += w[ISOLATED].0;
+                seg += w[ISOLATED].1;
+            }
+            if PASSED_MASK[ci][sq as usize] & pawns_of[them] == 0 && rel_rank >= 1 {
+                let k = PASSED + rel_rank - 1;
+                smg += w[k].0;
+                seg += w[k].1;
+                let d = distance(kings[them], sq) - distance(kings[ci], sq);
+                seg += w[PASSED_KING_DISTANCE].1 * d * rel_rank as i32 / 4;
+                smg += w[PASSED_KING_DISTANCE].0 * d;
+            }
+        }
+        for f in 0..8 {
+            let n = (mine & (FILE_A << f)).count_ones() as i32;
+            if n > 1 {
+                smg += w[DOUBLED].0 * (n - 1);
+                seg += w[DOUBLED].1 * (n - 1);
+            }
+        }
+        // King shelter: own pawns in front of the king on its three files.
+        let k = kings[ci];
+        let k_rel_rank = if ci == 0 { k.rank() as i32 } else { 7 - k.rank() as i32 };
+        if k_rel_rank <= 1 {
+            let files = (FILE_A << k.file() as usize) | adjacent_files(k.file() as usize);
+            let (near, far) = if ci == 0 {
+                let r = k.rank() as usize;
+                (0xFFu64 << ((r + 1) * 8), 0xFFu64 << ((r + 2) * 8))
+            } else {
+                let r = k.rank() as usize;
+                (0xFFu64 << ((r - 1) * 8), 0xFFu64 << ((r - 2) * 8))
+            };
+            let n_near = (mine & files & near).count_ones() as i32;
+            let n_far = (mine & files & far).count_ones() as i32;
+            smg += w[SHIELD_NEAR].0 * n_near + w[SHIELD_FAR].0 * n_far;
+            seg += w[SHIELD_NEAR].1 * n_near + w[SHIELD_FAR].1 * n_far;
+        }
+        mg += sign * smg;
+        eg += sign * seg;
+    }
+    let stm = board.side_to_move();
+    let tempo = if stm == Color::White { 1 } else { -1 };
+    mg += tempo * w[TEMPO].0;
+    eg += tempo * w[TEMPO].1;
+
+    let phase = phase.min(PHASE_MAX);
+    let mut score = (mg * phase + eg * (PHASE_MAX - phase)) / PHASE_MAX;
+
+    // Without pawns, an advantage of less than a rook rarely wins: scale it down.
+    let strong = if score >= 0 { 0 } else { 1 };
+    if pawns_of[strong] == 0 && non_pawn[strong] - non_pawn[1 - strong] < w[3].0 {
+        score /= 4;
+    }
+    if stm == Color::White { score } else { -score }
+}
+
+/// Material values for exchanges (pawn, knight, bishop, rook, queen, king).
+pub const SEE_VALUE: [i32; 6] = [100, 320, 330, 500, 950, 20000];
+
+/// Static exchange evaluation of a capture (or any move) `from -> to`: the material the side to move wins
+/// with the best sequence of recaptures on `to`, both sides free to stop. Pins are ignored.
+pub fn see(board: &Board, from: Square, to: Square, promotion: Option<Piece>) -> i32 {
+    let Some(mut moving) = board.piece_on(from) else { return 0 };
+    let mut gain = [0i32; 34];
+    let mut captured = match board.piece_on(to) {
+        Some(p) if board.color_on(to) != board.color_on(from) => SEE_VALUE[p as usize],
+        _ if moving == Piece::Pawn && from.file() != to.file() => SEE_VALUE[0],
+        _ => 0,
+    };
+    if let Some(p) = promotion {
+        captured += SEE_VALUE[p as usize] - SEE_VALUE[0];
+        moving = p;
+    }
+    let bishops = (board.pieces(Piece::Bishop) | board.pieces(Piece::Queen)).0;
+    let rooks = (board.pieces(Piece::Rook) | board.pieces(Piece::Queen)).0;
+    let mut occ = board.occupied().0 & !from.bitboard().0;
+    if moving == Piece::Pawn && from.file() != to.file() && board.piece_on(to).is_none() {
+        // En passant: the captured pawn leaves its square too.
+        let victim = Square::new(to.file(), from.rank());
+        occ &= !victim.bitboard().0;
+    }
+    let attackers_to = |occ: u64| -> u64 {
+        let o = BitBoard(occ);
+        (get_knight_moves(to).0 & board.pieces(Piece::Knight).0)
+            | (get_king_moves(to).0 & board.pieces(Piece::King).0)
+            | (get_bishop_moves(to, o).0 & bishops)
+            | (get_rook_moves(to, o).0 & rooks)
+            | (cozy_chess::get_pawn_attacks(to, Color::Black).0 & board.colored_pieces(Color::White, Piece::Pawn).0)
+            | (cozy_chess::get_pawn_attacks(to, Color::White).0 & board.colored_pieces(Color::Black, Piece::Pawn).0)
+    };
+    let mut attackers = attackers_to(occ) & occ;
+    let mut side = !board.side_to_move();
+    gain[0] = captured;
+    let mut on_square = SEE_VALUE[moving as usize];
+    let mut d = 0;
+    loop {
+        let mine = attackers & board.colors(side).0;
+        if mine == 0 || d + 1 >= gain.len() {
+            break;
+        }
+        // The least valuable attacker.
+        let mut found = None;
+        for p in Piece::ALL {
+            let set = mine & board.pieces(p).0;
+            if set != 0 {
+                found = Some((p, set & set.wrapping_neg()));
+                break;
+            }
+        }
+        let Some((p, bit)) = found else { break };
+        d += 1;
+        gain[d] = on_square - gain[d - 1];
+        if p == Piece::King && attackers & board.colors(!side).0 & !bit != 0 {
+            // The king may not capture into a defended square.
+            d -= 1;
+            break;
+        }
+        on_square = SEE_VALUE[p as usize];
+        occ &= !bit;
+        attackers = attackers_to(occ) & occ;
+        side = !side;
+    }
+    while d > 0 {
+        gain[d - 1] = -(-gain[d - 1]).max(gain[d]);
+        d -= 1;
+    }
+    gain[0]
+}

@@ -1,0 +1,366 @@
+//! Chess, also Chess960 positions: the rules come from the `cozy-chess` crate (legal move generation, make,
+//! Zobrist hashing); notations, draw rules, evaluation and search hooks are ours.
+//!
+//! White is `Side::First`. The game ends by checkmate, stalemate (a draw), threefold repetition, the 50-move
+//! rule (100 plies without a capture or a pawn move, unless the last move mated) and insufficient material
+//! (K v K, K+minor v K, and kings with bishops all on one colour of square).
+//!
+//! Moves are `cozy_chess::Move`, where castling is "king takes own rook"; the notations convert it to the
+//! standard `e1g1` / `O-O` (or keep king-takes-rook in Chess960 positions, as UCI does).
+
+mod eval;
+mod notation;
+
+pub use cozy_chess::Move;
+use cozy_chess::{BitBoard, Board, Color, Piece, Square};
+pub use eval::{
+    COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, S, Tables, WEIGHTS, Weights, evaluate_with, see,
+};
+
+use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
+
+/// Plies without a capture or a pawn move that draw the game (the 50-move rule).
+pub const FIFTY_MOVE_PLIES: u8 = 100;
+
+/// A chess game: the position, the boards before each move (for `unmake`) and the hashes for repetition.
+#[derive(Clone, Debug)]
+pub struct Chess {
+    board: Board,
+    stack: Vec<Board>,
+    history: RepetitionHistory,
+    /// The castling rights of the position it was set up from were not the standard ones: castling is written
+    /// king-takes-rook.
+    chess960: bool,
+}
+
+impl Chess {
+    fn from_board(board: Board, chess960: bool) -> Chess {
+        let mut history = RepetitionHistory::new();
+        history.push(board.hash());
+        Chess { board, stack: Vec::with_capacity(256), history, chess960 }
+    }
+
+    /// A position from FEN (X-FEN / Shredder castling letters accepted).
+    pub fn from_fen(text: &str) -> Result<Chess, NotationError> {
+        notation::parse_fen(text).map(|(b, c960)| Chess::from_board(b, c960))
+    }
+
+    /// The position as FEN (X-FEN castling letters where `KQkq` would be ambiguous).
+    pub fn to_fen(&self) -> String {
+        notation::format_fen(&self.board)
+    }
+
+    /// The cozy-chess board of the current position.
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// Castling is written king-takes-rook (a Chess960 position).
+    pub fn is_chess960(&self) -> bool {
+        self.chess960
+    }
+
+    /// Every legal move.
+    pub fn legal_moves(&self) -> Vec<Move> {
+        notation::legal_moves(&self.board)
+    }
+
+    /// A legal move in UCI coordinates (`e2e4`, `e7e8q`, `e1g1`).
+    pub fn move_to_uci(&self, m: Move) -> String {
+        notation::format_uci(&self.board, m, self.chess960)
+    }
+
+    /// A legal move in SAN (`Nf3`, `exd5`, `O-O`, `e8=Q+`).
+    pub fn move_to_san(&self, m: Move) -> String {
+        notation::format_san(&self.board, m)
+    }
+
+    /// Read a SAN move only.
+    pub fn parse_san(&self, text: &str) -> Result<Move, NotationError> {
+        notation::parse_san(&self.board, text)
+    }
+
+    /// Static exchange evaluation of a move: the material it wins (negative: loses) if both sides recapture
+    /// on its square while it pays.
+    pub fn see(&self, m: Move) -> i32 {
+        eval::see(&self.board, m.from, m.to, m.promotion)
+    }
+
+    /// Neither side can ever mate, whatever is played.
+    pub fn insufficient_material(&self) -> bool {
+        let b = &self.board;
+        let heavy = b.pieces(Piece::Pawn) | b.pieces(Piece::Rook) | b.pieces(Piece::Queen);
+        if !heavy.is_empty() {
+            return false;
+        }
+        let knights = b.pieces(Piece::Knight);
+        let bishops = b.pieces(Piece::Bishop);
+        if knights.len() + bishops.len() <= 1 {
+            return true;
+        }
+        // Only bishops, all on squares of one colour.
+        knights.is_empty() && (bishops.is_subset(BitBoard::DARK_SQUARES) || bishops.is_subset(BitBoard::LIGHT_SQUARES))
+    }
+
+    fn is_capture(&self, m: Move) -> bool {
+        let b = &self.board;
+        b.colors(!b.side_to_move()).has(m.to) || (b.pieces(Piece::Pawn).has(m.from) && m.from.file() != m.to.file())
+    }
+
+    fn mate_on_board(&self) -> bool {
+        !self.board.checkers().is_empty() && !self.board.generate_moves(|_| true)
+    }
+}
+
+/// Copy-make perft over cozy-chess directly, bulk counting at the last ply.
+fn perft_board(b: &Board, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let mut n = 0u64;
+    if depth == 1 {
+        b.generate_moves(|pm| {
+            n += pm.len() as u64;
+            false
+        });
+        return n;
+    }
+    b.generate_moves(|pm| {
+        for m in pm {
+            let mut c = b.clone();
+            c.play_unchecked(m);
+            n += perft_board(&c, depth - 1);
+        }
+        false
+    });
+    n
+}
+
+const PIECE_ORDER: [i32; 6] = [1, 3, 3, 5, 9, 20];
+
+impl Game for Chess {
+    type Move = Move;
+
+    const NAME: &'static str = "chess";
+    const POSITION_FORMATS: &'static [&'static str] = &["fen"];
+    const MOVE_FORMATS: &'static [&'static str] = &["uci", "san"];
+    const BENCH_POSITIONS: &'static [&'static str] = &[
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+        "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5",
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10",
+        "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        "2r3k1/pp3pp1/4p2p/3p4/3P4/P3P2P/1P3PP1/3R2K1 w - - 0 1",
+        "4r1k1/5pp1/7p/8/8/7P/5PP1/3R2K1 w - - 0 1",
+        "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+        "8/8/1p2k3/p1p5/P1P2K2/1P6/8/8 w - - 0 1",
+    ];
+    const BENCH_DEPTH: u32 = 9;
+    const DEFAULT_DEPTH: u32 = 10;
+    const NULL_MOVE: bool = true;
+    const FORCED_CAPTURES: bool = false;
+    const CHECK_EXTENSION: bool = true;
+
+    fn start() -> Self {
+        Chess::from_board(Board::default(), false)
+    }
+
+    #[inline]
+    fn side_to_move(&self) -> Side {
+        match self.board.side_to_move() {
+            Color::White => Side::First,
+            Color::Black => Side::Second,
+        }
+    }
+
+    fn side_name(side: Side) -> &'static str {
+        match side {
+            Side::First => "white",
+            Side::Second => "black",
+        }
+    }
+
+    #[inline]
+    fn generate_moves(&self, out: &mut Vec<Move>) {
+        out.clear();
+        self.board.generate_moves(|pm| {
+            out.extend(pm);
+            false
+        });
+    }
+
+    fn generate_noisy(&self, out: &mut Vec<Move>) {
+        out.clear();
+        let b = &self.board;
+        let us = b.side_to_move();
+        let mut targets = b.colors(!us);
+        if let Some(f) = b.en_passant() {
+            targets |= Square::new(f, cozy_chess::Rank::Sixth.relative_to(us)).bitboard();
+        }
+        let last_rank = cozy_chess::Rank::Eighth.relative_to(us).bitboard();
+        let pawns = b.pieces(Piece::Pawn);
+        b.generate_moves(|mut pm| {
+            let mask = if pawns.has(pm.from) { targets | last_rank } else { targets };
+            // Castling (king takes own rook) is not noisy: `targets` holds no piece of ours.
+            pm.to &= mask;
+            for m in pm {
+                if m.promotion.is_none() || m.promotion == Some(Piece::Queen) {
+                    out.push(m);
+                }
+            }
+            false
+        });
+    }
+
+    #[inline]
+    fn count_moves(&self) -> u64 {
+        let mut n = 0u64;
+        self.board.generate_moves(|pm| {
+            n += pm.len() as u64;
+            false
+        });
+        n
+    }
+
+    #[inline]
+    fn make(&mut self, m: Move) {
+        self.stack.push(self.board.clone());
+        self.board.play_unchecked(m);
+        self.history.push(self.board.hash());
+    }
+
+    #[inline]
+    fn unmake(&mut self) {
+        if let Some(b) = self.stack.pop() {
+            self.board = b;
+            self.history.pop();
+        }
+    }
+
+    fn make_null(&mut self) -> bool {
+        let b = &self.board;
+        let us = b.side_to_move();
+        let pieces = b.colors(us) & !(b.pieces(Piece::Pawn) | b.pieces(Piece::King));
+        if pieces.is_empty() {
+            return false;
+        }
+        let Some(mut next) = b.null_move() else { return false };
+        // A repetition across a null move is not one: the window restarts here.
+        next.set_halfmove_clock(0);
+        self.stack.push(std::mem::replace(&mut self.board, next));
+        self.history.push(self.board.hash());
+        true
+    }
+
+    #[inline]
+    fn hash(&self) -> u64 {
+        self.board.hash()
+    }
+
+    #[inline]
+    fn plies(&self) -> usize {
+        self.stack.len()
+    }
+
+    #[inline]
+    fn rule_end(&self, plies_since_root: usize) -> Option<GameEnd> {
+        let rev = self.board.halfmove_clock();
+        if rev >= 4 && self.history.is_draw(self.board.hash(), rev as usize, plies_since_root) {
+            return Some(GameEnd::draw("threefold repetition"));
+        }
+        if rev >= FIFTY_MOVE_PLIES && !self.mate_on_board() {
+            return Some(GameEnd::draw("50-move rule"));
+        }
+        if self.board.occupied().len() <= 4 && self.insufficient_material() {
+            return Some(GameEnd::draw("insufficient material"));
+        }
+        None
+    }
+
+    fn no_move_end(&self) -> GameEnd {
+        if self.board.checkers().is_empty() {
+            GameEnd::draw("stalemate")
+        } else {
+            GameEnd::win(self.side_to_move().opponent(), "checkmate")
+        }
+    }
+
+    #[inline]
+    fn in_check(&self) -> bool {
+        !self.board.checkers().is_empty()
+    }
+
+    #[inline]
+    fn evaluate(&self) -> i32 {
+        eval::evaluate(&self.board)
+    }
+
+    #[inline]
+    fn is_noisy(&self, m: Move) -> bool {
+        m.promotion == Some(Piece::Queen) || self.is_capture(m) && !notation::is_castle(&self.board, m)
+    }
+
+    fn noisy_order(&self, m: Move) -> i32 {
+        // MVV-LVA, with captures that lose material by static exchange after all the others.
+        let b = &self.board;
+        let victim = match b.piece_on(m.to) {
+            Some(p) if b.color_on(m.to) != Some(b.side_to_move()) => PIECE_ORDER[p as usize],
+            _ => i32::from(self.is_capture(m)),
+        };
+        let attacker = b.piece_on(m.from).map_or(0, |p| PIECE_ORDER[p as usize]);
+        let promo = if m.promotion.is_some() { 8 } else { 0 };
+        let base = (victim + promo) * 32 - attacker;
+        if attacker > victim + promo && self.see(m) < 0 { base - 10_000 } else { base }
+    }
+
+    fn skip_in_quiescence(&self, m: Move) -> bool {
+        let b = &self.board;
+        let attacker = b.piece_on(m.from).map_or(0, |p| PIECE_ORDER[p as usize]);
+        let victim = b.piece_on(m.to).map_or(1, |p| PIECE_ORDER[p as usize]);
+        m.promotion.is_none() && attacker > victim && self.see(m) < 0
+    }
+
+    #[inline]
+    fn move_key(m: Move) -> u32 {
+        let promo = m.promotion.map_or(0, |p| p as u32 + 1);
+        m.from as u32 | (m.to as u32) << 6 | promo << 12
+    }
+
+    fn parse_position(text: &str, format: Option<&str>) -> Result<Self, NotationError> {
+        match format {
+            None | Some("fen") => Chess::from_fen(text),
+            Some(f) => Err(NotationError::new(f, "unknown position format (known: fen)")),
+        }
+    }
+
+    fn format_position(&self, format: Option<&str>) -> Result<String, NotationError> {
+        match format {
+            None | Some("fen") => Ok(self.to_fen()),
+            Some(f) => Err(NotationError::new(f, "unknown position format (known: fen)")),
+        }
+    }
+
+    fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
+        notation::parse_move(&self.board, text)
+    }
+
+    fn format_move(&self, m: Move) -> String {
+        self.move_to_uci(m)
+    }
+
+    fn format_move_as(&self, m: Move, format: &str) -> Result<String, NotationError> {
+        match format {
+            "uci" => Ok(self.move_to_uci(m)),
+            "san" => Ok(self.move_to_san(m)),
+            _ => Err(NotationError::new(format, "unknown move format (known: uci, san)")),
+        }
+    }
+
+    fn perft(&mut self, depth: u32) -> u64 {
+        perft_board(&self.board, depth)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,333 @@
+//! Rules and notation tests: perft against the published counts, FEN, UCI and SAN round trips, the draw
+//! rules, static exchange, evaluation symmetry.
+
+use super::*;
+use crate::game::Outcome;
+
+fn game(fen: &str) -> Chess {
+    Chess::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
+}
+
+fn play(g: &mut Chess, text: &str) {
+    let m = g.parse_move(text).unwrap_or_else(|e| panic!("{}: {e}", g.to_fen()));
+    g.make(m);
+}
+
+pub(super) const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+/// Kiwipete as the wiki gives it (white pawn on d5, black pawn on h3).
+pub(super) const KIWIPETE: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+pub(super) const POS3: &str = "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1";
+pub(super) const POS4: &str = "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1";
+pub(super) const POS4_MIRRORED: &str = "r2q1rk1/pP1p2pp/Q4n2/bbp1p3/Np6/1B3NBn/pPPP1PPP/R3K2R b KQ - 0 1";
+pub(super) const POS5: &str = "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8";
+pub(super) const POS6: &str = "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10";
+
+/// The published counts (chessprogramming wiki, "Perft Results"), checked with Stockfish's `go perft`.
+pub(super) const PERFT: &[(&str, &[u64])] = &[
+    (START, &[20, 400, 8902, 197_281, 4_865_609, 119_060_324]),
+    (KIWIPETE, &[48, 2039, 97_862, 4_085_603, 193_690_690]),
+    (POS3, &[14, 191, 2812, 43_238, 674_624, 11_030_083]),
+    (POS4, &[6, 264, 9467, 422_333, 15_833_292]),
+    (POS4_MIRRORED, &[6, 264, 9467, 422_333, 15_833_292]),
+    (POS5, &[44, 1486, 62_379, 2_103_487, 89_941_194]),
+    (POS6, &[46, 2079, 89_890, 3_894_594, 164_075_551]),
+];
+
+fn check_perft(max_leaves: u64) {
+    for (fen, counts) in PERFT {
+        let mut g = game(fen);
+        for (d, &expected) in counts.iter().enumerate() {
+            if expected > max_leaves {
+                break;
+            }
+            assert_eq!(g.perft(d as u32 + 1), expected, "{fen} depth {}", d + 1);
+        }
+    }
+}
+
+#[test]
+fn perft_published_counts() {
+    check_perft(20_000_000);
+}
+
+#[test]
+#[ignore = "slow: every count up to 200 M leaves (about a minute)"]
+fn perft_published_counts_deep() {
+    check_perft(200_000_000);
+}
+
+#[test]
+fn generic_perft_through_make_unmake_agrees() {
+    for (fen, counts) in PERFT {
+        let mut g = game(fen);
+        assert_eq!(crate::game::perft_generic(&mut g, 3), counts[2], "{fen}");
+        assert_eq!(g.to_fen(), game(fen).to_fen(), "make/unmake restores the position");
+    }
+}
+
+/// Every legal move of every position down to `depth` plies: SAN and UCI written, read back to the same move.
+fn round_trip(g: &mut Chess, depth: u32, seen: &mut usize) {
+    if depth == 0 {
+        return;
+    }
+    for m in g.legal_moves() {
+        let san = g.move_to_san(m);
+        let uci = g.move_to_uci(m);
+        assert_eq!(g.parse_move(&san), Ok(m), "{} san {san}", g.to_fen());
+        assert_eq!(g.parse_san(&san), Ok(m), "{} san {san}", g.to_fen());
+        assert_eq!(g.parse_move(&uci), Ok(m), "{} uci {uci}", g.to_fen());
+        // Lenient forms: no check mark, no `x`, no `=`.
+        let bare: String = san.chars().filter(|c| !matches!(c, '+' | '#' | 'x' | '=')).collect();
+        assert_eq!(g.parse_move(&bare), Ok(m), "{} bare {bare}", g.to_fen());
+        *seen += 1;
+        g.make(m);
+        round_trip(g, depth - 1, seen);
+        g.unmake();
+    }
+}
+
+#[test]
+fn san_and_uci_round_trip_on_the_perft_positions() {
+    let mut seen = 0;
+    for (fen, _) in PERFT {
+        let mut g = game(fen);
+        round_trip(&mut g, 3, &mut seen);
+    }
+    assert!(seen > 200_000, "{seen}");
+}
+
+#[test]
+fn san_details() {
+    let g = game(KIWIPETE);
+    let san = |t: &str| g.move_to_san(g.parse_move(t).expect(t));
+    assert_eq!(san("e1g1"), "O-O");
+    assert_eq!(san("e1c1"), "O-O-O");
+    assert_eq!(san("e5f7"), "Nxf7");
+    assert_eq!(san("c3b1"), "Nb1");
+    assert_eq!(san("d2c1"), "Bc1");
+    assert_eq!(san("e2a6"), "Bxa6");
+    assert_eq!(g.parse_move("0-0").map(|m| g.move_to_uci(m)), Ok("e1g1".to_string()));
+    assert_eq!(g.parse_move("O-O-O").map(|m| g.move_to_uci(m)), Ok("e1c1".to_string()));
+    // Disambiguation by file, by rank, by both.
+    let g = game("4k3/8/8/8/8/8/8/R4RK1 w - - 0 1");
+    assert_eq!(g.move_to_san(g.parse_move("a1d1").expect("a1d1")), "Rad1");
+    let g = game("4k3/R7/8/8/8/8/8/R3K3 w - - 0 1");
+    assert_eq!(g.move_to_san(g.parse_move("a1a4").expect("a1a4")), "R1a4");
+    let g = game("6k1/8/8/8/Q2Q4/8/8/Q6K w - - 0 1");
+    assert_eq!(g.move_to_san(g.parse_move("a4d1").expect("a4d1")), "Qa4d1");
+    assert_eq!(g.move_to_san(g.parse_move("a1d1").expect("a1d1")), "Q1d1");
+    assert_eq!(g.move_to_san(g.parse_move("d4d8").expect("d4d8")), "Qd8+");
+    // Promotion, with check; mate.
+    let g = game("8/P7/8/8/8/8/8/k6K w - - 0 1");
+    assert_eq!(g.move_to_san(g.parse_move("a7a8q").expect("a7a8q")), "a8=Q+");
+    for t in ["a8=Q", "a8Q", "a8q", "a8=Q+", "a7a8q", "a7a8Q"] {
+        assert_eq!(g.parse_move(t).map(|m| m.promotion), Ok(Some(Piece::Queen)), "{t}");
+    }
+    assert_eq!(g.parse_move("a8=N").map(|m| m.promotion), Ok(Some(Piece::Knight)));
+    assert_eq!(g.parse_move("a8").unwrap_err().message, "a pawn reaching the last rank must name its promotion (=Q)");
+    let g = game("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+    assert_eq!(g.move_to_san(g.parse_move("Ra8").expect("Ra8")), "Ra8#");
+    // En passant, and bad input.
+    let g = game("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2");
+    assert_eq!(g.move_to_san(g.parse_move("e5d6").expect("ep")), "exd6");
+    assert_eq!(g.parse_move("exd6 e.p."), g.parse_move("e5d6"));
+    let g = Chess::start();
+    assert_eq!(g.parse_move("e5").unwrap_err().message, "illegal move");
+    assert_eq!(g.parse_move("e2e5").unwrap_err().message, "illegal move");
+    assert_eq!(g.parse_move("Zz9").unwrap_err().token, "Zz9");
+    assert_eq!(g.parse_move("").unwrap_err().message, "empty move");
+    let g = game("4k3/8/8/8/8/8/8/1N3N1K w - - 0 1");
+    assert_eq!(g.parse_move("Nd2").unwrap_err().message, "ambiguous move");
+    assert!(g.parse_move("Nbd2").is_ok() && g.parse_move("N1d2").is_err());
+}
+
+#[test]
+fn fen_round_trip_and_errors() {
+    for (fen, _) in PERFT {
+        assert_eq!(game(fen).to_fen(), *fen);
+    }
+    // Clocks may be left out.
+    assert_eq!(game("8/8/8/8/8/8/8/K1k5 w - -").to_fen(), "8/8/8/8/8/8/8/K1k5 w - - 0 1");
+    for (bad, token) in [
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0 1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP"),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1", "x"),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkz - 0 1", "KQkz"),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e9 0 1", "e9"),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - x 1", "x"),
+        ("8/8/8/8/8/8/8/K7 w - - 0 1", "8/8/8/8/8/8/8/K7"),
+        ("1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "KQkq"),
+        ("", ""),
+    ] {
+        let e = Chess::from_fen(bad).expect_err(bad);
+        assert_eq!(e.token, token, "{bad}: {e}");
+    }
+}
+
+#[test]
+fn chess960_castling_letters() {
+    // X-FEN: the king on b1, rooks on a1 and c1 ... here rooks on a and h but the king on f.
+    let fen = "rk2r3/pppppppp/8/8/8/8/PPPPPPPP/RK2R3 w KQkq - 0 1";
+    let g = game(fen);
+    assert!(g.is_chess960());
+    assert_eq!(g.to_fen(), fen);
+    let shredder = game("rk2r3/pppppppp/8/8/8/8/PPPPPPPP/RK2R3 w EAea - 0 1");
+    assert_eq!(shredder.to_fen(), fen);
+    // Two rooks on one side: the inner one's right is written by its file.
+    let g = game("1r1kr1r1/8/8/8/8/8/8/1R1KR1R1 w Ee - 0 1");
+    assert_eq!(g.to_fen(), "1r1kr1r1/8/8/8/8/8/8/1R1KR1R1 w Ee - 0 1");
+    // Standard chess writes castling e1g1, Chess960 as king takes rook; both read.
+    let g = game("rk2r3/pppppppp/8/8/8/8/PPPPPPPP/RK2R3 w KQkq - 0 1");
+    assert_eq!(g.parse_move("O-O-O").map(|m| g.move_to_uci(m)), Ok("b1a1".to_string()));
+}
+
+#[test]
+fn the_end_of_the_game() {
+    // Fool's mate.
+    let mut g = Chess::start();
+    for m in ["f3", "e5", "g4", "Qh4#"] {
+        play(&mut g, m);
+    }
+    assert_eq!(g.outcome(), Some(GameEnd::win(Side::Second, "checkmate")));
+    // Stalemate.
+    let g = game("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+    assert_eq!(g.outcome(), Some(GameEnd::draw("stalemate")));
+    // Threefold repetition.
+    let mut g = Chess::start();
+    for m in ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"] {
+        play(&mut g, m);
+        assert_eq!(g.outcome(), None);
+    }
+    play(&mut g, "Ng8");
+    assert_eq!(g.outcome().map(|e| e.reason), Some("threefold repetition"));
+    // 50 moves: a draw, unless the 100th ply mates.
+    let g = game("4k3/8/8/8/8/8/8/R3K3 w - - 100 80");
+    assert_eq!(g.outcome(), Some(GameEnd::draw("50-move rule")));
+    let mut g = game("6k1/5ppp/8/8/8/8/8/R5K1 w - - 99 80");
+    play(&mut g, "Ra8");
+    assert_eq!(g.outcome().map(|e| e.outcome), Some(Outcome::Win(Side::First)));
+    // Insufficient material.
+    for fen in ["8/8/4k3/8/8/3K4/8/8 w - - 0 1", "8/8/4k3/8/8/3KN3/8/8 w - - 0 1", "8/2b5/4k3/8/8/3KB3/8/8 w - - 0 1"] {
+        assert_eq!(game(fen).outcome(), Some(GameEnd::draw("insufficient material")), "{fen}");
+    }
+    for fen in ["8/3b4/4k3/8/8/3KB3/8/8 w - - 0 1", "8/8/4k3/8/8/3KNN2/8/8 w - - 0 1", "8/8/4k3/8/8/3KP3/8/8 w - - 0 1"]
+    {
+        assert_eq!(game(fen).outcome(), None, "{fen}");
+    }
+}
+
+#[test]
+fn null_move_rules_and_hash() {
+    let mut g = Chess::start();
+    let h = g.hash();
+    assert!(g.make_null());
+    assert_ne!(g.hash(), h);
+    g.unmake();
+    assert_eq!(g.hash(), h);
+    // In check, or only king and pawns: no null move.
+    assert!(!game("4k3/8/8/8/8/8/4r3/4K3 w - - 0 1").make_null());
+    assert!(!game("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1").make_null());
+    // Transpositions hash alike.
+    let mut a = Chess::start();
+    let mut b = Chess::start();
+    for m in ["Nf3", "Nf6", "Nc3", "Nc6"] {
+        play(&mut a, m);
+    }
+    for m in ["Nc3", "Nc6", "Nf3", "Nf6"] {
+        play(&mut b, m);
+    }
+    assert_eq!(a.hash(), b.hash());
+}
+
+#[test]
+fn noisy_moves_and_exchanges() {
+    let g = game(KIWIPETE);
+    let mut noisy = Vec::new();
+    g.generate_noisy(&mut noisy);
+    let mut names: Vec<String> = noisy.iter().map(|&m| g.move_to_san(m)).collect();
+    names.sort();
+    assert_eq!(names, ["Bxa6", "Nxd7", "Nxf7", "Nxg6", "Qxf6", "Qxh3", "dxe6", "gxh3"]);
+    assert!(noisy.iter().all(|&m| g.is_noisy(m)));
+    let castle = g.parse_move("O-O").expect("castle");
+    assert!(!g.is_noisy(castle));
+    // Exchanges: a defended pawn taken by the queen loses; an undefended one wins.
+    let g = game("4k3/8/3p4/4p3/8/8/8/4QK2 w - - 0 1");
+    assert_eq!(g.see(g.parse_move("Qxe5").expect("Qxe5")), 100 - 950);
+    let g = game("4k3/8/8/4p3/8/8/8/4QK2 w - - 0 1");
+    assert_eq!(g.see(g.parse_move("Qxe5").expect("Qxe5")), 100);
+    // R takes a pawn defended by a pawn, backed by another rook: rook for two pawns.
+    let g = game("4k3/8/3p4/4p3/8/8/4R3/4RK2 w - - 0 1");
+    assert_eq!(g.see(g.parse_move("Rxe5").expect("Rxe5")), 100 - 500 + 100);
+    // Promotions are noisy; under-promotions are not searched in quiescence.
+    let g = game("8/P7/8/8/8/8/8/k6K w - - 0 1");
+    g.generate_noisy(&mut noisy);
+    assert_eq!(noisy.len(), 1);
+}
+
+#[test]
+fn evaluation_is_symmetric_and_sensible() {
+    assert!(Chess::start().evaluate().abs() <= 20);
+    for (fen, _) in PERFT {
+        let g = game(fen);
+        // The same position with colours swapped and the board mirrored.
+        let mirrored = mirror(fen);
+        let m = game(&mirrored);
+        assert_eq!(g.evaluate(), m.evaluate(), "{fen} vs {mirrored}");
+    }
+    // A queen up is a lot; K+N v K is scaled down.
+    assert!(game("4k3/8/8/8/8/8/PPPPPPPP/RNBQKBNR w KQ - 0 1").evaluate() > 2000);
+    assert!(game("4k3/8/8/8/8/8/8/3QK3 w - - 0 1").evaluate() > 700);
+    assert!(game("4k3/8/8/8/8/8/8/3NK3 w - - 0 1").evaluate() < 150);
+}
+
+/// A FEN with the colours swapped and the board turned upside down.
+fn mirror(fen: &str) -> String {
+    let f: Vec<&str> = fen.split(' ').collect();
+    let swap = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_ascii_uppercase() { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() })
+            .collect()
+    };
+    let placement: Vec<String> = f[0].split('/').rev().map(swap).collect();
+    let side = if f[1] == "w" { "b" } else { "w" };
+    let castling = if f[2] == "-" { "-".to_string() } else { swap(f[2]) };
+    let castling = {
+        let mut v: Vec<char> = castling.chars().collect();
+        v.sort_by_key(|c| (c.is_ascii_lowercase(), *c != 'K' && *c != 'k'));
+        v.into_iter().collect::<String>()
+    };
+    let ep = if f[3] == "-" {
+        "-".to_string()
+    } else {
+        let b = f[3].as_bytes();
+        format!("{}{}", b[0] as char, if b[1] == b'3' { '6' } else { '3' })
+    };
+    format!("{} {side} {castling} {ep} {} {}", placement.join("/"), f[4], f[5])
+}
+
+#[test]
+fn search_finds_a_mate_and_wins_material() {
+    use crate::search::{Limits, SearchOptions, TranspositionTable, search};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let tt = Arc::new(TranspositionTable::new(8));
+    let stop = Arc::new(AtomicBool::new(false));
+    let run = |fen: &str, depth: u32| {
+        let g = game(fen);
+        let done = search(&g, &Limits::depth(depth), &SearchOptions::default(), &tt, &stop, &mut |_| {});
+        (g.move_to_san(done.best.expect("a move")), done.lines[0].score)
+    };
+    // Back-rank mate in one.
+    assert_eq!(run("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", 4), ("Ra8#".to_string(), crate::game::Score::Mate(1)));
+    // A free queen.
+    let (best, _) = run("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1", 4);
+    assert_eq!(best, "Rxd5");
+}
+
+#[test]
+fn bench_positions_are_playable() {
+    for fen in Chess::BENCH_POSITIONS {
+        let g = game(fen);
+        assert_eq!(g.outcome(), None, "{fen}");
+        assert_eq!(g.to_fen(), *fen);
+    }
+}

@@ -1,0 +1,182 @@
+//! The engine state machine against a recording host (the C ABI has its own test host in `tests/ceboard`).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Call {
+    Move(String),
+    Fatal(String),
+    Finished(String, String),
+    WhoPlays(String),
+    SwitchSides,
+    ShowThinking(bool),
+    TimeControl(TimeControl),
+    Feedback(Feedback),
+    TimeInfo,
+}
+
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Call>>>);
+
+impl Recorder {
+    fn calls(&self) -> Vec<Call> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Wait until some call satisfies `f` (or 20 s pass).
+    fn wait_for(&self, f: impl Fn(&Call) -> bool) -> Option<Call> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(c) = self.calls().into_iter().find(|c| f(c)) {
+                return Some(c);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        None
+    }
+
+    fn push(&self, c: Call) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(c);
+        }
+    }
+}
+
+impl Host for Recorder {
+    fn engine_move(&mut self, mv: &str) {
+        self.push(Call::Move(mv.to_string()));
+    }
+    fn fatal_error(&mut self, reason: &str) {
+        self.push(Call::Fatal(reason.to_string()));
+    }
+    fn game_finished(&mut self, result: &str, comment: &str) {
+        self.push(Call::Finished(result.to_string(), comment.to_string()));
+    }
+    fn who_plays(&mut self, name: &str) {
+        self.push(Call::WhoPlays(name.to_string()));
+    }
+    fn switch_sides(&mut self) {
+        self.push(Call::SwitchSides);
+    }
+    fn show_thinking(&mut self, show: bool) {
+        self.push(Call::ShowThinking(show));
+    }
+    fn set_time_control(&mut self, tc: &TimeControl) {
+        self.push(Call::TimeControl(*tc));
+    }
+    fn engine_feedback(&mut self, feedback: &Feedback) {
+        self.push(Call::Feedback(feedback.clone()));
+    }
+    fn time_info(&mut self) -> (i32, i32, i32) {
+        self.push(Call::TimeInfo);
+        (3000, 3000, 0)
+    }
+}
+
+fn engine(config: Config) -> (Engine, Recorder) {
+    let rec = Recorder::default();
+    let e = Engine::start(Box::new(rec.clone()), config).expect("thread");
+    (e, rec)
+}
+
+fn small() -> Config {
+    Config { seconds_per_move: 0, hash_mb: 4 }
+}
+
+#[test]
+fn plays_white_from_the_start_and_answers_moves() {
+    let (mut e, rec) = engine(small());
+    e.send(Command::StartGame { play_black: false, analyze: false, fen: None });
+    let first = rec.wait_for(|c| matches!(c, Call::Move(_))).expect("a first move");
+    let Call::Move(first) = first else { unreachable!() };
+    let mut g = Chess::start();
+    let m = g.parse_move(&first).expect("legal UCI move");
+    g.make(m);
+    assert!(rec.calls().contains(&Call::WhoPlays("kibitz".into())));
+    assert!(rec.calls().contains(&Call::TimeInfo));
+    // The user answers in SAN; the engine replies.
+    let reply = g.legal_moves()[0];
+    let san = g.move_to_san(reply);
+    g.make(reply);
+    e.send(Command::SendMove(san));
+    let second = rec.wait_for(|c| matches!(c, Call::Move(m) if *m != first)).expect("a second move");
+    let Call::Move(second) = second else { unreachable!() };
+    assert!(g.parse_move(&second).is_ok(), "{second} legal after the user's move");
+    e.shutdown();
+    assert!(!e.is_alive());
+}
+
+#[test]
+fn bad_input_is_a_fatal_error_not_a_crash() {
+    let (e, rec) = engine(small());
+    e.send(Command::SendMove("e2e4".into()));
+    assert!(rec.wait_for(|c| matches!(c, Call::Fatal(r) if r.contains("without a game"))).is_some());
+    e.send(Command::StartGame { play_black: false, analyze: false, fen: Some("not a fen".into()) });
+    assert!(rec.wait_for(|c| matches!(c, Call::Fatal(r) if r.starts_with("bad FEN"))).is_some());
+    e.send(Command::StartGame { play_black: true, analyze: false, fen: None });
+    e.send(Command::SendMove("e2e5".into()));
+    assert!(rec.wait_for(|c| matches!(c, Call::Fatal(r) if r.contains("e2e5"))).is_some());
+    assert!(e.is_alive());
+}
+
+#[test]
+fn mate_ends_the_game_with_the_result() {
+    let (e, rec) = engine(small());
+    e.send(Command::StartGame {
+        play_black: false,
+        analyze: false,
+        fen: Some("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1".into()),
+    });
+    assert_eq!(rec.wait_for(|c| matches!(c, Call::Move(_))), Some(Call::Move("a1a8".into())));
+    assert_eq!(
+        rec.wait_for(|c| matches!(c, Call::Finished(..))),
+        Some(Call::Finished("1-0".into(), "Checkmate".into()))
+    );
+    // Stalemate, and a promotion written e7e8Q.
+    e.send(Command::StartGame { play_black: false, analyze: false, fen: Some("7k/4P3/8/8/8/8/8/K7 w - - 0 1".into()) });
+    assert!(rec.wait_for(|c| matches!(c, Call::Move(m) if m == "e7e8Q" || m == "e7e8R")).is_some());
+}
+
+#[test]
+fn analysis_feedback_and_move_now() {
+    let (e, rec) = engine(small());
+    e.send(Command::GetMessages(true));
+    e.send(Command::StartGame { play_black: false, analyze: true, fen: None });
+    let fb = rec.wait_for(|c| matches!(c, Call::Feedback(f) if f.depth >= 3)).expect("feedback");
+    let Call::Feedback(f) = fb else { unreachable!() };
+    assert!(f.total_nodes > 0 && f.time_ms >= 0 && f.nodes_sec >= 0, "{f:?}");
+    assert!(f.eval.starts_with('+') || f.eval.starts_with('-'), "{f:?}");
+    let mut g = Chess::start();
+    assert!(play_san_line(&mut g, &f.pv), "{f:?}");
+    assert!(rec.calls().contains(&Call::ShowThinking(true)));
+    // Move now while analysing: the best move is played and analysis goes on.
+    e.send(Command::MoveNow);
+    assert!(rec.wait_for(|c| matches!(c, Call::Move(_))).is_some());
+    // The user's turn in a game: MoveNow switches sides.
+    e.send(Command::StartGame { play_black: true, analyze: false, fen: None });
+    e.send(Command::MoveNow);
+    assert!(rec.wait_for(|c| *c == Call::SwitchSides).is_some());
+}
+
+fn play_san_line(g: &mut Chess, line: &str) -> bool {
+    for san in line.split_whitespace() {
+        match g.parse_san(san) {
+            Ok(m) => g.make(m),
+            Err(_) => return false,
+        }
+    }
+    !line.is_empty()
+}
+
+#[test]
+fn eval_texts() {
+    assert_eq!(eval_text(Score::Cp(35), true), "+0.35");
+    assert_eq!(eval_text(Score::Cp(35), false), "-0.35");
+    assert_eq!(eval_text(Score::Cp(-250), true), "-2.50");
+    assert_eq!(eval_text(Score::Mate(5), true), "#3");
+    assert_eq!(eval_text(Score::Mate(-4), true), "-#2");
+    assert_eq!(eval_text(Score::Mate(1), false), "-#1");
+}
