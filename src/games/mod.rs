@@ -3,10 +3,10 @@
 //! monomorphises their generic code for each game.
 
 pub mod checkers;
+pub mod chess;
 pub mod draughts;
 pub mod hive;
 pub mod xiangqi;
-pub mod chess;
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,7 +23,8 @@ pub enum GameKind {
 
 impl GameKind {
     /// Every game, in the order the API lists them.
-    pub const ALL: &'static [GameKind] = &[GameKind::Checkers, GameKind::Draughts, GameKind::Hive, GameKind::Xiangqi, GameKind::Chess];
+    pub const ALL: &'static [GameKind] =
+        &[GameKind::Checkers, GameKind::Draughts, GameKind::Hive, GameKind::Xiangqi, GameKind::Chess];
 
     /// Names that are reserved for games still to come: asking for one answers "not yet" rather than
     /// "unknown".

@@ -610,6 +610,21 @@ pub const FIXTURES: &[Fixture] = &[
         slow_depth: 7,
     },
     Fixture {
+        game: "chess",
+        positions: &[
+            ("fen", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", &["e2e4", "e7e5", "g1f3"]),
+            ("fen", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", &["e1g1"]),
+        ],
+        finished: "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
+        bad_position: (
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX",
+        ),
+        white: "white",
+        quick_depth: 3,
+        slow_depth: 12,
+    },
+    Fixture {
         game: "xiangqi",
         positions: &[
             (

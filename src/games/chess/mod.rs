@@ -341,6 +341,11 @@ impl Game for Chess {
         }
     }
 
+    fn position_key(&self) -> String {
+        // Placement, side, castling and en passant: the move counters do not change the analysis.
+        self.to_fen().split(' ').take(4).collect::<Vec<_>>().join(" ")
+    }
+
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_move(&self.board, text)
     }
