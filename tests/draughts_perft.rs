@@ -39,8 +39,8 @@ fn woldouby_perft_1_to_12() {
 }
 
 #[test]
-fn twenty_kings_perft_1_to_7() {
-    check(KINGS_FEN, &KINGS, 7);
+fn twenty_kings_perft_1_to_8() {
+    check(KINGS_FEN, &KINGS, 8);
 }
 
 #[test]
