@@ -299,6 +299,28 @@ pub fn perft_divide<G: Game>(game: &mut G, depth: u32) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// Zobrist keys for `P` piece kinds on `N` cells, drawn from splitmix64 seeded with `seed`, row by row; rows
+/// before `first` stay zero (for piece codes that mean "empty"). A `const fn`, so games build their tables at
+/// compile time.
+pub const fn zobrist_keys<const P: usize, const N: usize>(seed: u64, first: usize) -> [[u64; N]; P] {
+    let mut t = [[0u64; N]; P];
+    let mut s = seed;
+    let mut p = first;
+    while p < P {
+        let mut c = 0;
+        while c < N {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            t[p][c] = z ^ (z >> 31);
+            c += 1;
+        }
+        p += 1;
+    }
+    t
+}
+
 /// Repetition bookkeeping every game can reuse: the hash of each position reached, and how far back a
 /// repetition is possible (the last irreversible move).
 #[derive(Clone, Debug, Default)]

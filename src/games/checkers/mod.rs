@@ -19,25 +19,7 @@ use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
 pub const FORTY_MOVE_PLIES: u32 = 80;
 
 /// Zobrist keys: `[black man, black king, white man, white king][bit]`, and the side key.
-const ZOBRIST: [[u64; 64]; 4] = {
-    let mut t = [[0u64; 64]; 4];
-    let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut p = 0;
-    while p < 4 {
-        let mut b = 0;
-        while b < 64 {
-            // splitmix64
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            t[p][b] = z ^ (z >> 31);
-            b += 1;
-        }
-        p += 1;
-    }
-    t
-};
+const ZOBRIST: [[u64; 64]; 4] = crate::game::zobrist_keys(0x9E37_79B9_7F4A_7C15, 0);
 const ZOBRIST_WHITE_TO_MOVE: u64 = 0x5D2B_0C3E_71A9_F48B;
 
 /// The state that `make` saves and `unmake` restores.

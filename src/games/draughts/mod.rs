@@ -28,25 +28,7 @@ pub const ENDGAME_LONG_PLIES: u32 = 32;
 pub const ENDGAME_SHORT_PLIES: u32 = 10;
 
 /// Zobrist keys: `[white man, white king, black man, black king][bit]`.
-const ZOBRIST: [[u64; 64]; 4] = {
-    let mut t = [[0u64; 64]; 4];
-    let mut s: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut p = 0;
-    while p < 4 {
-        let mut b = 0;
-        while b < 64 {
-            // splitmix64
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            t[p][b] = z ^ (z >> 31);
-            b += 1;
-        }
-        p += 1;
-    }
-    t
-};
+const ZOBRIST: [[u64; 64]; 4] = crate::game::zobrist_keys(0x2545_F491_4F6C_DD1D, 0);
 const ZOBRIST_BLACK_TO_MOVE: u64 = 0x7A3C_55E1_0B96_D24F;
 
 /// The state that `make` saves and `unmake` restores.

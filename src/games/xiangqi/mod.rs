@@ -26,25 +26,7 @@ use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
 pub const NO_CAPTURE_PLIES: u32 = 120;
 
 /// Zobrist keys: `[piece code][cell]`, and the key of Black to move.
-static ZOBRIST: [[u64; CELLS]; 16] = {
-    let mut t = [[0u64; CELLS]; 16];
-    let mut s: u64 = 0x2F1E_5C37_A9B4_D061;
-    let mut p = 1;
-    while p < 16 {
-        let mut c = 0;
-        while c < CELLS {
-            // splitmix64
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            t[p][c] = z ^ (z >> 31);
-            c += 1;
-        }
-        p += 1;
-    }
-    t
-};
+static ZOBRIST: [[u64; CELLS]; 16] = crate::game::zobrist_keys(0x2F1E_5C37_A9B4_D061, 1);
 const ZOBRIST_BLACK_TO_MOVE: u64 = 0xC4CE_B9FE_1A85_EC53;
 
 /// The start position.
