@@ -96,6 +96,44 @@ impl NotationError {
     }
 }
 
+/// One game read from a game record: its tags, where it starts, the moves played, the result.
+#[derive(Clone, Debug)]
+pub struct GameRecord<G: Game> {
+    /// Header tags in their order (`Event`, `White`, `FEN`...); empty for formats without tags.
+    pub tags: Vec<(String, String)>,
+    /// The position before the first move.
+    pub start: G,
+    /// The moves, each legal in the position the previous ones lead to.
+    pub moves: Vec<G::Move>,
+    /// The result as the record wrote it (`1-0`, `2-0`, `1/2-1/2`, `*`...), if it did.
+    pub result: Option<String>,
+    /// The 1-based line of the text where this game begins.
+    pub line: usize,
+}
+
+/// A game of a collection that could not be read: which one, where, and the offending token.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error("game {} (line {line}): {message}: `{token}`", index + 1)]
+pub struct RecordError {
+    /// 0-based index of the game in the collection.
+    pub index: usize,
+    /// 1-based line of the offending token.
+    pub line: usize,
+    pub token: String,
+    pub message: String,
+}
+
+/// What an annotated export writes after one move: a comment, a NAG, a better line.
+#[derive(Clone, Debug, Default)]
+pub struct PlyNote<M> {
+    /// Comment text without braces, e.g. `[%eval 0.48] Mistake. Nf3 was best.`.
+    pub comment: Option<String>,
+    /// Numeric annotation glyph: 1 `!`, 2 `?`, 4 `??`, 6 `?!`.
+    pub nag: Option<u8>,
+    /// A better line, starting from the position before this move (empty: none).
+    pub variation: Vec<M>,
+}
+
 /// The rules of one game, as the search and the front ends need them.
 pub trait Game: Clone + Send + Sync + 'static {
     /// A move in the game's own compact representation.
@@ -240,6 +278,34 @@ pub trait Game: Clone + Send + Sync + 'static {
         } else {
             Err(NotationError::new(format, "unknown move format"))
         }
+    }
+
+    // ---- game records (annotation) ----
+
+    /// The whole-game record formats this game reads (`pgn`, `pdn`, `gamestring`...), main format first.
+    /// Empty when the game has none yet.
+    const RECORD_FORMATS: &'static [&'static str] = &[];
+
+    /// The format [`Game::export_record`] writes (`pgn`, `pdn`), if the game has a native annotated format.
+    const EXPORT_FORMAT: Option<&'static str> = None;
+
+    /// Read one game or a collection of games. `format` names one of [`Game::RECORD_FORMATS`]; `None`
+    /// detects it. The outer error is for the text as a whole (an unknown format); each game of a
+    /// collection then succeeds or fails on its own, so one malformed game does not lose the others.
+    fn parse_records(
+        text: &str,
+        format: Option<&str>,
+    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
+        let _ = text;
+        Err(NotationError::new(format.unwrap_or(Self::NAME), "this game reads no game records yet"))
+    }
+
+    /// Write one annotated game in [`Game::EXPORT_FORMAT`]: `notes` has one entry per move of
+    /// `record.moves` (a comment, a NAG, a better line starting from the position before that move).
+    /// `None` when the game has no native annotated format (the caller then writes JSON and text).
+    fn export_record(record: &GameRecord<Self>, notes: &[PlyNote<Self::Move>]) -> Option<String> {
+        let _ = (record, notes);
+        None
     }
 
     // ---- provided ----
