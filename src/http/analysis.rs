@@ -14,11 +14,11 @@ use tokio::sync::watch;
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
 use super::{ApiConfig, AppState, ENGINE};
-use crate::game::{Game, GameEnd, Outcome, Side, format_line};
+use crate::game::{Game, GameEnd, Outcome, Side};
 use crate::games::GameKind;
 use crate::pool::{JobHandle, Priority, SearchRequest};
-use crate::search::{Done, Event, Limits, SearchOptions};
-use crate::store::{CacheKey, CachedAnalysis, CachedLine, CachedScore};
+use crate::search::{Event, Limits, SearchOptions};
+use crate::store::{CacheKey, CachedAnalysis, CachedScore};
 use crate::with_game;
 
 /// Whether an analysis may be answered from the cache.
@@ -178,20 +178,6 @@ pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Res
     Ok(Prepared { setup, multipv, limits, clamped, white_pov: req.white_pov, cache: req.cache })
 }
 
-/// Whether a cached result answers a request with these limits: it must be at least as deep (or have used
-/// at least as much time or as many nodes).
-fn satisfies(cached: &CachedAnalysis, limits: &Limits) -> bool {
-    if let Some(d) = limits.depth {
-        cached.depth >= d
-    } else if let Some(t) = limits.movetime {
-        cached.time_ms >= t.as_millis() as u64
-    } else if let Some(n) = limits.nodes {
-        cached.nodes >= n
-    } else {
-        false
-    }
-}
-
 // ---- answers ----
 
 #[derive(Serialize)]
@@ -238,22 +224,6 @@ pub(super) struct AnalysisResponse {
     pub clamped: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<OutcomeOut>,
-}
-
-/// Turn a finished search into the cacheable, game-free form (moves in the game's main notation).
-pub(super) fn to_cached<G: Game>(root: &G, done: &Done<G::Move>) -> CachedAnalysis {
-    CachedAnalysis {
-        depth: done.depth,
-        seldepth: done.seldepth,
-        nodes: done.nodes,
-        time_ms: done.time_ms,
-        bestmove: done.best.map(|m| root.format_move(m)),
-        lines: done
-            .lines
-            .iter()
-            .map(|l| CachedLine { moves: format_line(root, &l.pv), score: l.score.into(), depth: l.depth })
-            .collect(),
-    }
 }
 
 /// Rewrite a line stored in the main notation into `format`, move by move from `root`.
@@ -362,7 +332,7 @@ fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Fligh
     let root = p.setup.game.clone();
     let sink = move |event: Event<G::Move>| {
         if let Event::Done(done) = event {
-            found_tx.send_replace(Some(Ok(Arc::new(to_cached(&root, &done)))));
+            found_tx.send_replace(Some(Ok(Arc::new(CachedAnalysis::from_search(&root, &done)))));
         }
     };
     let request = SearchRequest {
@@ -434,7 +404,7 @@ pub(super) async fn immediate_answer<G: Game>(
         return Ok(None);
     }
     match lookup(state, key).await {
-        Some(cached) if p.cache == CacheMode::Only || satisfies(&cached, &p.limits) => {
+        Some(cached) if p.cache == CacheMode::Only || cached.satisfies(&p.limits) => {
             state.metrics.cache_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(Some(respond(p, &cached, true)))
         }

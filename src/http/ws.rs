@@ -255,7 +255,7 @@ async fn start<G: Game>(
             }
         }
         Event::Done(done) => {
-            let result = analysis::to_cached(&root, &done);
+            let result = crate::store::CachedAnalysis::from_search(&root, &done);
             let mut v =
                 serde_json::to_value(analysis::respond(&answer_prepared, &result, false)).unwrap_or_else(|_| json!({}));
             tag(&mut v, "bestmove", &id_owned);

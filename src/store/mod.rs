@@ -23,8 +23,11 @@
 //! ```
 
 mod codec;
+mod jobs;
 mod memory;
 mod sqlite;
+
+pub use jobs::{JobGameRow, JobRow, JobStatus, NewJob, NewJobGame, PositionRow};
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -32,8 +35,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
-use crate::game::Score;
-use crate::search::Done;
+use crate::game::{Game, Score, format_line};
+use crate::search::{Done, Limits};
 use memory::ClockCache;
 use sqlite::SqliteBackend;
 
@@ -103,24 +106,34 @@ impl From<CachedScore> for Score {
 }
 
 impl CachedAnalysis {
-    /// The cacheable part of a search result, with each move written by `notation` (the caller's game knows
-    /// how; the store does not).
-    pub fn from_done<M>(done: &Done<M>, mut notation: impl FnMut(&M) -> String) -> CachedAnalysis {
+    /// The cacheable part of a search from `root`: each line's moves written in the game's main notation,
+    /// move by move from the position they are played in.
+    pub fn from_search<G: Game>(root: &G, done: &Done<G::Move>) -> CachedAnalysis {
         CachedAnalysis {
             depth: done.depth,
             seldepth: done.seldepth,
             nodes: done.nodes,
             time_ms: done.time_ms,
-            bestmove: done.best.as_ref().map(&mut notation),
+            bestmove: done.best.map(|m| root.format_move(m)),
             lines: done
                 .lines
                 .iter()
-                .map(|line| CachedLine {
-                    moves: line.pv.iter().map(&mut notation).collect(),
-                    score: line.score.into(),
-                    depth: line.depth,
-                })
+                .map(|l| CachedLine { moves: format_line(root, &l.pv), score: l.score.into(), depth: l.depth })
                 .collect(),
+        }
+    }
+
+    /// Whether this result answers a search with `limits`: it is at least as deep (or used at least as much
+    /// time, or as many nodes, when those are the limit). An unlimited search is never answered.
+    pub fn satisfies(&self, limits: &Limits) -> bool {
+        if let Some(d) = limits.depth {
+            self.depth >= d
+        } else if let Some(t) = limits.movetime {
+            u128::from(self.time_ms) >= t.as_millis()
+        } else if let Some(n) = limits.nodes {
+            self.nodes >= n
+        } else {
+            false
         }
     }
 }
@@ -334,6 +347,71 @@ impl Store {
         }
         debug!(game = %key.game, multipv = key.multipv, depth, written, "store put");
         Ok(written)
+    }
+
+    // ---- annotation jobs ----
+
+    /// Create a job (status queued) with all its games, in one transaction.
+    pub async fn create_job(&self, job: &NewJob) -> Result<(), StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.create_job(&self.inner.engine, job).await,
+        }
+    }
+
+    /// A job, if it exists.
+    pub async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.job(id).await,
+        }
+    }
+
+    /// A job's games, in order.
+    pub async fn job_games(&self, id: &str) -> Result<Vec<JobGameRow>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.job_games(id).await,
+        }
+    }
+
+    /// A job's evaluated positions, by game and ply.
+    pub async fn job_positions(&self, id: &str) -> Result<Vec<PositionRow>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.job_positions(id).await,
+        }
+    }
+
+    /// Write one position's result of a job, unless it is already written (then false).
+    pub async fn put_job_position(&self, id: &str, game_idx: u32, ply: u32, result: &str) -> Result<bool, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.put_position(id, game_idx, ply, result).await,
+        }
+    }
+
+    /// Change a job's status to `to` if it is now one of `from` (with an error text for `failed`); true when
+    /// it changed.
+    pub async fn set_job_status(
+        &self,
+        id: &str,
+        from: &[JobStatus],
+        to: JobStatus,
+        error: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.set_job_status(id, from, to, error).await,
+        }
+    }
+
+    /// Ids of the jobs in one of `statuses`, oldest first (on start: the jobs to resume).
+    pub async fn jobs_with_status(&self, statuses: &[JobStatus]) -> Result<Vec<String>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.jobs_with_status(statuses).await,
+        }
     }
 
     /// Check that the database answers (for readiness probes).

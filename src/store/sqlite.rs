@@ -16,6 +16,7 @@ use sqlx::{Executor, Row};
 use tracing::{debug, warn};
 
 use super::codec::{self, Raw};
+use super::jobs::{JobGameRow, JobRow, JobStatus, NewJob, PositionRow};
 use super::{CacheKey, CachedAnalysis, StoreError};
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
@@ -244,6 +245,175 @@ impl SqliteBackend {
         }
         self.write.close().await;
         debug!(store = %self.location, "analysis store closed");
+    }
+
+    // ---- annotation jobs ----
+
+    /// Create a job and its games in one transaction.
+    pub(crate) async fn create_job(&self, engine: &str, job: &NewJob) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.write.begin().await.map_err(query_error)?;
+        sqlx::query(
+            "INSERT INTO annotation_jobs (id, game, status, settings, engine, error, created_ms, updated_ms) \
+             VALUES (?, ?, 'queued', ?, ?, NULL, ?, ?)",
+        )
+        .bind(&job.id)
+        .bind(&job.game)
+        .bind(&job.settings)
+        .bind(engine)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *tx)
+        .await
+        .map_err(query_error)?;
+        for (idx, game) in job.games.iter().enumerate() {
+            sqlx::query("INSERT INTO annotation_games (job_id, idx, record, error, positions) VALUES (?, ?, ?, ?, ?)")
+                .bind(&job.id)
+                .bind(i64::try_from(idx).unwrap_or(i64::MAX))
+                .bind(&game.record)
+                .bind(&game.error)
+                .bind(to_i64(game.positions))
+                .execute(&mut *tx)
+                .await
+                .map_err(query_error)?;
+        }
+        tx.commit().await.map_err(query_error)?;
+        Ok(())
+    }
+
+    pub(crate) async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms FROM annotation_jobs WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.read)
+        .await
+        .map_err(query_error)?;
+        let Some(row) = row else { return Ok(None) };
+        let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id}: {e}") };
+        let status: String = row.try_get("status").map_err(|e| corrupt(e.to_string()))?;
+        Ok(Some(JobRow {
+            id: row.try_get("id").map_err(|e| corrupt(e.to_string()))?,
+            game: row.try_get("game").map_err(|e| corrupt(e.to_string()))?,
+            status: status.parse::<JobStatus>().map_err(corrupt)?,
+            settings: row.try_get("settings").map_err(|e| corrupt(e.to_string()))?,
+            engine: row.try_get("engine").map_err(|e| corrupt(e.to_string()))?,
+            error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
+            created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
+            updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
+        }))
+    }
+
+    pub(crate) async fn job_games(&self, id: &str) -> Result<Vec<JobGameRow>, StoreError> {
+        let rows =
+            sqlx::query("SELECT idx, record, error, positions FROM annotation_games WHERE job_id = ? ORDER BY idx")
+                .bind(id)
+                .fetch_all(&self.read)
+                .await
+                .map_err(query_error)?;
+        let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id} game: {e}") };
+        rows.iter()
+            .map(|row| {
+                let idx: i64 = row.try_get("idx").map_err(|e| corrupt(e.to_string()))?;
+                let positions: i64 = row.try_get("positions").map_err(|e| corrupt(e.to_string()))?;
+                Ok(JobGameRow {
+                    idx: u32::try_from(idx).map_err(|_| corrupt(format!("index {idx}")))?,
+                    record: row.try_get("record").map_err(|e| corrupt(e.to_string()))?,
+                    error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
+                    positions: u32::try_from(positions).map_err(|_| corrupt(format!("positions {positions}")))?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn job_positions(&self, id: &str) -> Result<Vec<PositionRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT game_idx, ply, result FROM annotation_positions WHERE job_id = ? ORDER BY game_idx, ply",
+        )
+        .bind(id)
+        .fetch_all(&self.read)
+        .await
+        .map_err(query_error)?;
+        let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id} position: {e}") };
+        rows.iter()
+            .map(|row| {
+                let game_idx: i64 = row.try_get("game_idx").map_err(|e| corrupt(e.to_string()))?;
+                let ply: i64 = row.try_get("ply").map_err(|e| corrupt(e.to_string()))?;
+                Ok(PositionRow {
+                    game_idx: u32::try_from(game_idx).map_err(|_| corrupt(format!("game {game_idx}")))?,
+                    ply: u32::try_from(ply).map_err(|_| corrupt(format!("ply {ply}")))?,
+                    result: row.try_get("result").map_err(|e| corrupt(e.to_string()))?,
+                })
+            })
+            .collect()
+    }
+
+    /// Write one position's result unless it is already there; true when written.
+    pub(crate) async fn put_position(
+        &self,
+        id: &str,
+        game_idx: u32,
+        ply: u32,
+        result: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO annotation_positions (job_id, game_idx, ply, result, created_ms) VALUES (?, ?, ?, ?, ?) \
+             ON CONFLICT (job_id, game_idx, ply) DO NOTHING",
+        )
+        .bind(id)
+        .bind(to_i64(game_idx))
+        .bind(to_i64(ply))
+        .bind(result)
+        .bind(now_ms())
+        .execute(&self.write)
+        .await
+        .map_err(query_error)?;
+        if done.rows_affected() > 0 {
+            sqlx::query("UPDATE annotation_jobs SET updated_ms = ? WHERE id = ?")
+                .bind(now_ms())
+                .bind(id)
+                .execute(&self.write)
+                .await
+                .map_err(query_error)?;
+        }
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Set a job's status if it is now one of `from`; true when changed.
+    pub(crate) async fn set_job_status(
+        &self,
+        id: &str,
+        from: &[JobStatus],
+        to: JobStatus,
+        error: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        // `from` is a handful of fixed words, not input: building the IN list is safe.
+        let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
+        let sql = format!(
+            "UPDATE annotation_jobs SET status = ?, error = ?, updated_ms = ? WHERE id = ? AND status IN ({})",
+            if list.is_empty() { "NULL".to_string() } else { list.join(", ") }
+        );
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(to.as_str())
+            .bind(error)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Ids of the jobs in one of `statuses`, oldest first.
+    pub(crate) async fn jobs_with_status(&self, statuses: &[JobStatus]) -> Result<Vec<String>, StoreError> {
+        let list: Vec<String> = statuses.iter().map(|s| format!("'{}'", s.as_str())).collect();
+        if list.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql =
+            format!("SELECT id FROM annotation_jobs WHERE status IN ({}) ORDER BY created_ms, id", list.join(", "));
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(&self.read).await.map_err(query_error)?;
+        rows.iter().map(|row| row.try_get::<String, _>("id").map_err(query_error)).collect()
     }
 
     #[cfg(test)]

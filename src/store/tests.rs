@@ -31,11 +31,14 @@ fn scores_convert_both_ways() {
 }
 
 #[test]
-fn from_done_writes_moves_with_the_given_notation() {
+fn from_search_writes_each_move_in_its_own_position() {
+    use crate::search::testgames::TicTacToe;
+    // TicTacToe's notation names cells; a line is written move by move from the root.
+    let root = TicTacToe::start();
     let done: Done<u8> = Done {
-        best: Some(3),
-        ponder: Some(4),
-        lines: vec![Line { pv: vec![3, 4], score: Score::Mate(3), depth: 9, seldepth: 12 }],
+        best: Some(4),
+        ponder: Some(0),
+        lines: vec![Line { pv: vec![4, 0], score: Score::Mate(3), depth: 9, seldepth: 12 }],
         depth: 9,
         seldepth: 12,
         nodes: 500,
@@ -44,11 +47,15 @@ fn from_done_writes_moves_with_the_given_notation() {
         neval: 400,
         game_end: None,
     };
-    let cached = CachedAnalysis::from_done(&done, |m| format!("#{m}"));
-    assert_eq!(cached.bestmove.as_deref(), Some("#3"));
-    assert_eq!(cached.lines[0].moves, vec!["#3", "#4"]);
+    let cached = CachedAnalysis::from_search(&root, &done);
+    assert_eq!(cached.bestmove, Some(root.format_move(4)));
+    let mut after = root.clone();
+    after.make(4);
+    assert_eq!(cached.lines[0].moves, vec![root.format_move(4), after.format_move(0)]);
     assert_eq!(cached.lines[0].score, CachedScore::Mate(3));
     assert_eq!((cached.depth, cached.seldepth, cached.nodes, cached.time_ms), (9, 12, 500, 500));
+    assert!(cached.satisfies(&Limits::depth(9)));
+    assert!(!cached.satisfies(&Limits::depth(10)));
 }
 
 #[tokio::test]
@@ -173,4 +180,51 @@ async fn missing_directory_is_named() {
         other => panic!("expected an Open error, got {other:?}"),
     }
     assert!(!dir.exists());
+}
+
+#[tokio::test]
+async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
+    let dir = std::env::temp_dir().join(format!("kibitz-store-jobs-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("jobs.db");
+    let _ = std::fs::remove_file(&path);
+    let target = path.display().to_string();
+    let store = Store::open(&target).await.expect("opens");
+    let job = NewJob {
+        id: "job1".into(),
+        game: "somegame".into(),
+        settings: r#"{"depth":3}"#.into(),
+        games: vec![
+            NewJobGame { record: Some("{\"moves\":[]}".into()), error: None, positions: 2 },
+            NewJobGame { record: None, error: Some("bad".into()), positions: 0 },
+        ],
+    };
+    store.create_job(&job).await.expect("created");
+    // The id is the key: a second job with it is refused and leaves the first intact.
+    assert!(store.create_job(&job).await.is_err());
+    assert_eq!(store.put_job_position("job1", 0, 1, "r1").await.ok(), Some(true));
+    assert_eq!(store.put_job_position("job1", 0, 1, "other").await.ok(), Some(false));
+    // A position of a game the job does not have is refused by the foreign key.
+    assert!(store.put_job_position("job1", 7, 0, "r").await.is_err());
+    assert_eq!(store.set_job_status("job1", &[JobStatus::Queued], JobStatus::Running, None).await.ok(), Some(true));
+    assert_eq!(store.jobs_with_status(&[JobStatus::Queued, JobStatus::Running]).await.ok(), Some(vec!["job1".into()]));
+    store.close().await;
+
+    let store = Store::open(&target).await.expect("reopens");
+    let row = store.job("job1").await.expect("reads").expect("exists");
+    assert_eq!(
+        (row.status, row.game.as_str(), row.settings.as_str()),
+        (JobStatus::Running, "somegame", r#"{"depth":3}"#)
+    );
+    let games = store.job_games("job1").await.expect("games");
+    assert_eq!(games.len(), 2);
+    assert_eq!((games[1].idx, games[1].error.as_deref(), games[1].positions), (1, Some("bad"), 0));
+    let positions = store.job_positions("job1").await.expect("positions");
+    assert_eq!(positions, vec![PositionRow { game_idx: 0, ply: 1, result: "r1".into() }]);
+    // A cancelled job is never marked done by a runner finishing late.
+    assert_eq!(store.set_job_status("job1", &[JobStatus::Running], JobStatus::Cancelled, None).await.ok(), Some(true));
+    assert_eq!(store.set_job_status("job1", &[JobStatus::Running], JobStatus::Done, None).await.ok(), Some(false));
+    assert_eq!(store.job("nope").await.ok(), Some(None));
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
 }
