@@ -4,6 +4,7 @@
 //! generic over it; [`pool`] runs searches on a fixed set of worker threads; [`protocols`] holds the legacy
 //! engine protocols as transport-free state machines.
 
+pub mod annotate;
 pub mod game;
 pub mod games;
 pub mod http;

@@ -205,6 +205,11 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
         ..ApiConfig::default()
     };
     let state = AppState::new(pool.clone(), store.clone(), config);
+    match state.annotator.resume().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(jobs = n, "resuming annotation jobs"),
+        Err(e) => tracing::warn!(error = %e, "cannot resume annotation jobs"),
+    }
     let listener =
         tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
     let address = listener.local_addr()?;
@@ -224,6 +229,10 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
         }
     };
     kibitz::http::serve(listener, state.clone(), on_signal).await?;
+    // Annotation jobs write each finished position; let the writes under way end before the store closes.
+    if !state.annotator.wait_stopped(Duration::from_secs(10)).await {
+        tracing::warn!("some annotation jobs did not stop in time; they resume at the next start");
+    }
     // Answers given before the shutdown are cached: let their writes finish before the store closes.
     if !state.finish_writes(Duration::from_secs(10)).await {
         tracing::warn!("some analyses could not be stored before shutdown");

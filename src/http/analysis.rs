@@ -91,7 +91,7 @@ pub(super) fn game_kind(name: &str) -> Result<GameKind, Problem> {
     name.parse::<GameKind>().map_err(|e| Problem::invalid("game", e.to_string()).with_token(name))
 }
 
-fn check_format(field: &str, format: Option<&str>, known: &[&str]) -> Result<(), Problem> {
+pub(super) fn check_format(field: &str, format: Option<&str>, known: &[&str]) -> Result<(), Problem> {
     match format {
         Some(f) if !known.contains(&f) => {
             Err(Problem::invalid(field, format!("unknown {field} `{f}` (known: {})", known.join(", "))).with_token(f))
@@ -129,17 +129,23 @@ pub(super) fn setup<G: Game>(
     Ok(Setup { game, position, key, move_format: move_format.map(str::to_string) })
 }
 
-pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Result<Prepared<G>, Problem> {
-    let setup =
-        setup::<G>(req.position.as_deref(), req.format.as_deref(), &req.moves, req.move_format.as_deref(), config)?;
-    let mut clamped = Vec::new();
-    let given = [req.depth.is_some(), req.movetime_ms.is_some(), req.nodes.is_some()];
+/// Read the one search limit a request may give (depth, time or nodes), clamped to the server's maxima; the
+/// names of the clamped ones are added to `clamped`. None given: `default_depth`.
+pub(super) fn read_limits(
+    depth: Option<u32>,
+    movetime_ms: Option<u64>,
+    nodes: Option<u64>,
+    default_depth: u32,
+    config: &ApiConfig,
+    clamped: &mut Vec<&'static str>,
+) -> Result<Limits, Problem> {
+    let given = [depth.is_some(), movetime_ms.is_some(), nodes.is_some()];
     if given.iter().filter(|g| **g).count() > 1 {
-        let field = if req.depth.is_some() { "depth" } else { "movetime_ms" };
+        let field = if depth.is_some() { "depth" } else { "movetime_ms" };
         return Err(Problem::invalid(field, "give at most one of depth, movetime_ms and nodes"));
     }
     let mut limits = Limits::default();
-    if let Some(depth) = req.depth {
+    if let Some(depth) = depth {
         if depth == 0 {
             return Err(Problem::invalid("depth", "depth must be at least 1"));
         }
@@ -147,7 +153,7 @@ pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Res
             clamped.push("depth");
         }
         limits.depth = Some(depth.min(config.max_depth));
-    } else if let Some(ms) = req.movetime_ms {
+    } else if let Some(ms) = movetime_ms {
         if ms == 0 {
             return Err(Problem::invalid("movetime_ms", "movetime_ms must be at least 1"));
         }
@@ -155,7 +161,7 @@ pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Res
             clamped.push("movetime_ms");
         }
         limits.movetime = Some(Duration::from_millis(ms.min(config.max_movetime_ms)));
-    } else if let Some(nodes) = req.nodes {
+    } else if let Some(nodes) = nodes {
         if nodes == 0 {
             return Err(Problem::invalid("nodes", "nodes must be at least 1"));
         }
@@ -164,8 +170,16 @@ pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Res
         }
         limits.nodes = Some(nodes.min(config.max_nodes));
     } else {
-        limits.depth = Some(G::DEFAULT_DEPTH.min(config.max_depth));
+        limits.depth = Some(default_depth.min(config.max_depth));
     }
+    Ok(limits)
+}
+
+pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Result<Prepared<G>, Problem> {
+    let setup =
+        setup::<G>(req.position.as_deref(), req.format.as_deref(), &req.moves, req.move_format.as_deref(), config)?;
+    let mut clamped = Vec::new();
+    let limits = read_limits(req.depth, req.movetime_ms, req.nodes, G::DEFAULT_DEPTH, config, &mut clamped)?;
     let multipv = match req.multipv {
         Some(0) => return Err(Problem::invalid("multipv", "multipv must be at least 1")),
         Some(k) if k > config.max_multipv => {

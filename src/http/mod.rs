@@ -5,6 +5,7 @@
 //! RFC 9457 problem document ([`problem::Problem`]).
 
 mod analysis;
+mod annotations;
 mod extract;
 mod metrics;
 pub mod openapi;
@@ -28,6 +29,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::annotate::{Annotator, AnnotatorConfig};
 use crate::pool::Pool;
 use crate::store::Store;
 pub use metrics::Metrics;
@@ -56,6 +58,8 @@ pub struct ApiConfig {
     pub cors_origins: Vec<String>,
     /// Most analyses one WebSocket may run at once.
     pub max_ws_analyses: usize,
+    /// Largest body of `POST /v1/annotations` (game collections), in bytes.
+    pub max_annotation_bytes: usize,
 }
 
 impl Default for ApiConfig {
@@ -70,6 +74,7 @@ impl Default for ApiConfig {
             request_timeout: Duration::from_secs(120),
             cors_origins: Vec::new(),
             max_ws_analyses: 8,
+            max_annotation_bytes: 16 << 20,
         }
     }
 }
@@ -81,6 +86,8 @@ pub struct AppState {
     pub store: Store,
     pub config: Arc<ApiConfig>,
     pub metrics: Arc<Metrics>,
+    /// Annotation jobs (persisted in the store, run on the pool).
+    pub annotator: Annotator,
     flights: Arc<Mutex<HashMap<String, Weak<analysis::Flight>>>>,
     /// Set to true when the server shuts down: open WebSockets close.
     shutdown: Arc<tokio::sync::watch::Sender<bool>>,
@@ -115,7 +122,9 @@ impl Drop for PendingWrite {
 
 impl AppState {
     pub fn new(pool: Pool, store: Store, config: ApiConfig) -> Self {
+        let annotator = Annotator::new(pool.clone(), store.clone(), AnnotatorConfig::for_workers(pool.stats().workers));
         AppState {
+            annotator,
             pool,
             store,
             config: Arc::new(config),
@@ -139,9 +148,10 @@ impl AppState {
         true
     }
 
-    /// Tell open WebSockets to close (graceful shutdown).
+    /// Tell open WebSockets to close and annotation jobs to stop (they resume at the next start).
     pub fn begin_shutdown(&self) {
         self.shutdown.send_replace(true);
+        self.annotator.begin_shutdown();
     }
 }
 
@@ -153,6 +163,12 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/analysis", post(analysis::post_analysis).get(analysis::get_analysis))
         .route("/v1/moves", post(analysis::moves))
         .route("/v1/convert", post(analysis::convert))
+        .route(
+            "/v1/annotations",
+            post(annotations::post_annotations).layer(DefaultBodyLimit::max(state.config.max_annotation_bytes)),
+        )
+        .route("/v1/annotations/{id}", get(annotations::get_annotation).delete(annotations::delete_annotation))
+        .route("/v1/annotations/{id}/export", get(annotations::export))
         .route("/v1/openapi.json", get(openapi_json))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -173,7 +189,7 @@ pub fn router(state: AppState) -> Router {
 
 fn cors_layer(origins: &[String]) -> CorsLayer {
     let layer = CorsLayer::new()
-        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers([header::CONTENT_TYPE]);
     if origins.iter().any(|o| o == "*") {
         layer.allow_origin(AllowOrigin::any())

@@ -1,0 +1,220 @@
+//! Batch annotation: every move of whole games judged — the evaluation before and after it, the loss for the
+//! mover, a class, the better line — as persisted jobs that share the worker pool with interactive requests.
+//!
+//! * [`judge`]: the verdict on one move from the evaluations of the positions around it (no game, no search);
+//! * [`runner`]: jobs as rows in the store from the first byte, their positions evaluated one after the other
+//!   (each game backwards, so the shared transposition table is warm with the positions that follow), from
+//!   the analysis cache when it already knows one, at low priority in the pool, each result written as it
+//!   finishes so that a restarted server resumes a job where it stopped;
+//! * [`report`]: a job's results as JSON, as readable text, and as the game's own annotated format (PGN/PDN
+//!   with `[%eval]` comments, NAGs and better lines) when the game has one.
+//!
+//! The module is generic over [`Game`]; the store keeps games and results as JSON text in the game's main
+//! notation ([`StoredRecord`], [`PositionEval`]).
+
+pub mod judge;
+pub mod report;
+mod runner;
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Game, GameEnd, GameRecord, Outcome, play_moves};
+use crate::pool::Priority;
+use crate::search::Limits;
+use crate::store::{CachedAnalysis, CachedScore};
+pub use runner::{Annotator, AnnotatorConfig, Progress, SubmitError, Submitted};
+
+/// The default GUIDE threshold, in centi-units (one man).
+pub const DEFAULT_THRESHOLD: i32 = 100;
+
+/// How a job's positions are searched and judged (stored with the job, so a resumed job goes on alike).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub movetime_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    /// GUIDE's convention: a move losing at least this many centi-units is flagged (0: never).
+    pub threshold: i32,
+    /// `low` (the default: batch work yields to interactive requests) or `normal`.
+    pub priority: JobPriority,
+}
+
+/// The pool priority of a job's searches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobPriority {
+    #[default]
+    Low,
+    Normal,
+}
+
+impl Settings {
+    /// The search limits of one position.
+    pub fn limits(&self) -> Limits {
+        let mut limits = Limits::default();
+        if let Some(ms) = self.movetime_ms {
+            limits.movetime = Some(std::time::Duration::from_millis(ms));
+        } else if let Some(nodes) = self.nodes {
+            limits.nodes = Some(nodes);
+        } else {
+            limits.depth = Some(self.depth.unwrap_or(1).max(1));
+        }
+        limits
+    }
+
+    pub fn pool_priority(&self) -> Priority {
+        match self.priority {
+            JobPriority::Low => Priority::Low,
+            JobPriority::Normal => Priority::Normal,
+        }
+    }
+}
+
+/// A game as a job stores it: positions and moves in the game's main notations.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredRecord {
+    pub tags: Vec<(String, String)>,
+    /// The position before the first move, in the game's main position format.
+    pub start: String,
+    /// The moves in the game's main notation.
+    pub moves: Vec<String>,
+    pub result: Option<String>,
+    /// The line of the submitted text where the game began.
+    pub line: usize,
+}
+
+impl StoredRecord {
+    /// The stored form of a record read from a client.
+    pub fn of<G: Game>(record: &GameRecord<G>) -> Result<StoredRecord, String> {
+        let start = record.start.format_position(None).map_err(|e| e.to_string())?;
+        let mut game = record.start.clone();
+        let mut moves = Vec::with_capacity(record.moves.len());
+        for &m in &record.moves {
+            moves.push(game.format_move(m));
+            game.make(m);
+        }
+        Ok(StoredRecord { tags: record.tags.clone(), start, moves, result: record.result.clone(), line: record.line })
+    }
+
+    /// The record again, every move checked.
+    pub fn replay<G: Game>(&self) -> Result<GameRecord<G>, String> {
+        let start = G::parse_position(&self.start, None).map_err(|e| format!("stored start position: {e}"))?;
+        let mut game = start.clone();
+        let moves = play_moves(&mut game, &self.moves).map_err(|e| format!("stored moves: {e}"))?;
+        Ok(GameRecord { tags: self.tags.clone(), start, moves, result: self.result.clone(), line: self.line })
+    }
+
+    /// The position after each number of moves: `positions()[k]` is the position after `k` moves.
+    pub fn positions<G: Game>(record: &GameRecord<G>) -> Vec<G> {
+        let mut game = record.start.clone();
+        let mut out = Vec::with_capacity(record.moves.len() + 1);
+        out.push(game.clone());
+        for &m in &record.moves {
+            game.make(m);
+            out.push(game.clone());
+        }
+        out
+    }
+}
+
+/// How a finished game ended, from the side to move's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndResult {
+    Win,
+    Loss,
+    Draw,
+}
+
+/// One evaluated position of a job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PositionEval {
+    /// From the side to move's point of view; absent when the game is over here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<CachedScore>,
+    /// The game is over here: how it ended for the side to move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<EndResult>,
+    /// Why the game is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The engine's move, main notation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<String>,
+    /// The best line, main notation.
+    #[serde(default)]
+    pub line: Vec<String>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub time_ms: u64,
+    /// Answered from the analysis cache.
+    pub cached: bool,
+}
+
+impl PositionEval {
+    /// A position where the game is over.
+    pub fn ended<G: Game>(game: &G, end: GameEnd) -> PositionEval {
+        let result = match end.outcome {
+            Outcome::Draw => EndResult::Draw,
+            Outcome::Win(side) if side == game.side_to_move() => EndResult::Win,
+            Outcome::Win(_) => EndResult::Loss,
+        };
+        PositionEval {
+            score: None,
+            end: Some(result),
+            reason: Some(end.reason.to_string()),
+            best: None,
+            line: Vec::new(),
+            depth: 0,
+            nodes: 0,
+            time_ms: 0,
+            cached: false,
+        }
+    }
+
+    /// A search result (fresh or from the cache). `None` when it has no line to judge by.
+    pub fn searched(result: &CachedAnalysis, cached: bool) -> Option<PositionEval> {
+        let first = result.lines.first()?;
+        Some(PositionEval {
+            score: Some(first.score),
+            end: None,
+            reason: None,
+            best: result.bestmove.clone().or_else(|| first.moves.first().cloned()),
+            line: first.moves.clone(),
+            depth: result.depth,
+            nodes: if cached { 0 } else { result.nodes },
+            time_ms: if cached { 0 } else { result.time_ms },
+            cached,
+        })
+    }
+
+    /// A search that found no line (it cannot happen in a position that is not over; kept total): even.
+    pub fn unjudged(result: &CachedAnalysis) -> PositionEval {
+        PositionEval {
+            score: Some(CachedScore::Cp(0)),
+            end: None,
+            reason: None,
+            best: result.bestmove.clone(),
+            line: Vec::new(),
+            depth: result.depth,
+            nodes: result.nodes,
+            time_ms: result.time_ms,
+            cached: false,
+        }
+    }
+
+    /// The value for the side to move.
+    pub fn value(&self) -> judge::Value {
+        match (self.end, self.score) {
+            (Some(EndResult::Win), _) => judge::Value::Won,
+            (Some(EndResult::Loss), _) => judge::Value::Lost,
+            (Some(EndResult::Draw), _) => judge::Value::Drawn,
+            (None, Some(CachedScore::Cp(cp))) => judge::Value::Cp(cp),
+            (None, Some(CachedScore::Mate(n))) => judge::Value::Mate(n),
+            (None, None) => judge::Value::Cp(0),
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! Annotation jobs: created in the store in one transaction, then run by a task per job that evaluates the
+//! positions not evaluated yet, each game from its last position back to its first, and writes each result
+//! as it finishes. On start the server resumes every job left queued or running; positions already written
+//! are never evaluated again, so a killed server redoes at most the positions that were in flight.
+//!
+//! Jobs share the pool with interactive requests: their searches are submitted one at a time per job, at
+//! low priority, and at most `max_in_flight` of them at once over all jobs (default: one fewer than the
+//! workers), so a big batch leaves a worker to web clients and never fills the pool's queue. A full queue
+//! is waited out, not reported as an error.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::{Semaphore, oneshot, watch};
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use super::{PositionEval, Settings, StoredRecord};
+use crate::game::{Game, GameRecord, RecordError};
+use crate::games::GameKind;
+use crate::pool::{Pool, PoolError, SearchRequest};
+use crate::search::{Event, SearchOptions};
+use crate::store::{CacheKey, CachedAnalysis, JobStatus, NewJob, NewJobGame, Store, StoreError};
+use crate::with_game;
+
+/// Limits of the annotation runner.
+#[derive(Clone, Debug)]
+pub struct AnnotatorConfig {
+    /// Searches of annotation jobs running or queued in the pool at once, over all jobs.
+    pub max_in_flight: usize,
+    /// Most positions one job may hold.
+    pub max_positions: usize,
+    /// Wait before submitting again when the pool's queue is full.
+    pub busy_retry: Duration,
+}
+
+impl AnnotatorConfig {
+    /// The defaults for a pool of `workers` threads.
+    pub fn for_workers(workers: usize) -> Self {
+        AnnotatorConfig {
+            max_in_flight: workers.saturating_sub(1).max(1),
+            max_positions: 200_000,
+            busy_retry: Duration::from_millis(200),
+        }
+    }
+}
+
+/// A job's progress, as its watchers see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    pub status: &'static str,
+    /// Positions evaluated.
+    pub done: u64,
+    /// Positions to evaluate.
+    pub total: u64,
+}
+
+/// A job accepted.
+#[derive(Clone, Debug)]
+pub struct Submitted {
+    pub id: String,
+    /// Games in the submission (including those that could not be read).
+    pub games: usize,
+    /// Positions to evaluate.
+    pub positions: u64,
+    /// The games that could not be read.
+    pub errors: Vec<RecordError>,
+}
+
+/// Why a job was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("no game could be read: {0}")]
+    NoGames(RecordError),
+    #[error("the text holds no game")]
+    Empty,
+    #[error("the games hold {positions} positions; at most {max} are accepted in one job")]
+    TooManyPositions { positions: u64, max: usize },
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What watchers and cancellers of a running job hold.
+struct Control {
+    cancel: watch::Sender<bool>,
+    progress: watch::Sender<Progress>,
+}
+
+struct Inner {
+    pool: Pool,
+    store: Store,
+    config: AnnotatorConfig,
+    permits: Semaphore,
+    running: Mutex<HashMap<String, Arc<Control>>>,
+    shutdown: watch::Sender<bool>,
+    tasks: AtomicUsize,
+}
+
+/// The annotation runner. Cheap to clone.
+#[derive(Clone)]
+pub struct Annotator {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Annotator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Annotator").field("config", &self.inner.config).finish()
+    }
+}
+
+/// A fresh job id: 128 random bits in hex (the standard library's per-process random hasher keys, mixed with
+/// the time and a counter, so ids never repeat within a process and are unguessable across them).
+fn new_job_id() -> String {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed) as u64;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let half = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(salt);
+        h.write_u64(count);
+        h.write_u128(nanos);
+        h.finish()
+    };
+    format!("{:016x}{:016x}", half(0x6b69_6269_747a), half(0x006a_6f62))
+}
+
+impl Annotator {
+    pub fn new(pool: Pool, store: Store, config: AnnotatorConfig) -> Self {
+        let permits = Semaphore::new(config.max_in_flight.max(1));
+        Annotator {
+            inner: Arc::new(Inner {
+                pool,
+                store,
+                config,
+                permits,
+                running: Mutex::new(HashMap::new()),
+                shutdown: watch::Sender::new(false),
+                tasks: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &AnnotatorConfig {
+        &self.inner.config
+    }
+
+    /// Create a job from the records read out of a submission and start it.
+    pub async fn submit<G: Game>(
+        &self,
+        records: Vec<Result<GameRecord<G>, RecordError>>,
+        settings: Settings,
+    ) -> Result<Submitted, SubmitError> {
+        if *self.inner.shutdown.borrow() {
+            return Err(SubmitError::ShuttingDown);
+        }
+        if records.is_empty() {
+            return Err(SubmitError::Empty);
+        }
+        let mut games = Vec::with_capacity(records.len());
+        let mut errors = Vec::new();
+        let mut positions = 0u64;
+        for record in &records {
+            match record {
+                Ok(record) => {
+                    let stored = StoredRecord::of(record).map_err(|message| StoreError::Corrupt {
+                        what: format!("a game could not be written for storage: {message}"),
+                    })?;
+                    let count = record.moves.len() as u64 + 1;
+                    positions += count;
+                    games.push(NewJobGame {
+                        record: Some(serde_json::to_string(&stored).map_err(StoreError::Encode)?),
+                        error: None,
+                        positions: u32::try_from(count).unwrap_or(u32::MAX),
+                    });
+                }
+                Err(error) => {
+                    errors.push(error.clone());
+                    games.push(NewJobGame {
+                        record: None,
+                        error: Some(serde_json::to_string(&ErrorJson::of(error)).map_err(StoreError::Encode)?),
+                        positions: 0,
+                    });
+                }
+            }
+        }
+        if errors.len() == records.len() {
+            return Err(SubmitError::NoGames(errors.swap_remove(0)));
+        }
+        if positions > self.inner.config.max_positions as u64 {
+            return Err(SubmitError::TooManyPositions { positions, max: self.inner.config.max_positions });
+        }
+        let id = new_job_id();
+        let job = NewJob {
+            id: id.clone(),
+            game: G::NAME.to_string(),
+            settings: serde_json::to_string(&settings).map_err(StoreError::Encode)?,
+            games,
+        };
+        self.inner.store.create_job(&job).await?;
+        info!(job = %id, game = G::NAME, games = records.len(), positions, "annotation job created");
+        self.spawn(id.clone(), G::NAME);
+        Ok(Submitted { id, games: records.len(), positions, errors })
+    }
+
+    /// Start every job a previous run left queued or running. Returns how many.
+    pub async fn resume(&self) -> Result<usize, StoreError> {
+        let ids = self.inner.store.jobs_with_status(&[JobStatus::Queued, JobStatus::Running]).await?;
+        let mut started = 0;
+        for id in ids {
+            let Some(job) = self.inner.store.job(&id).await? else { continue };
+            match job.game.parse::<GameKind>() {
+                Ok(kind) => {
+                    info!(job = %id, game = %job.game, "resuming annotation job");
+                    self.spawn(id, kind.name());
+                    started += 1;
+                }
+                Err(e) => {
+                    let why = format!("cannot resume: {e}");
+                    let _ = self
+                        .inner
+                        .store
+                        .set_job_status(&id, &[JobStatus::Queued, JobStatus::Running], JobStatus::Failed, Some(&why))
+                        .await;
+                }
+            }
+        }
+        Ok(started)
+    }
+
+    /// Cancel a job: it is marked cancelled and its search stops. False when it is unknown or already over.
+    pub async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        let changed = self
+            .inner
+            .store
+            .set_job_status(id, &[JobStatus::Queued, JobStatus::Running], JobStatus::Cancelled, None)
+            .await?;
+        if let Some(control) = self.control(id) {
+            control.cancel.send_replace(true);
+            control.progress.send_modify(|p| p.status = JobStatus::Cancelled.as_str());
+        }
+        Ok(changed)
+    }
+
+    /// Progress of a job this server is running now.
+    pub fn watch(&self, id: &str) -> Option<watch::Receiver<Progress>> {
+        self.control(id).map(|c| c.progress.subscribe())
+    }
+
+    /// Stop every job without marking it (they resume at the next start); results arriving after this are
+    /// dropped, since a search stopped by the shutdown is shallower than asked.
+    pub fn begin_shutdown(&self) {
+        self.inner.shutdown.send_replace(true);
+    }
+
+    /// Wait up to `timeout` for the job tasks to end (after [`Annotator::begin_shutdown`]); true when none is
+    /// left.
+    pub async fn wait_stopped(&self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.inner.tasks.load(Ordering::Acquire) > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+
+    fn control(&self, id: &str) -> Option<Arc<Control>> {
+        self.inner.running.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+    }
+
+    fn spawn(&self, id: String, game: &'static str) {
+        let Ok(kind) = game.parse::<GameKind>() else { return };
+        let control = Arc::new(Control {
+            cancel: watch::Sender::new(false),
+            progress: watch::Sender::new(Progress { status: JobStatus::Queued.as_str(), done: 0, total: 0 }),
+        });
+        {
+            let mut running = self.inner.running.lock().unwrap_or_else(|e| e.into_inner());
+            if running.contains_key(&id) {
+                return;
+            }
+            running.insert(id.clone(), Arc::clone(&control));
+        }
+        self.inner.tasks.fetch_add(1, Ordering::AcqRel);
+        let inner = Arc::clone(&self.inner);
+        let span = info_span!("annotation", job = %id, game);
+        tokio::spawn(
+            async move {
+                let outcome = with_game!(kind, G => run_job::<G>(&inner, &id, &control).await);
+                match outcome {
+                    Ok(status) => debug!(status = %status, "annotation job task ends"),
+                    Err(error) => {
+                        warn!(%error, "annotation job failed");
+                        let why = error.to_string();
+                        let from = [JobStatus::Queued, JobStatus::Running];
+                        if !*inner.shutdown.borrow()
+                            && inner
+                                .store
+                                .set_job_status(&id, &from, JobStatus::Failed, Some(&why))
+                                .await
+                                .unwrap_or(false)
+                        {
+                            control.progress.send_modify(|p| p.status = JobStatus::Failed.as_str());
+                        }
+                    }
+                }
+                inner.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                inner.tasks.fetch_sub(1, Ordering::AcqRel);
+            }
+            .instrument(span),
+        );
+    }
+}
+
+/// A record error as a job stores and reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ErrorJson {
+    pub index: usize,
+    pub line: usize,
+    pub token: String,
+    pub message: String,
+}
+
+impl ErrorJson {
+    pub fn of(e: &RecordError) -> ErrorJson {
+        ErrorJson { index: e.index, line: e.line, token: e.token.clone(), message: e.message.clone() }
+    }
+}
+
+/// Why a job task stopped early.
+#[derive(Debug, thiserror::Error)]
+enum JobError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Bad(String),
+}
+
+/// Run one job to its end (or until it is cancelled or the server stops). Returns the status it leaves.
+async fn run_job<G: Game>(inner: &Inner, id: &str, control: &Control) -> Result<JobStatus, JobError> {
+    let store = &inner.store;
+    let Some(job) = store.job(id).await? else { return Err(JobError::Bad(format!("job {id} vanished"))) };
+    if job.status.is_final() {
+        return Ok(job.status);
+    }
+    let settings: Settings =
+        serde_json::from_str(&job.settings).map_err(|e| JobError::Bad(format!("stored settings: {e}")))?;
+    let games = store.job_games(id).await?;
+    let done: HashSet<(u32, u32)> = store.job_positions(id).await?.iter().map(|p| (p.game_idx, p.ply)).collect();
+    let total: u64 = games.iter().map(|g| u64::from(g.positions)).sum();
+    let mut finished = done.len() as u64;
+    control.progress.send_replace(Progress { status: JobStatus::Running.as_str(), done: finished, total });
+    store.set_job_status(id, &[JobStatus::Queued], JobStatus::Running, None).await?;
+
+    let limits = settings.limits();
+    let mut cancel = control.cancel.subscribe();
+    let mut shutdown = inner.shutdown.subscribe();
+    for game in &games {
+        let Some(text) = &game.record else { continue };
+        let stored: StoredRecord =
+            serde_json::from_str(text).map_err(|e| JobError::Bad(format!("stored game {}: {e}", game.idx)))?;
+        let record = stored.replay::<G>().map_err(|e| JobError::Bad(format!("game {}: {e}", game.idx + 1)))?;
+        let positions = StoredRecord::positions(&record);
+        for (ply, position) in positions.iter().enumerate().rev() {
+            let ply = u32::try_from(ply).unwrap_or(u32::MAX);
+            if done.contains(&(game.idx, ply)) {
+                continue;
+            }
+            if *cancel.borrow() {
+                return Ok(JobStatus::Cancelled);
+            }
+            if *shutdown.borrow() {
+                return Ok(JobStatus::Running);
+            }
+            let eval = tokio::select! {
+                eval = evaluate(inner, position, &limits, &settings) => eval,
+                _ = cancel.wait_for(|c| *c) => return Ok(JobStatus::Cancelled),
+                _ = shutdown.wait_for(|s| *s) => return Ok(JobStatus::Running),
+            };
+            let Some(eval) = eval else {
+                // Stopped by the shutdown: the job resumes at the next start.
+                return Ok(JobStatus::Running);
+            };
+            let json = serde_json::to_string(&eval).map_err(StoreError::Encode)?;
+            if store.put_job_position(id, game.idx, ply, &json).await? {
+                finished += 1;
+            }
+            control.progress.send_modify(|p| p.done = finished);
+        }
+    }
+    if store.set_job_status(id, &[JobStatus::Running], JobStatus::Done, None).await? {
+        control.progress.send_modify(|p| p.status = JobStatus::Done.as_str());
+        info!(positions = finished, "annotation job done");
+        Ok(JobStatus::Done)
+    } else {
+        let status = store.job(id).await?.map_or(JobStatus::Cancelled, |j| j.status);
+        control.progress.send_modify(|p| p.status = status.as_str());
+        Ok(status)
+    }
+}
+
+/// Evaluate one position: the game's end, the cache, or a search at the job's priority (whose result also
+/// goes to the cache). `None` when the server shuts down first.
+async fn evaluate<G: Game>(
+    inner: &Inner,
+    position: &G,
+    limits: &crate::search::Limits,
+    settings: &Settings,
+) -> Option<PositionEval> {
+    if let Some(end) = position.outcome() {
+        return Some(PositionEval::ended(position, end));
+    }
+    let key = CacheKey { game: G::NAME.to_string(), position: position.position_key(), multipv: 1 };
+    match inner.store.get_analysis(&key).await {
+        Ok(Some(found)) if found.satisfies(limits) => {
+            return Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found)));
+        }
+        Ok(_) => {}
+        Err(error) => debug!(%error, "cache lookup failed; searching"),
+    }
+    let _permit = inner.permits.acquire().await.ok()?;
+    let (handle, rx) = loop {
+        if *inner.shutdown.borrow() {
+            return None;
+        }
+        let request = SearchRequest {
+            game: position.clone(),
+            limits: limits.clone(),
+            options: SearchOptions {
+                multipv: 1,
+                threads: 1,
+                currmove_after: Duration::ZERO,
+                ..SearchOptions::default()
+            },
+            priority: settings.pool_priority(),
+        };
+        let (tx, rx) = oneshot::channel();
+        let mut tx = Some(tx);
+        let root = position.clone();
+        let sink = move |event: Event<G::Move>| {
+            if let Event::Done(done) = event
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(CachedAnalysis::from_search(&root, &done));
+            }
+        };
+        match inner.pool.submit(request, sink) {
+            Ok(handle) => break (handle, rx),
+            Err(PoolError::Busy { .. }) => tokio::time::sleep(inner.config.busy_retry).await,
+            Err(PoolError::ShuttingDown) => return None,
+        }
+    };
+    let result = rx.await.ok();
+    drop(handle);
+    let result = result?;
+    if *inner.shutdown.borrow() {
+        return None;
+    }
+    if result.satisfies(limits)
+        && let Err(error) = inner.store.put_analysis(&key, &result).await
+    {
+        warn!(%error, "could not cache an annotation search");
+    }
+    Some(PositionEval::searched(&result, false).unwrap_or_else(|| PositionEval::unjudged(&result)))
+}

@@ -1,0 +1,284 @@
+//! Annotation jobs: `POST /v1/annotations` (202 with the job's id), `GET /v1/annotations/{id}` (status,
+//! progress, results so far), `GET /v1/annotations/{id}/export` (the annotated games), `DELETE` (cancel).
+//!
+//! Reading a submission (parsing whole game collections) and building a report (replaying every game) are
+//! CPU work: they run on the blocking thread pool, never on the async workers.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use super::AppState;
+use super::analysis::{check_format, game_kind, read_limits};
+use super::extract::{ApiJson, ApiQuery};
+use super::problem::Problem;
+use crate::annotate::{DEFAULT_THRESHOLD, JobPriority, Settings, SubmitError, report};
+use crate::game::{Game, GameRecord, RecordError};
+use crate::games::GameKind;
+use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
+use crate::with_game;
+
+/// Longest a job id may be (ids are 32 hex digits).
+const MAX_ID: usize = 64;
+
+/// `POST /v1/annotations`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnnotationRequest {
+    pub game: String,
+    /// One or many games in one text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Games as separate texts (each may also hold several).
+    #[serde(default)]
+    pub games: Option<Vec<String>>,
+    /// The record format (default: detected).
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub depth: Option<u32>,
+    #[serde(default)]
+    pub movetime_ms: Option<u64>,
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    /// GUIDE threshold in centi-units (default 100: one man).
+    #[serde(default)]
+    pub threshold: Option<i32>,
+    #[serde(default)]
+    pub priority: Option<JobPriority>,
+}
+
+#[derive(Serialize)]
+struct RecordErrorOut {
+    index: usize,
+    line: usize,
+    token: String,
+    message: String,
+}
+
+impl From<&RecordError> for RecordErrorOut {
+    fn from(e: &RecordError) -> Self {
+        RecordErrorOut { index: e.index, line: e.line, token: e.token.clone(), message: e.message.clone() }
+    }
+}
+
+#[derive(Serialize)]
+struct Accepted {
+    id: String,
+    status_url: String,
+    export_url: String,
+    /// Games in the submission, those that could not be read included.
+    games: usize,
+    /// Positions to evaluate.
+    positions: u64,
+    /// The games that could not be read (they are not annotated; the others are).
+    errors: Vec<RecordErrorOut>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    clamped: Vec<&'static str>,
+}
+
+type Records<G> = Vec<Result<GameRecord<G>, RecordError>>;
+
+/// Read every game of a submission, numbering the games across the texts of `games`.
+fn read_records<G: Game>(req: &AnnotationRequest) -> Result<Records<G>, Problem> {
+    let format = req.format.as_deref();
+    let texts: Vec<(&str, &str)> = match (&req.text, &req.games) {
+        (Some(text), None) => vec![("text", text.as_str())],
+        (None, Some(games)) => games.iter().map(|g| ("games", g.as_str())).collect(),
+        (Some(_), Some(_)) => return Err(Problem::invalid("games", "give either `text` or `games`, not both")),
+        (None, None) => return Err(Problem::invalid("text", "give the games to annotate in `text` or `games`")),
+    };
+    let mut all = Vec::new();
+    for (i, (field, text)) in texts.into_iter().enumerate() {
+        let field = if field == "games" { format!("games[{i}]") } else { field.to_string() };
+        let records = G::parse_records(text, format).map_err(|e| Problem::notation(&field, &e))?;
+        for record in records {
+            let index = all.len();
+            all.push(record.map_err(|mut e| {
+                e.index = index;
+                e
+            }));
+        }
+    }
+    Ok(all)
+}
+
+async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Response, Problem> {
+    if G::RECORD_FORMATS.is_empty() {
+        return Err(Problem::invalid("game", format!("{} has no game record format to annotate yet", G::NAME)));
+    }
+    check_format("format", req.format.as_deref(), G::RECORD_FORMATS)?;
+    let mut clamped = Vec::new();
+    let limits = read_limits(req.depth, req.movetime_ms, req.nodes, G::DEFAULT_DEPTH, &state.config, &mut clamped)?;
+    let threshold = req.threshold.unwrap_or(DEFAULT_THRESHOLD);
+    if !(0..=100_000).contains(&threshold) {
+        return Err(Problem::invalid("threshold", "threshold must be between 0 and 100000 centi-units"));
+    }
+    let settings = Settings {
+        depth: limits.depth,
+        movetime_ms: limits.movetime.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        nodes: limits.nodes,
+        threshold,
+        priority: req.priority.unwrap_or_default(),
+    };
+    let records = tokio::task::spawn_blocking(move || read_records::<G>(&req))
+        .await
+        .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
+    let submitted = state.annotator.submit::<G>(records, settings).await.map_err(|e| match e {
+        SubmitError::NoGames(first) => {
+            Problem::invalid("text", format!("no game could be read; {first}")).with_token(first.token)
+        }
+        SubmitError::Empty => Problem::invalid("text", "the text holds no game"),
+        e @ SubmitError::TooManyPositions { .. } => Problem::invalid("text", e.to_string()),
+        SubmitError::ShuttingDown => Problem::unavailable("the server is shutting down"),
+        SubmitError::Store(e) => Problem::internal(format!("the job could not be stored: {e}")),
+    })?;
+    let status_url = format!("/v1/annotations/{}", submitted.id);
+    let body = Accepted {
+        export_url: format!("{status_url}/export"),
+        status_url: status_url.clone(),
+        id: submitted.id,
+        games: submitted.games,
+        positions: submitted.positions,
+        errors: submitted.errors.iter().map(RecordErrorOut::from).collect(),
+        clamped,
+    };
+    let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
+    if let Ok(location) = HeaderValue::from_str(&status_url) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(response)
+}
+
+pub(super) async fn post_annotations(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<AnnotationRequest>,
+) -> Result<Response, Problem> {
+    let kind = game_kind(&req.game)?;
+    with_game!(kind, G => create::<G>(&state, req).await)
+}
+
+/// A job's rows, or 404.
+async fn load(state: &AppState, id: &str) -> Result<(JobRow, Vec<JobGameRow>, Vec<PositionRow>), Problem> {
+    let store_error = |e: crate::store::StoreError| Problem::unavailable(format!("the job store failed: {e}"));
+    if id.is_empty() || id.len() > MAX_ID || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(Problem::not_found(format!("no annotation job `{}`", id.chars().take(MAX_ID).collect::<String>())));
+    }
+    let job = state
+        .store
+        .job(id)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| Problem::not_found(format!("no annotation job `{id}`")))?;
+    let games = state.store.job_games(id).await.map_err(store_error)?;
+    let positions = state.store.job_positions(id).await.map_err(store_error)?;
+    Ok((job, games, positions))
+}
+
+fn kind_of(job: &JobRow) -> Result<GameKind, Problem> {
+    job.game.parse::<GameKind>().map_err(|e| Problem::internal(format!("job {}: {e}", job.id)))
+}
+
+pub(super) async fn get_annotation(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, Problem> {
+    let (job, games, positions) = load(&state, &id).await?;
+    let kind = kind_of(&job)?;
+    let view =
+        tokio::task::spawn_blocking(move || with_game!(kind, G => report::job_view::<G>(&job, &games, &positions)))
+            .await
+            .map_err(|e| Problem::internal(format!("building the report failed: {e}")))?;
+    Ok(Json(view).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExportQuery {
+    /// The game's own format (`pgn`, `pdn`), `text` or `json` (default: the game's own, else text).
+    #[serde(default)]
+    format: Option<String>,
+}
+
+fn export_with<G: Game>(
+    format: Option<&str>,
+    job: &JobRow,
+    games: &[JobGameRow],
+    positions: &[PositionRow],
+) -> Result<(String, &'static str, String), Problem> {
+    let native = G::EXPORT_FORMAT;
+    let wanted = format.or(native).unwrap_or("text");
+    if Some(wanted) == native {
+        let threshold = report::job_view::<G>(job, &[], &[]).settings.threshold;
+        let text = report::export_native::<G>(games, positions, threshold)
+            .ok_or_else(|| Problem::internal("the game's export format is not available"))?;
+        return Ok((text, "text/plain; charset=utf-8", wanted.to_string()));
+    }
+    match wanted {
+        "text" => Ok((
+            report::export_text(&report::job_view::<G>(job, games, positions)),
+            "text/plain; charset=utf-8",
+            "txt".into(),
+        )),
+        "json" => {
+            let view = report::job_view::<G>(job, games, positions);
+            let text = serde_json::to_string_pretty(&view).map_err(|e| Problem::internal(e.to_string()))?;
+            Ok((text, "application/json", "json".into()))
+        }
+        other => {
+            let known: Vec<&str> = native.into_iter().chain(["text", "json"]).collect();
+            Err(Problem::invalid("format", format!("unknown export format `{other}` (known: {})", known.join(", ")))
+                .with_token(other))
+        }
+    }
+}
+
+pub(super) async fn export(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<ExportQuery>,
+) -> Result<Response, Problem> {
+    let (job, games, positions) = load(&state, &id).await?;
+    let kind = kind_of(&job)?;
+    let format = query.format;
+    let id_for_name = job.id.clone();
+    let (text, content_type, extension) = tokio::task::spawn_blocking(
+        move || with_game!(kind, G => export_with::<G>(format.as_deref(), &job, &games, &positions)),
+    )
+    .await
+    .map_err(|e| Problem::internal(format!("building the export failed: {e}")))??;
+    let mut response = ([(header::CONTENT_TYPE, content_type)], text).into_response();
+    if let Ok(value) = HeaderValue::from_str(&format!("inline; filename=\"kibitz-{id_for_name}.{extension}\"")) {
+        response.headers_mut().insert(header::CONTENT_DISPOSITION, value);
+    }
+    Ok(response)
+}
+
+#[derive(Serialize)]
+struct Cancelled {
+    id: String,
+    status: &'static str,
+}
+
+pub(super) async fn delete_annotation(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, Problem> {
+    let (job, _, _) = load(&state, &id).await?;
+    let cancelled = state
+        .annotator
+        .cancel(&job.id)
+        .await
+        .map_err(|e| Problem::unavailable(format!("the job store failed: {e}")))?;
+    if !cancelled && job.status != JobStatus::Cancelled {
+        let status = state.store.job(&job.id).await.ok().flatten().map_or(job.status, |j| j.status);
+        if status != JobStatus::Cancelled {
+            return Err(Problem::new(
+                StatusCode::CONFLICT,
+                "job-over",
+                "The job is already over",
+                format!("annotation job `{}` is {status} and cannot be cancelled", job.id),
+            ));
+        }
+    }
+    Ok(Json(Cancelled { id: job.id, status: JobStatus::Cancelled.as_str() }).into_response())
+}
