@@ -1,4 +1,6 @@
-//! The `kibitz` command line: serve, analyse, perft, bench, engine.
+//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine.
+
+mod cli;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -27,6 +29,8 @@ enum Command {
     Serve(ServeArgs),
     /// Analyse one position and print the lines as they deepen.
     Analyse(AnalyseArgs),
+    /// Annotate a file of games: every move judged, the better line shown.
+    Annotate(cli::annotate::AnnotateArgs),
     /// Count the leaf nodes of the move tree (move generator check and speed).
     Perft(PerftArgs),
     /// Search a fixed set of positions per game and print the speed.
@@ -163,6 +167,7 @@ fn main() -> Result<()> {
             let kind: GameKind = args.game.parse()?;
             with_game!(kind, G => analyse::<G>(&args))
         }
+        Command::Annotate(args) => cli::annotate::run(args),
         Command::Perft(args) => {
             let kind: GameKind = args.game.parse()?;
             with_game!(kind, G => perft::<G>(&args))

@@ -646,6 +646,10 @@ struct GameInfo {
     start_position: String,
     sides: [&'static str; 2],
     default_depth: u32,
+    /// Game record formats `POST /v1/annotations` reads.
+    record_formats: &'static [&'static str],
+    /// The annotated format an annotation exports to, if the game has one.
+    export_format: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -672,6 +676,8 @@ fn game_info<G: Game>() -> GameInfo {
         start_position: G::start().format_position(None).unwrap_or_default(),
         sides: [G::side_name(Side::First), G::side_name(Side::Second)],
         default_depth: G::DEFAULT_DEPTH,
+        record_formats: G::RECORD_FORMATS,
+        export_format: G::EXPORT_FORMAT,
     }
 }
 

@@ -44,6 +44,167 @@ const BAD_INPUT: [(&str, &str); 4] = [
     ("422", "A member is invalid: unknown game, unreadable position or move (the token is named), bad limits."),
 ];
 
+/// The annotation endpoints (a separate `json!` to stay within the macro's recursion limit).
+fn annotation_paths() -> Value {
+    let annotation_errors: Vec<(&str, &str)> =
+        BAD_INPUT.iter().copied().chain([("503", "The server is shutting down.")]).collect();
+    json!({
+            "/v1/annotations": { "post": {
+                "summary": "Annotate one game or a collection: every move judged (evaluation before and after, loss, class, better line), as a persisted job.",
+                "description": "The job is stored before the answer and runs on the worker pool at low priority; each evaluated position is written as it finishes, so a restarted server resumes the job. Games that cannot be read are reported with their index, line and token; the others are annotated.",
+                "operationId": "createAnnotation",
+                "requestBody": json_body("AnnotationRequest"),
+                "responses": with_errors(
+                    json!({ "202": { "description": "Accepted; follow `status_url`.",
+                        "headers": { "Location": { "description": "The job's status URL.", "schema": { "type": "string" } } },
+                        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AnnotationAccepted" } } } } }),
+                    &annotation_errors)
+            }},
+            "/v1/annotations/{id}": {
+                "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "get": {
+                    "summary": "A job's status, progress and the results so far.",
+                    "operationId": "getAnnotation",
+                    "responses": with_errors(json_ok("The job.", "AnnotationJob"), &[("404", "No such job.")])
+                },
+                "delete": {
+                    "summary": "Cancel a job (its results so far are kept).",
+                    "operationId": "cancelAnnotation",
+                    "responses": with_errors(json_ok("Cancelled.", "AnnotationCancelled"),
+                        &[("404", "No such job."), ("409", "The job is already over.")])
+                }
+            },
+            "/v1/annotations/{id}/export": {
+                "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "get": {
+                    "summary": "The annotated games: the game's own format (PGN/PDN with `[%eval]` comments, NAGs and better lines), readable text, or JSON.",
+                    "operationId": "exportAnnotation",
+                    "parameters": [ { "name": "format", "in": "query", "schema": { "type": "string" },
+                        "description": "The game's export format (see /v1/games), `text` or `json`; default: the game's own, else text." } ],
+                    "responses": with_errors(json!({ "200": { "description": "The export.",
+                        "content": { "text/plain": {}, "application/json": { "schema": { "$ref": "#/components/schemas/AnnotationJob" } } } } }),
+                        &[("404", "No such job."), ("422", "Unknown export format.")])
+                }
+            }
+    })
+}
+
+fn annotation_schemas(games: &[&str]) -> Value {
+    json!({
+            "AnnotationRequest": {
+                "type": "object", "required": ["game"], "additionalProperties": false,
+                "properties": {
+                    "game": { "type": "string", "enum": games },
+                    "text": { "type": "string", "description": "One game or many (PGN, PDN, GUIDE game strings, GameStrings, FEN + moves: see `record_formats` in /v1/games)." },
+                    "games": { "type": "array", "items": { "type": "string" }, "description": "Games as separate texts (instead of `text`)." },
+                    "format": { "type": "string", "description": "The record format; detected when absent." },
+                    "depth": { "type": "integer", "minimum": 1, "description": "Per position." },
+                    "movetime_ms": { "type": "integer", "minimum": 1, "description": "Per position." },
+                    "nodes": { "type": "integer", "minimum": 1, "description": "Per position." },
+                    "threshold": { "type": "integer", "minimum": 0, "default": 100, "description": "GUIDE's convention: moves losing at least this many centi-units are flagged." },
+                    "priority": { "type": "string", "enum": ["low", "normal"], "default": "low" }
+                }
+            },
+            "RecordError": {
+                "type": "object", "required": ["index", "line", "token", "message"],
+                "properties": {
+                    "index": { "type": "integer", "description": "0-based index of the game." },
+                    "line": { "type": "integer" },
+                    "token": { "type": "string" },
+                    "message": { "type": "string" }
+                }
+            },
+            "AnnotationAccepted": {
+                "type": "object", "required": ["id", "status_url", "export_url", "games", "positions", "errors"],
+                "properties": {
+                    "id": { "type": "string" },
+                    "status_url": { "type": "string" },
+                    "export_url": { "type": "string" },
+                    "games": { "type": "integer" },
+                    "positions": { "type": "integer" },
+                    "errors": { "type": "array", "items": { "$ref": "#/components/schemas/RecordError" } },
+                    "clamped": { "type": "array", "items": { "type": "string" } }
+                }
+            },
+            "Eval": {
+                "description": "From the mover's point of view: centi-units, plies to a forced end, or the result of a finished game.",
+                "oneOf": [
+                    { "type": "object", "required": ["cp"], "properties": { "cp": { "type": "integer" } }, "additionalProperties": false },
+                    { "type": "object", "required": ["mate"], "properties": { "mate": { "type": "integer" } }, "additionalProperties": false },
+                    { "type": "object", "required": ["result"], "properties": { "result": { "type": "string", "enum": ["win", "loss", "draw"] } }, "additionalProperties": false }
+                ]
+            },
+            "PlayerSummary": {
+                "type": "object",
+                "required": ["moves", "best", "good", "inaccuracies", "mistakes", "blunders", "mates_found", "mates_missed", "over_threshold", "average_loss", "accuracy"],
+                "properties": {
+                    "moves": { "type": "integer" }, "best": { "type": "integer" }, "good": { "type": "integer" },
+                    "inaccuracies": { "type": "integer" }, "mistakes": { "type": "integer" }, "blunders": { "type": "integer" },
+                    "mates_found": { "type": "integer" }, "mates_missed": { "type": "integer" },
+                    "over_threshold": { "type": "integer" },
+                    "average_loss": { "type": "number", "description": "Centi-units per move." },
+                    "accuracy": { "type": "number", "description": "0-100 (lichess's formula)." }
+                }
+            },
+            "AnnotatedMove": {
+                "type": "object",
+                "required": ["ply", "side", "move", "eval_before", "eval_after", "loss", "class", "over_threshold", "accuracy", "best_line", "depth"],
+                "properties": {
+                    "ply": { "type": "integer", "description": "1-based: the n-th move of the game." },
+                    "side": { "type": "string" },
+                    "move": { "type": "string", "description": "In the game's main notation." },
+                    "eval_before": { "$ref": "#/components/schemas/Eval" },
+                    "eval_after": { "$ref": "#/components/schemas/Eval" },
+                    "loss": { "type": "integer", "description": "Centi-units the move cost its player." },
+                    "class": { "type": "string", "enum": ["best", "good", "inaccuracy", "mistake", "blunder", "mate_found", "mate_missed"] },
+                    "over_threshold": { "type": "boolean" },
+                    "accuracy": { "type": "number" },
+                    "best": { "type": "string" },
+                    "best_line": { "type": "array", "items": { "type": "string" } },
+                    "depth": { "type": "integer" }
+                }
+            },
+            "AnnotatedGame": {
+                "type": "object", "required": ["index", "status", "progress", "moves"],
+                "properties": {
+                    "index": { "type": "integer" },
+                    "status": { "type": "string", "enum": ["queued", "running", "done", "failed"] },
+                    "progress": { "$ref": "#/components/schemas/Progress" },
+                    "line": { "type": "integer" },
+                    "error": { "$ref": "#/components/schemas/RecordError" },
+                    "tags": { "type": "object" },
+                    "start": { "type": "string" },
+                    "result": { "type": "string" },
+                    "moves": { "type": "array", "items": { "$ref": "#/components/schemas/AnnotatedMove" } },
+                    "players": { "type": "object", "description": "By side name.", "additionalProperties": { "$ref": "#/components/schemas/PlayerSummary" } }
+                }
+            },
+            "Progress": {
+                "type": "object", "required": ["done", "total"],
+                "properties": { "done": { "type": "integer" }, "total": { "type": "integer" } }
+            },
+            "AnnotationJob": {
+                "type": "object", "required": ["id", "game", "status", "engine", "created_ms", "updated_ms", "settings", "progress", "games"],
+                "properties": {
+                    "id": { "type": "string" },
+                    "game": { "type": "string" },
+                    "status": { "type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"] },
+                    "error": { "type": "string" },
+                    "engine": { "type": "string" },
+                    "created_ms": { "type": "integer" },
+                    "updated_ms": { "type": "integer" },
+                    "settings": { "type": "object" },
+                    "progress": { "$ref": "#/components/schemas/Progress" },
+                    "games": { "type": "array", "items": { "$ref": "#/components/schemas/AnnotatedGame" } }
+                }
+            },
+            "AnnotationCancelled": {
+                "type": "object", "required": ["id", "status"],
+                "properties": { "id": { "type": "string" }, "status": { "type": "string", "enum": ["cancelled"] } }
+            }
+    })
+}
+
 /// The document.
 pub fn document() -> Value {
     let games: Vec<&str> = GameKind::ALL.iter().map(|k| k.name()).collect();
@@ -55,7 +216,7 @@ pub fn document() -> Value {
             ("503", "Every worker is busy and the queue is full (see Retry-After)."),
         ])
         .collect();
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "kibitz",
@@ -105,7 +266,7 @@ pub fn document() -> Value {
             }},
             "/v1/stream": { "get": {
                 "summary": "WebSocket: streamed analysis.",
-                "description": "Upgrade to a WebSocket. Client messages: `{\"type\":\"analyse\",\"id\":\"…\", <the AnalysisRequest members>, \"infinite\": true?}` and `{\"type\":\"stop\",\"id\":\"…\"}`. Server messages: `{\"type\":\"info\",\"id\",\"depth\",\"seldepth\",\"multipv\",\"score\",\"bound\"?,\"nodes\",\"nps\",\"time_ms\",\"pv\",\"currmove\"?,\"currmovenumber\"?,\"neval\",\"hashfull\"}` (at most one every 100 ms per analysis, plus every line of each completed depth), `{\"type\":\"bestmove\",\"id\", <the Analysis members>}` and `{\"type\":\"error\",\"id\"?, <the Problem members>}`. Several analyses may run on one socket; closing it cancels them.",
+                "description": "Upgrade to a WebSocket. Client messages: `{\"type\":\"analyse\",\"id\":\"…\", <the AnalysisRequest members>, \"infinite\": true?}` `{\"type\":\"stop\",\"id\":\"…\"}` and `{\"type\":\"subscribe\",\"id\":\"…\",\"job\":\"<annotation job id>\"}`. Server messages: `{\"type\":\"info\",\"id\",\"depth\",\"seldepth\",\"multipv\",\"score\",\"bound\"?,\"nodes\",\"nps\",\"time_ms\",\"pv\",\"currmove\"?,\"currmovenumber\"?,\"neval\",\"hashfull\"}` (at most one every 100 ms per analysis, plus every line of each completed depth), `{\"type\":\"bestmove\",\"id\", <the Analysis members>}` `{\"type\":\"progress\",\"id\",\"job\",\"status\",\"done\",\"total\"}` (an annotation job's progress, at each change until it is over) and `{\"type\":\"error\",\"id\"?, <the Problem members>}`. Several analyses may run on one socket; closing it cancels them.",
                 "operationId": "stream",
                 "responses": { "101": { "description": "Switching to the WebSocket protocol." },
                     "426": { "description": "The request is not a WebSocket upgrade.", "content": problem_ref() } }
@@ -240,7 +401,9 @@ pub fn document() -> Value {
                             "move_formats": { "type": "array", "items": { "type": "string" } },
                             "start_position": { "type": "string" },
                             "sides": { "type": "array", "items": { "type": "string" } },
-                            "default_depth": { "type": "integer" }
+                            "default_depth": { "type": "integer" },
+                            "record_formats": { "type": "array", "items": { "type": "string" }, "description": "Game record formats `POST /v1/annotations` reads." },
+                            "export_format": { "type": ["string", "null"], "description": "The annotated format annotations export to (else text and JSON)." }
                         } } },
                     "limits": { "type": "object", "properties": {
                         "max_depth": { "type": "integer" }, "max_movetime_ms": { "type": "integer" },
@@ -261,7 +424,13 @@ pub fn document() -> Value {
                 }
             }
         }}
-    })
+    });
+    for (section, extra) in [("/paths", annotation_paths()), ("/components/schemas", annotation_schemas(&games))] {
+        if let (Some(Value::Object(into)), Value::Object(extra)) = (doc.pointer_mut(section), extra) {
+            into.extend(extra);
+        }
+    }
+    doc
 }
 
 /// The document as committed in `api/openapi.json`: pretty-printed, with a final newline.

@@ -206,12 +206,65 @@ async fn handle(
                 Err(p) => Some(error_text(Some(&id), &p)),
             }
         }
+        "subscribe" => {
+            let Some(job) = value.get("job").and_then(Value::as_str).map(str::to_string) else {
+                let p = Problem::invalid("job", "`subscribe` needs the annotation job's id in `job`");
+                return Some(error_text(Some(&id), &p));
+            };
+            subscribe(state, id, job, tx.clone()).await
+        }
         other => {
-            let p = Problem::invalid("type", format!("unknown message type `{other}` (known: analyse, stop)"))
-                .with_token(other);
+            let p =
+                Problem::invalid("type", format!("unknown message type `{other}` (known: analyse, stop, subscribe)"))
+                    .with_token(other);
             Some(error_text(Some(&id), &p))
         }
     }
+}
+
+/// Follow an annotation job's progress: `{"type":"progress","id","job","status","done","total"}` at each
+/// change (at most one every [`THROTTLE`]) until the job is over; a job not running on this server gets its
+/// stored state once. The follower ends with the socket.
+async fn subscribe(state: &AppState, id: String, job: String, tx: mpsc::Sender<Outgoing>) -> Option<String> {
+    let message = |status: &str, done: u64, total: u64| {
+        json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
+    };
+    if let Some(mut rx) = state.annotator.watch(&job) {
+        let first = rx.borrow_and_update().clone();
+        let text = message(first.status, first.done, first.total);
+        let (id, job) = (id.clone(), job.clone());
+        tokio::spawn(async move {
+            if tx.send(Outgoing::Text(text)).await.is_err() {
+                return;
+            }
+            let mut last = first;
+            loop {
+                let changed = rx.changed().await;
+                let now = rx.borrow_and_update().clone();
+                if changed.is_err() || now.status != last.status || now.done != last.done {
+                    let over = changed.is_err() || matches!(now.status, "done" | "failed" | "cancelled");
+                    let text = json!({"type": "progress", "id": id, "job": job, "status": now.status,
+                                      "done": now.done, "total": now.total})
+                    .to_string();
+                    if tx.send(Outgoing::Text(text)).await.is_err() || over {
+                        return;
+                    }
+                    last = now;
+                }
+                tokio::time::sleep(THROTTLE).await;
+            }
+        });
+        return None;
+    }
+    let store = &state.store;
+    let row = match store.job(&job).await {
+        Ok(Some(row)) => row,
+        Ok(None) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
+        Err(e) => return Some(error_text(Some(&id), &Problem::unavailable(format!("the job store failed: {e}")))),
+    };
+    let total: u64 = store.job_games(&job).await.map_or(0, |g| g.iter().map(|g| u64::from(g.positions)).sum());
+    let done = store.job_positions(&job).await.map_or(0, |p| p.len() as u64);
+    Some(message(row.status.as_str(), done, total))
 }
 
 /// Start one analysis; `Ok(None)` when it was answered at once (from the cache, or a finished game).

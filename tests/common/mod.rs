@@ -459,7 +459,7 @@ pub fn validate_named(name: &str, value: &Value) {
 /// must validate against its schema.
 pub fn check_against_document(method: &str, target: &str, response: &Response) {
     let path = target.split('?').next().unwrap_or(target);
-    let Some(operation) = document()["paths"].get(path).and_then(|p| p.get(method.to_ascii_lowercase())) else {
+    let Some(operation) = documented_path(path).and_then(|p| p.get(method.to_ascii_lowercase())) else {
         return;
     };
     let Some(documented) = operation["responses"].get(response.status.to_string()) else {
@@ -476,6 +476,25 @@ pub fn check_against_document(method: &str, target: &str, response: &Response) {
             panic!("{method} {path} {}: the body does not fit the document: {e}\n{body}", response.status);
         }
     }
+}
+
+/// The document's entry for a concrete path: the literal one, or a template whose `{name}` segments match
+/// any one segment.
+fn documented_path(path: &str) -> Option<&'static Value> {
+    let paths = document()["paths"].as_object()?;
+    if let Some(entry) = paths.get(path) {
+        return Some(entry);
+    }
+    let segments: Vec<&str> = path.split('/').collect();
+    paths.iter().find_map(|(template, entry)| {
+        let pattern: Vec<&str> = template.split('/').collect();
+        let fits = pattern.len() == segments.len()
+            && pattern
+                .iter()
+                .zip(&segments)
+                .all(|(p, s)| (p.starts_with('{') && p.ends_with('}') && !s.is_empty()) || p == s);
+        fits.then_some(entry)
+    })
 }
 
 /// JSON Schema, the subset the document uses: `$ref` (local), `type` (a name or a list), `required`,

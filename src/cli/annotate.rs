@@ -1,0 +1,391 @@
+//! `kibitz annotate <file>`: annotate a file of games here (an in-process pool and an in-memory or file
+//! store) or through a server (`--server URL`), with a progress bar per game and overall, then write the
+//! annotated games and print a summary table.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{Value, json};
+
+use kibitz::annotate::report::{self, JobView};
+use kibitz::annotate::{Annotator, AnnotatorConfig, DEFAULT_THRESHOLD, JobPriority, Settings};
+use kibitz::game::{Game, Side};
+use kibitz::games::GameKind;
+use kibitz::pool::{Pool, PoolConfig};
+use kibitz::store::{Store, StoreConfig};
+use kibitz::with_game;
+
+use super::http_client;
+
+#[derive(Args)]
+pub struct AnnotateArgs {
+    /// The file of games (PGN, PDN, GUIDE game strings, GameStrings, FEN + moves).
+    pub file: PathBuf,
+    /// The game (default: the game whose rules read the most games of the file).
+    #[arg(long)]
+    pub game: Option<String>,
+    /// The record format (default: detected).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Search depth per position (default: the game's analysis depth).
+    #[arg(long, conflicts_with_all = ["movetime", "nodes"])]
+    pub depth: Option<u32>,
+    /// Search time per position, in milliseconds.
+    #[arg(long, conflicts_with = "nodes")]
+    pub movetime: Option<u64>,
+    /// Nodes per position.
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// GUIDE threshold: flag moves losing at least this many centi-units (one man / pawn = 100).
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
+    pub threshold: i32,
+    /// Where to write the annotated games (default: standard output).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Output format: the game's own (`pgn`, `pdn`), `text` or `json` (default: the game's own, else text).
+    #[arg(long)]
+    pub export: Option<String>,
+    /// Annotate through a kibitz server (`http://host:port`) instead of here.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Search workers (local mode; default: one per core).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Transposition table size in MiB (local mode).
+    #[arg(long, default_value_t = 128)]
+    pub hash_mb: usize,
+    /// An analysis cache to read and fill (local mode; default: none kept).
+    #[arg(long)]
+    pub db: Option<String>,
+    /// No progress bars.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn run(args: AnnotateArgs) -> Result<()> {
+    let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| anyhow!("{} is not UTF-8 text (byte {})", args.file.display(), e.utf8_error().valid_up_to()))?;
+    let kind = match &args.game {
+        Some(name) => name.parse::<GameKind>()?,
+        None => detect_game(&text, args.format.as_deref())?,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (view, exported) = match &args.server {
+        Some(url) => runtime.block_on(remote(url, kind, &text, &args))?,
+        None => with_game!(kind, G => runtime.block_on(local::<G>(&text, &args)))?,
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, &exported).with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{exported}"),
+    }
+    print_summary(&view);
+    Ok(())
+}
+
+/// The game whose rules read the most games of `text` (without errors); an error when none or a tie.
+fn detect_game(text: &str, format: Option<&str>) -> Result<GameKind> {
+    let mut scores: Vec<(usize, GameKind)> = GameKind::ALL
+        .iter()
+        .map(|&kind| {
+            let read = with_game!(kind, G => {
+                if format.is_some_and(|f| !G::RECORD_FORMATS.contains(&f)) {
+                    0
+                } else {
+                    G::parse_records(text, format).map_or(0, |rs| rs.iter().filter(|r| r.is_ok()).count())
+                }
+            });
+            (read, kind)
+        })
+        .collect();
+    scores.sort_by_key(|s| std::cmp::Reverse(s.0));
+    match scores.as_slice() {
+        [(0, _), ..] | [] => bail!("no game's rules read a game of this file; name the game with --game"),
+        [(a, first), (b, second), ..] if a == b => {
+            bail!("the file reads as {first} and as {second} alike; name the game with --game")
+        }
+        [(_, kind), ..] => Ok(*kind),
+    }
+}
+
+fn settings<G: Game>(args: &AnnotateArgs) -> Settings {
+    Settings {
+        depth: if args.movetime.is_none() && args.nodes.is_none() {
+            Some(args.depth.unwrap_or(G::DEFAULT_DEPTH))
+        } else {
+            None
+        },
+        movetime_ms: args.movetime,
+        nodes: args.nodes,
+        threshold: args.threshold,
+        priority: JobPriority::Normal,
+    }
+}
+
+/// Bars: one per game, one overall.
+struct Bars {
+    multi: MultiProgress,
+    overall: ProgressBar,
+    games: Vec<ProgressBar>,
+}
+
+impl Bars {
+    fn new(quiet: bool, totals: &[u64]) -> Bars {
+        let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let multi = MultiProgress::with_draw_target(target);
+        let style = ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} positions  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        let overall_style =
+            ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} positions  {elapsed} elapsed, ETA {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
+        let games: Vec<ProgressBar> = totals
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| **t > 0)
+            .map(|(i, t)| {
+                let bar =
+                    multi.add(ProgressBar::new(*t).with_style(style.clone()).with_prefix(format!("game {}", i + 1)));
+                bar.set_position(0);
+                bar
+            })
+            .collect();
+        let overall = multi
+            .add(ProgressBar::new(totals.iter().sum()).with_style(overall_style).with_prefix("overall".to_string()));
+        Bars { multi, overall, games }
+    }
+
+    fn update(&self, view: &JobView) {
+        let mut bars = self.games.iter();
+        for game in view.games.iter().filter(|g| g.progress.total > 0) {
+            if let Some(bar) = bars.next() {
+                bar.set_position(game.progress.done);
+                if game.progress.done >= game.progress.total {
+                    bar.finish_with_message("done");
+                }
+            }
+        }
+        self.overall.set_position(view.progress.done);
+    }
+
+    fn finish(&self) {
+        self.overall.finish();
+        let _ = self.multi.clear();
+    }
+}
+
+async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, String)> {
+    let records = G::parse_records(text, args.format.as_deref()).map_err(|e| anyhow!("{e}"))?;
+    for error in records.iter().filter_map(|r| r.as_ref().err()) {
+        eprintln!("skipping {error}");
+    }
+    let target = args.db.clone().unwrap_or_else(|| "sqlite::memory:".to_string());
+    let store = Store::open_with(&target, StoreConfig::default())
+        .await
+        .with_context(|| format!("cannot open the store `{target}`"))?;
+    let workers = args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1);
+    let pool = Pool::new(PoolConfig { workers, queue: 64, hash_mb: args.hash_mb });
+    // Alone on the pool: every worker may annotate.
+    let config = AnnotatorConfig { max_in_flight: workers, ..AnnotatorConfig::for_workers(workers) };
+    let annotator = Annotator::new(pool.clone(), store.clone(), config);
+    let submitted = annotator.submit::<G>(records, settings::<G>(args)).await?;
+    let id = submitted.id;
+    let games = store.job_games(&id).await?;
+    let totals: Vec<u64> = games.iter().map(|g| u64::from(g.positions)).collect();
+    let bars = Bars::new(args.quiet, &totals);
+    let view = loop {
+        let job = store.job(&id).await?.ok_or_else(|| anyhow!("the job vanished"))?;
+        let positions = store.job_positions(&id).await?;
+        let view = report::job_view::<G>(&job, &games, &positions);
+        bars.update(&view);
+        if job.status.is_final() {
+            break view;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    bars.finish();
+    if view.status != "done" {
+        bail!("the annotation {}: {}", view.status, view.error.clone().unwrap_or_default());
+    }
+    let positions = store.job_positions(&id).await?;
+    let job = store.job(&id).await?.ok_or_else(|| anyhow!("the job vanished"))?;
+    let exported = match args.export.as_deref().or(G::EXPORT_FORMAT) {
+        Some(f) if Some(f) == G::EXPORT_FORMAT => {
+            report::export_native::<G>(&games, &positions, args.threshold).unwrap_or_default()
+        }
+        Some("json") => serde_json::to_string_pretty(&report::job_view::<G>(&job, &games, &positions))? + "\n",
+        None | Some("text") => report::export_text(&view),
+        Some(other) => bail!("unknown export format `{other}`"),
+    };
+    pool.shutdown();
+    store.close().await;
+    Ok((view, exported))
+}
+
+async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> Result<(JobView, String)> {
+    let base = http_client::Base::parse(url)?;
+    let sides = with_game!(kind, G => [G::side_name(Side::First), G::side_name(Side::Second)]);
+    let mut body = json!({ "game": kind.name(), "text": text, "threshold": args.threshold, "priority": "normal" });
+    if let Some(f) = &args.format {
+        body["format"] = json!(f);
+    }
+    if let Some(d) = args.depth {
+        body["depth"] = json!(d);
+    } else if let Some(ms) = args.movetime {
+        body["movetime_ms"] = json!(ms);
+    } else if let Some(n) = args.nodes {
+        body["nodes"] = json!(n);
+    }
+    let created = base.request("POST", "/v1/annotations", Some(&body.to_string())).await?;
+    let accepted: Value = created.json_ok(202)?;
+    let id = accepted["id"].as_str().ok_or_else(|| anyhow!("the server gave no job id"))?.to_string();
+    if let Some(errors) = accepted["errors"].as_array() {
+        for e in errors {
+            eprintln!(
+                "skipping game {} (line {}): {}: `{}`",
+                e["index"].as_u64().unwrap_or(0) + 1,
+                e["line"],
+                e["message"].as_str().unwrap_or(""),
+                e["token"].as_str().unwrap_or("")
+            );
+        }
+    }
+    let mut bars: Option<Bars> = None;
+    let view = loop {
+        let status = base.request("GET", &format!("/v1/annotations/{id}"), None).await?;
+        let value: Value = status.json_ok(200)?;
+        let view = view_from_json(&value, sides)?;
+        let bars = bars.get_or_insert_with(|| {
+            let totals: Vec<u64> = view.games.iter().map(|g| g.progress.total).collect();
+            Bars::new(args.quiet, &totals)
+        });
+        bars.update(&view);
+        if matches!(view.status, "done" | "failed" | "cancelled") {
+            bars.finish();
+            break view;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    if view.status != "done" {
+        bail!("the annotation {}: {}", view.status, view.error.clone().unwrap_or_default());
+    }
+    let path = match &args.export {
+        Some(f) => format!("/v1/annotations/{id}/export?format={f}"),
+        None => format!("/v1/annotations/{id}/export"),
+    };
+    let exported = base.request("GET", &path, None).await?;
+    let text = exported.text_ok(200)?;
+    Ok((view, text))
+}
+
+/// The parts of a server's status document the CLI shows (progress, summaries).
+fn view_from_json(value: &Value, sides: [&'static str; 2]) -> Result<JobView> {
+    use kibitz::annotate::judge::PlayerSummary;
+    use report::{GameView, ProgressView};
+    let status = match value["status"].as_str() {
+        Some("queued") => "queued",
+        Some("running") => "running",
+        Some("done") => "done",
+        Some("failed") => "failed",
+        Some("cancelled") => "cancelled",
+        other => bail!("the server reports an unknown job status {other:?}"),
+    };
+    let progress =
+        |v: &Value| ProgressView { done: v["done"].as_u64().unwrap_or(0), total: v["total"].as_u64().unwrap_or(0) };
+    let games = value["games"]
+        .as_array()
+        .map(|games| {
+            games
+                .iter()
+                .map(|g| {
+                    let mut players = BTreeMap::new();
+                    if let Some(map) = g["players"].as_object() {
+                        for (side, s) in map {
+                            let Some(side) = sides.into_iter().find(|name| name == side) else { continue };
+                            let n = |k: &str| s[k].as_u64().unwrap_or(0) as u32;
+                            players.insert(
+                                side,
+                                PlayerSummary {
+                                    moves: n("moves"),
+                                    best: n("best"),
+                                    good: n("good"),
+                                    inaccuracies: n("inaccuracies"),
+                                    mistakes: n("mistakes"),
+                                    blunders: n("blunders"),
+                                    mates_found: n("mates_found"),
+                                    mates_missed: n("mates_missed"),
+                                    over_threshold: n("over_threshold"),
+                                    average_loss: s["average_loss"].as_f64().unwrap_or(0.0),
+                                    accuracy: s["accuracy"].as_f64().unwrap_or(0.0),
+                                },
+                            );
+                        }
+                    }
+                    GameView {
+                        index: g["index"].as_u64().unwrap_or(0) as u32,
+                        status: "",
+                        progress: progress(&g["progress"]),
+                        line: None,
+                        error: None,
+                        tags: BTreeMap::new(),
+                        start: None,
+                        result: None,
+                        moves: Vec::new(),
+                        players,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(JobView {
+        id: value["id"].as_str().unwrap_or("").to_string(),
+        game: value["game"].as_str().unwrap_or("").to_string(),
+        status,
+        error: value["error"].as_str().map(str::to_string),
+        engine: value["engine"].as_str().unwrap_or("").to_string(),
+        created_ms: 0,
+        updated_ms: 0,
+        settings: serde_json::from_value(value["settings"].clone()).unwrap_or(Settings {
+            depth: None,
+            movetime_ms: None,
+            nodes: None,
+            threshold: DEFAULT_THRESHOLD,
+            priority: JobPriority::Normal,
+        }),
+        progress: progress(&value["progress"]),
+        games,
+    })
+}
+
+/// The summary table on standard error.
+fn print_summary(view: &JobView) {
+    eprintln!();
+    eprintln!(
+        "{:>5}  {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9}",
+        "game", "side", "moves", "inacc", "mist", "blund", "missed", "avg loss", "accuracy"
+    );
+    for game in &view.games {
+        if game.players.is_empty() {
+            eprintln!("{:>5}  (not annotated)", game.index + 1);
+        }
+        for (side, s) in &game.players {
+            eprintln!(
+                "{:>5}  {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9.1} {:>9.1}",
+                game.index + 1,
+                side,
+                s.moves,
+                s.inaccuracies,
+                s.mistakes,
+                s.blunders,
+                s.mates_missed,
+                s.average_loss,
+                s.accuracy
+            );
+        }
+    }
+}
