@@ -491,7 +491,8 @@ pub fn tag_error(index: usize, tag: &Tag, message: impl Into<String>) -> RecordE
 
 // ---------------------------------------------------------------- writer
 
-/// Movetext words, wrapped at [`LINE_WIDTH`].
+/// Movetext words, wrapped at [`LINE_WIDTH`]. A word may hold a space (a move number and its move stay on one
+/// line).
 struct Wrapper {
     out: String,
     col: usize,
@@ -556,9 +557,10 @@ fn line_words<G: Game>(
         }
         let (n, second) = move_label(first_number, first, i);
         if !second || i == 0 {
-            words.push(label(n, second));
+            words.push(format!("{} {}", label(n, second), fmt(&g, m)));
+        } else {
+            words.push(fmt(&g, m));
         }
-        words.push(fmt(&g, m));
         g.make(m);
     }
     words
@@ -596,10 +598,11 @@ pub fn write_game<G: Game>(
         }
         let (n, second) = move_label(first_number, first, i);
         if !second || need_number {
-            w.word(&label(n, second));
+            w.word(&format!("{} {}", label(n, second), fmt(&g, m)));
+        } else {
+            w.word(&fmt(&g, m));
         }
         need_number = false;
-        w.word(&fmt(&g, m));
         let note = notes.get(i);
         if let Some(nag) = note.and_then(|n| n.nag) {
             w.word(&format!("${nag}"));
@@ -612,7 +615,7 @@ pub fn write_game<G: Game>(
         }
         if let Some(var) = note.map(|n| &n.variation).filter(|v| !v.is_empty()) {
             let mut words = line_words(&g, var, n, &fmt);
-            if words.len() >= 2 {
+            if !words.is_empty() {
                 words[0].insert(0, '(');
                 if let Some(last) = words.last_mut() {
                     last.push(')');
@@ -636,6 +639,55 @@ pub fn export_tags(tags: &[(String, String)]) -> Vec<(String, String)> {
         tags.iter().filter(|(n, _)| !n.eq_ignore_ascii_case("Annotator")).cloned().collect();
     out.push(("Annotator".to_string(), format!("kibitz {}", env!("CARGO_PKG_VERSION"))));
     out
+}
+
+/// Read a PDN collection of a draughts game whose `GameType` number is `game_type` (an absent tag means this
+/// game), starting from the `FEN` tag (in the game's `fen` position format) when there is one.
+pub fn parse_pdn<G: Game>(
+    text: &str,
+    game_type: &str,
+    parse: impl Fn(&G, &str) -> Result<G::Move, NotationError> + Copy,
+) -> Vec<Result<GameRecord<G>, RecordError>> {
+    let one = |index: usize, raw: RawGame| -> Result<GameRecord<G>, RecordError> {
+        if let Some(f) = raw.error.clone() {
+            return Err(RawGame::error_at(index, f));
+        }
+        if let Some(tag) = raw.tag("GameType")
+            && tag.value.split(',').next().map(str::trim) != Some(game_type)
+        {
+            return Err(tag_error(index, tag, format!("not a {} game (GameType {game_type})", G::NAME)));
+        }
+        let start = match raw.tag("FEN") {
+            Some(tag) => G::parse_position(&tag.value, Some("fen")).map_err(|e| RecordError {
+                index,
+                line: tag.line,
+                token: e.token,
+                message: format!("FEN tag: {}", e.message),
+            })?,
+            None => G::start(),
+        };
+        build_record(index, raw, start, 1, parse)
+    };
+    read_games(text, PDN_RESULTS).into_iter().enumerate().map(|(i, raw)| one(i, raw)).collect()
+}
+
+/// Write an annotated PDN game: the record's tags (a `FEN` tag for a set-up position, an `Annotator` tag
+/// added), the moves written by `fmt`, each note's NAG, comment (`[%eval]` as kibitz's extension of PDN) and
+/// better line, the result.
+pub fn export_pdn<G: Game>(
+    record: &GameRecord<G>,
+    notes: &[PlyNote<G::Move>],
+    fmt: impl Fn(&G, G::Move) -> String,
+) -> String {
+    let set_up = record.start.position_key() != G::start().position_key();
+    let mut tags: Vec<(String, String)> =
+        record.tags.iter().filter(|(n, _)| !(set_up && n.eq_ignore_ascii_case("FEN"))).cloned().collect();
+    if set_up {
+        tags.push(("FEN".to_string(), record.start.format_position(Some("fen")).unwrap_or_default()));
+    }
+    let tags = export_tags(&tags);
+    let result = record.result.as_deref().unwrap_or("*");
+    write_game(&tags, &record.start, 1, &record.moves, notes, result, fmt)
 }
 
 /// The first non-blank line of `text`, trimmed.
