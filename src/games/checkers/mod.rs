@@ -9,11 +9,12 @@
 mod board;
 mod eval;
 mod notation;
+mod record;
 
 pub use board::Move;
 use board::{BOARD, Board, CROWN_ROW};
 
-use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
+use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
 
 /// Plies without a capture or a man's move that draw the game (40 moves by each side).
 pub const FORTY_MOVE_PLIES: u32 = 80;
@@ -329,6 +330,20 @@ impl Game for Checkers {
             "x" => Ok(notation::format_move(m, true)),
             _ => Err(NotationError::new(format, "unknown move format (known: pdn, x)")),
         }
+    }
+
+    const RECORD_FORMATS: &'static [&'static str] = &["pdn"];
+    const EXPORT_FORMAT: Option<&'static str> = Some("pdn");
+
+    fn parse_records(
+        text: &str,
+        format: Option<&str>,
+    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
+        record::parse(text, format)
+    }
+
+    fn export_record(record: &GameRecord<Self>, notes: &[PlyNote<Move>]) -> Option<String> {
+        Some(record::export(record, notes))
     }
 
     fn perft(&mut self, depth: u32) -> u64 {

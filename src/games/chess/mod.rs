@@ -10,6 +10,7 @@
 
 mod eval;
 mod notation;
+mod record;
 
 pub use cozy_chess::Move;
 use cozy_chess::{BitBoard, Board, Color, Piece, Square};
@@ -17,7 +18,7 @@ pub use eval::{
     COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, S, Tables, WEIGHTS, Weights, evaluate_with, see,
 };
 
-use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
+use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
 
 /// Plies without a capture or a pawn move that draw the game (the 50-move rule).
 pub const FIFTY_MOVE_PLIES: u8 = 100;
@@ -360,6 +361,20 @@ impl Game for Chess {
             "san" => Ok(self.move_to_san(m)),
             _ => Err(NotationError::new(format, "unknown move format (known: uci, san)")),
         }
+    }
+
+    const RECORD_FORMATS: &'static [&'static str] = &["pgn"];
+    const EXPORT_FORMAT: Option<&'static str> = Some("pgn");
+
+    fn parse_records(
+        text: &str,
+        format: Option<&str>,
+    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
+        record::parse(text, format)
+    }
+
+    fn export_record(record: &GameRecord<Self>, notes: &[PlyNote<Move>]) -> Option<String> {
+        Some(record::export(record, notes))
     }
 
     fn perft(&mut self, depth: u32) -> u64 {

@@ -331,3 +331,118 @@ fn bench_positions_are_playable() {
         assert_eq!(g.to_fen(), *fen);
     }
 }
+
+mod records {
+    use crate::game::{Game, GameRecord, PlyNote, RecordError};
+    use crate::games::chess::Chess;
+
+    const COLLECTION: &str = include_str!("../../../tests/data/records/chess_collection.pgn");
+
+    fn parse(text: &str) -> Vec<Result<GameRecord<Chess>, RecordError>> {
+        Chess::parse_records(text, None).unwrap()
+    }
+
+    fn same(a: &GameRecord<Chess>, b: &GameRecord<Chess>) {
+        let strip = |t: &[(String, String)]| -> Vec<(String, String)> {
+            t.iter().filter(|(n, _)| n != "Annotator").cloned().collect()
+        };
+        assert_eq!(strip(&a.tags), strip(&b.tags));
+        assert_eq!(a.start.to_fen(), b.start.to_fen());
+        assert_eq!(a.moves, b.moves);
+        assert_eq!(a.result, b.result);
+    }
+
+    #[test]
+    fn collection_fixture() {
+        let games = parse(COLLECTION);
+        assert_eq!(games.len(), 4);
+        let opera = games[0].as_ref().unwrap();
+        assert_eq!(opera.moves.len(), 33);
+        assert_eq!(opera.result.as_deref(), Some("1-0"));
+        assert_eq!(opera.line, 1);
+        assert_eq!(opera.tags[4], ("White".to_string(), "Paul Morphy".to_string()));
+        let ruy = games[1].as_ref().unwrap();
+        assert_eq!(ruy.start.side_to_move(), crate::game::Side::Second);
+        assert_eq!(ruy.moves.len(), 15);
+        assert_eq!(ruy.result.as_deref(), Some("1/2-1/2"));
+        let e = games[2].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (2, 36, "Qxd5"));
+        assert!(e.message.contains("7. Qxd5") && e.message.contains("illegal in this position"), "{e}");
+        let trap = games[3].as_ref().unwrap();
+        assert_eq!(trap.moves.len(), 7);
+        assert_eq!(trap.start.format_move_as(trap.moves[0], "san").unwrap(), "e4");
+    }
+
+    #[test]
+    fn errors_name_game_line_and_token() {
+        let text = "[Event \"a\"]\n1. e4 e5 2. Nf3 Nc6\n3. Bb5 Nf6 4. Bxf7 *\n\n[Event \"b\"]\n[Variant \"Atomic\"]\n1. e4 *\n\n[Event \"c\"]\n[FEN \"8/8/8 w - -\"]\n*\n\n[Event \"d\"]\n1. e4 e5 2. Ke3 1-0\n1. e4 e5 2. Nf3 {unclosed\n\n[Event \"e\"]\n1. e4 *\n";
+        let games = parse(text);
+        assert_eq!(games.len(), 6);
+        let e = games[0].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (0, 3, "Bxf7"));
+        let e = games[1].as_ref().unwrap_err();
+        assert_eq!((e.line, e.token.as_str()), (6, "Atomic"));
+        assert!(e.message.contains("variant"), "{e}");
+        let e = games[2].as_ref().unwrap_err();
+        assert_eq!(e.line, 10);
+        assert!(e.message.contains("FEN"), "{e}");
+        let e = games[3].as_ref().unwrap_err();
+        assert_eq!((e.line, e.token.as_str()), (14, "Ke3"));
+        let e = games[4].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (4, 15, "{"));
+        assert_eq!(games[5].as_ref().unwrap().moves.len(), 1);
+        assert_eq!(e.to_string(), "game 5 (line 15): unterminated comment: `{`");
+        assert!(Chess::parse_records("", Some("pdn")).is_err());
+        assert!(parse("").is_empty());
+    }
+
+    #[test]
+    fn results_castling_and_promotions() {
+        for r in ["1-0", "0-1", "1/2-1/2", "*"] {
+            let g = parse(&format!("1. e4 {r}"));
+            assert_eq!(g[0].as_ref().unwrap().result.as_deref(), Some(r));
+        }
+        let g = parse(
+            "[FEN \"r3k2r/1P6/8/8/8/8/6p1/R3K2R w KQkq - 0 1\"]\n1. bxa8=Q+ Ke7 2. O-O-O gxh1=N 3. Rd7+ Ke6 4. e4 0-0 *",
+        );
+        let e = g[0].as_ref().unwrap_err();
+        assert_eq!(e.token, "e4");
+        let g =
+            parse("[FEN \"r3k2r/1P6/8/8/8/8/6p1/R3K2R w KQkq - 0 1\"]\n1. bxa8=Q+ Ke7 2. O-O-O gxh1=N 3. Rd7+ Ke6 *");
+        assert_eq!(g[0].as_ref().unwrap().moves.len(), 6);
+        let g = parse("1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. 0-0 Nf6 5. d3 0-0 *");
+        assert_eq!(g[0].as_ref().unwrap().moves.len(), 10);
+    }
+
+    #[test]
+    fn export_round_trips() {
+        for rec in parse(COLLECTION).into_iter().flatten() {
+            let plain = Chess::export_record(&rec, &[]).unwrap();
+            let back = parse(&plain);
+            same(&rec, back[0].as_ref().unwrap());
+            // With notes on every move: eval comments, NAGs, better lines.
+            let mut g = rec.start.clone();
+            let mut notes = Vec::new();
+            for &m in &rec.moves {
+                let mut legal = Vec::new();
+                g.generate_moves(&mut legal);
+                let better: Vec<_> = legal.iter().copied().filter(|&o| o != m).take(1).collect();
+                notes.push(PlyNote {
+                    comment: Some("[%eval 0.48] Mistake. {x} was best.".into()),
+                    nag: Some(2),
+                    variation: better,
+                });
+                g.make(m);
+            }
+            let text = Chess::export_record(&rec, &notes).unwrap();
+            assert!(text.lines().filter(|l| !l.starts_with('[')).all(|l| l.len() <= 80), "{text}");
+            assert!(text.contains("[Annotator \"kibitz "), "{text}");
+            assert!(text.contains("{ [%eval 0.48] Mistake."), "{text}");
+            let back = parse(&text);
+            same(&rec, back[0].as_ref().unwrap());
+        }
+        let ruy = parse(COLLECTION).into_iter().nth(1).unwrap().unwrap();
+        let text = Chess::export_record(&ruy, &[]).unwrap();
+        assert!(text.contains("\n3... a6 4. Ba4"), "{text}");
+    }
+}

@@ -15,11 +15,12 @@
 mod board;
 mod eval;
 mod notation;
+mod record;
 
 use board::{BLACK, BOARD, Board, WHITE};
 pub use board::{CapturePath, Move};
 
-use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
+use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
 
 /// Plies with only king moves and no capture that draw the game (25 moves by each side).
 pub const KING_MOVE_PLIES: u32 = 50;
@@ -421,6 +422,20 @@ impl Game for Draughts {
             "guide" => Ok(notation::format_guide_move(&self.cur.board, m)),
             _ => Err(NotationError::new(format, "unknown move format (known: pdn, guide)")),
         }
+    }
+
+    const RECORD_FORMATS: &'static [&'static str] = &["pdn", "guide"];
+    const EXPORT_FORMAT: Option<&'static str> = Some("pdn");
+
+    fn parse_records(
+        text: &str,
+        format: Option<&str>,
+    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
+        record::parse(text, format)
+    }
+
+    fn export_record(record: &GameRecord<Self>, notes: &[PlyNote<Move>]) -> Option<String> {
+        Some(record::export(record, notes))
     }
 
     fn perft(&mut self, depth: u32) -> u64 {

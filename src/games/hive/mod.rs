@@ -14,11 +14,12 @@
 mod board;
 mod eval;
 mod notation;
+mod record;
 
 pub use board::{Board, Bug, GameType, Move, piece_name};
 use board::{NO_PIECE, Undo};
 
-use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
+use crate::game::{Game, GameEnd, GameRecord, NotationError, RecordError, RepetitionHistory, Side};
 
 /// A Hive game: the position and the moves that led to it.
 #[derive(Clone)]
@@ -266,6 +267,15 @@ impl Game for Hive {
     #[inline]
     fn move_key(m: Move) -> u32 {
         ((m.piece as u32) << 10 | (m.to as u32 & 1023)) + 1
+    }
+
+    const RECORD_FORMATS: &'static [&'static str] = &["gamestring"];
+
+    fn parse_records(
+        text: &str,
+        format: Option<&str>,
+    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
+        record::parse(text, format)
     }
 
     fn parse_position(text: &str, format: Option<&str>) -> Result<Self, NotationError> {

@@ -15,12 +15,13 @@
 mod board;
 mod eval;
 mod notation;
+mod record;
 
 pub use board::Move;
 use board::{BLACK, Board, CANNON, CELLS, CHARIOT, HORSE, RED, SLOT_RANGE};
 pub use notation::Letters;
 
-use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
+use crate::game::{Game, GameEnd, GameRecord, NotationError, RecordError, RepetitionHistory, Side};
 
 /// Plies without a capture that draw the game (60 moves by each side).
 pub const NO_CAPTURE_PLIES: u32 = 120;
@@ -395,6 +396,15 @@ impl Game for Xiangqi {
     #[inline]
     fn move_key(m: Move) -> u32 {
         m.from as u32 | (m.to as u32) << 8
+    }
+
+    const RECORD_FORMATS: &'static [&'static str] = &["pgn", "moves"];
+
+    fn parse_records(
+        text: &str,
+        format: Option<&str>,
+    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
+        record::parse(text, format)
     }
 
     fn parse_position(text: &str, format: Option<&str>) -> Result<Self, NotationError> {

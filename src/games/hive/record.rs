@@ -1,0 +1,34 @@
+//! Hive game records: UHP GameStrings, one a line (blank lines and lines starting with `#` skipped). No
+//! annotated export: Hive has no common annotated format.
+
+use super::{Hive, notation};
+use crate::game::{GameRecord, NotationError, RecordError};
+
+/// Read GameStrings, one a line.
+pub fn parse(text: &str, format: Option<&str>) -> Result<Vec<Result<GameRecord<Hive>, RecordError>>, NotationError> {
+    match format {
+        None | Some("gamestring") => {}
+        Some(f) => return Err(NotationError::new(f, "unknown record format (known: gamestring)")),
+    }
+    let lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    Ok(lines.enumerate().map(|(index, (n, line))| game(index, n + 1, line)).collect())
+}
+
+fn game(index: usize, line: usize, text: &str) -> Result<GameRecord<Hive>, RecordError> {
+    let parsed = notation::parse_game_string(text).map_err(|e| {
+        // Move errors read "move N `token`: reason"; a reason in Mzinga's words (a sentence) is a move that
+        // is well formed but not legal where it is played.
+        let message = match e.message.split_once("`: ") {
+            Some((head, reason)) if head.starts_with("move ") && reason.ends_with('.') => {
+                format!("{head}`: illegal in this position: {reason}")
+            }
+            _ => e.message,
+        };
+        RecordError { index, line, token: e.token, message }
+    })?;
+    let start = Hive::new(parsed.board.game_type());
+    let state = text.split(';').nth(1).map(str::trim).unwrap_or("");
+    let result =
+        ["WhiteWins", "BlackWins", "Draw"].iter().find(|s| s.eq_ignore_ascii_case(state)).map(|s| s.to_string());
+    Ok(GameRecord { tags: Vec::new(), start, moves: parsed.moves, result, line })
+}

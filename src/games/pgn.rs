@@ -1,0 +1,798 @@
+//! The PGN family of game records, shared by chess PGN, draughts and checkers PDN and xiangqi PGN.
+//!
+//! Reading splits a collection into games and gives each its tag pairs and the moves of its main line as
+//! tokens with their 1-based line numbers; the game's own module then sets up the start position from the
+//! tags and plays the moves with its own notation. Comments (`{...}`, `;` to the end of the line), NAGs
+//! (`$n`), move suffixes (`!`, `?`, `!?`...), move numbers (`12.`, `12...`), `%` escape lines and nested
+//! variations `(...)` are skipped. A game ends at its result token or where the next tag section begins, so
+//! a malformed game never swallows the next one: after an error the reader skips to the next result token or
+//! tag section, and a comment or variation left open ends at the next line that looks like a tag pair.
+//!
+//! Writing gives tags, movetext with move numbers, comments, NAGs, variations and the result, wrapped at 80
+//! columns.
+//!
+//! Everything is bounded: a token longer than [`MAX_TOKEN`] bytes, a comment longer than [`MAX_COMMENT`] or
+//! variations nested deeper than [`MAX_DEPTH`] fail the game they are in.
+
+use crate::game::{Game, GameRecord, NotationError, PlyNote, RecordError, Side};
+
+/// The longest move, symbol, tag name or tag value read (bytes).
+pub const MAX_TOKEN: usize = 1024;
+/// The longest comment read (bytes).
+pub const MAX_COMMENT: usize = 64 * 1024;
+/// The deepest nesting of variations read.
+pub const MAX_DEPTH: usize = 64;
+/// The width movetext is wrapped to.
+pub const LINE_WIDTH: usize = 80;
+
+/// Result tokens of chess and xiangqi PGN.
+pub const PGN_RESULTS: &[&str] = &["1-0", "0-1", "1/2-1/2", "*"];
+/// Result tokens of draughts and checkers PDN: the 2-point forms of international draughts besides the
+/// 1-point ones.
+pub const PDN_RESULTS: &[&str] = &["2-0", "0-2", "1-1", "0-0", "1-0", "0-1", "1/2-1/2", "*"];
+
+/// A tag pair and the line it is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tag {
+    pub name: String,
+    pub value: String,
+    pub line: usize,
+}
+
+/// A move of the main line as written (move number and suffix annotations removed) and its line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveToken {
+    pub text: String,
+    pub line: usize,
+}
+
+/// What went wrong in a game, where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub line: usize,
+    pub token: String,
+    pub message: String,
+}
+
+/// One game of a collection as read, before its moves are checked.
+#[derive(Clone, Debug, Default)]
+pub struct RawGame {
+    /// The 1-based line where the game begins.
+    pub line: usize,
+    pub tags: Vec<Tag>,
+    pub moves: Vec<MoveToken>,
+    pub result: Option<String>,
+    /// The first error in the game's text, if any.
+    pub error: Option<Fault>,
+}
+
+impl RawGame {
+    /// The tag of this name (case-insensitive), the first if repeated.
+    pub fn tag(&self, name: &str) -> Option<&Tag> {
+        self.tags.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The tags as a record keeps them.
+    pub fn tag_pairs(&self) -> Vec<(String, String)> {
+        self.tags.iter().map(|t| (t.name.clone(), t.value.clone())).collect()
+    }
+
+    /// A fault for this game's record error.
+    pub fn error_at(index: usize, fault: Fault) -> RecordError {
+        RecordError { index, line: fault.line, token: fault.token, message: fault.message }
+    }
+}
+
+/// Shorten a token for an error message.
+fn short(token: &str) -> String {
+    if token.chars().count() > 80 {
+        let mut s: String = token.chars().take(77).collect();
+        s.push_str("...");
+        s
+    } else {
+        token.to_string()
+    }
+}
+
+fn fault(line: usize, token: &str, message: impl Into<String>) -> Fault {
+    Fault { line, token: short(token), message: message.into() }
+}
+
+// ---------------------------------------------------------------- lexer
+
+enum Tok<'a> {
+    Tag(String, String),
+    Open,
+    Close,
+    Nag,
+    Comment,
+    Symbol(&'a str),
+    Error(Fault),
+}
+
+struct Lexer<'a> {
+    s: &'a str,
+    b: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+/// Bytes that end a symbol.
+fn is_delimiter(c: u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, b'{' | b'}' | b'(' | b')' | b'[' | b']' | b';' | b'$' | b'"')
+}
+
+impl<'a> Lexer<'a> {
+    fn new(s: &'a str) -> Self {
+        Lexer { s, b: s.as_bytes(), pos: 0, line: 1 }
+    }
+
+    fn at_line_start(&self, pos: usize) -> bool {
+        pos == 0 || self.b[pos - 1] == b'\n'
+    }
+
+    /// The line at `pos` starts like a tag pair: `[Name "`.
+    fn tag_line_at(&self, pos: usize) -> bool {
+        let b = self.b;
+        if b.get(pos) != Some(&b'[') {
+            return false;
+        }
+        let mut i = pos + 1;
+        let name_start = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        if i == name_start {
+            return false;
+        }
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        b.get(i) == Some(&b'"')
+    }
+
+    /// Skip to the end of the current line (the newline itself is left).
+    fn skip_line(&mut self) {
+        while self.pos < self.b.len() && self.b[self.pos] != b'\n' {
+            self.pos += 1;
+        }
+    }
+
+    fn rest_of_line(&self, from: usize) -> &'a str {
+        let end = self.b[from..].iter().position(|&c| c == b'\n').map_or(self.b.len(), |n| from + n);
+        self.s[from..end].trim_end()
+    }
+
+    fn next(&mut self) -> Option<(usize, Tok<'a>)> {
+        let b = self.b;
+        loop {
+            while self.pos < b.len() && b[self.pos].is_ascii_whitespace() {
+                if b[self.pos] == b'\n' {
+                    self.line += 1;
+                }
+                self.pos += 1;
+            }
+            if self.pos >= b.len() {
+                return None;
+            }
+            if b[self.pos] == b'%' && self.at_line_start(self.pos) {
+                self.skip_line();
+                continue;
+            }
+            break;
+        }
+        let line = self.line;
+        let start = self.pos;
+        let tok = match b[start] {
+            b'[' => self.tag(),
+            b'{' => self.comment(),
+            b';' => {
+                self.skip_line();
+                Tok::Comment
+            }
+            b'(' => {
+                self.pos += 1;
+                Tok::Open
+            }
+            b')' => {
+                self.pos += 1;
+                Tok::Close
+            }
+            b'$' => {
+                self.pos += 1;
+                while self.pos < b.len() && b[self.pos].is_ascii_digit() {
+                    self.pos += 1;
+                }
+                let text = &self.s[start..self.pos];
+                match text[1..].parse::<u16>() {
+                    Ok(n) if n <= 255 => Tok::Nag,
+                    _ => Tok::Error(fault(line, text, "not a NAG ($0 to $255)")),
+                }
+            }
+            b'}' | b']' | b'"' => {
+                self.pos += 1;
+                Tok::Error(fault(line, &self.s[start..self.pos], "unexpected character in the movetext"))
+            }
+            _ => {
+                while self.pos < b.len() && !is_delimiter(b[self.pos]) {
+                    self.pos += 1;
+                }
+                let text = &self.s[start..self.pos];
+                if text.len() > MAX_TOKEN {
+                    Tok::Error(fault(line, text, format!("token longer than {MAX_TOKEN} bytes")))
+                } else {
+                    Tok::Symbol(text)
+                }
+            }
+        };
+        Some((line, tok))
+    }
+
+    /// `[Name "value"]`, with `\"` and `\\` escapes in the value. On error the rest of the line is skipped.
+    fn tag(&mut self) -> Tok<'a> {
+        let b = self.b;
+        let start = self.pos;
+        let line = self.line;
+        let fail = |lx: &mut Self, message: &str| {
+            let token = lx.rest_of_line(start);
+            lx.skip_line();
+            Tok::Error(fault(line, token, message))
+        };
+        let mut i = start + 1;
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        let name_start = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        if i == name_start {
+            return fail(self, "a tag pair is `[Name \"value\"]`");
+        }
+        if i - name_start > MAX_TOKEN {
+            return fail(self, "tag name too long");
+        }
+        let name = self.s[name_start..i].to_string();
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        if b.get(i) != Some(&b'"') {
+            return fail(self, "a tag pair is `[Name \"value\"]`");
+        }
+        i += 1;
+        let value_start = i;
+        let mut value = String::new();
+        let mut seg = i;
+        loop {
+            match b.get(i) {
+                None | Some(b'\n') | Some(b'\r') => return fail(self, "unterminated tag value"),
+                Some(b'"') => break,
+                Some(b'\\') if matches!(b.get(i + 1), Some(b'"') | Some(b'\\')) => {
+                    value.push_str(&self.s[seg..i]);
+                    seg = i + 1;
+                    i += 2;
+                }
+                Some(_) => i += 1,
+            }
+            if i - value_start > MAX_TOKEN {
+                return fail(self, "tag value longer than 1024 bytes");
+            }
+        }
+        value.push_str(&self.s[seg..i]);
+        i += 1;
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        if b.get(i) != Some(&b']') {
+            return fail(self, "a tag pair ends with `]`");
+        }
+        self.pos = i + 1;
+        Tok::Tag(name, value)
+    }
+
+    /// `{...}`: ends at `}`; a comment still open at a line that looks like a tag pair (or at the end) is an
+    /// error and the reader goes on from that line.
+    fn comment(&mut self) -> Tok<'a> {
+        let b = self.b;
+        let line = self.line;
+        let start = self.pos;
+        self.pos += 1;
+        while self.pos < b.len() {
+            match b[self.pos] {
+                b'}' => {
+                    self.pos += 1;
+                    if self.pos - start > MAX_COMMENT {
+                        return Tok::Error(fault(line, "{", format!("comment longer than {MAX_COMMENT} bytes")));
+                    }
+                    return Tok::Comment;
+                }
+                b'\n' => {
+                    self.pos += 1;
+                    self.line += 1;
+                    if self.tag_line_at(self.pos) {
+                        return Tok::Error(fault(line, "{", "unterminated comment"));
+                    }
+                }
+                _ => self.pos += 1,
+            }
+        }
+        Tok::Error(fault(line, "{", "unterminated comment"))
+    }
+}
+
+// ---------------------------------------------------------------- reader
+
+struct Builder {
+    game: RawGame,
+    movetext: bool,
+    depth: usize,
+    /// Line of the outermost open variation.
+    open_line: usize,
+}
+
+impl Builder {
+    fn new(line: usize) -> Self {
+        Builder { game: RawGame { line, ..RawGame::default() }, movetext: false, depth: 0, open_line: 0 }
+    }
+
+    fn fail(&mut self, f: Fault) {
+        if self.game.error.is_none() {
+            self.game.error = Some(f);
+        }
+    }
+
+    fn finish(mut self) -> RawGame {
+        if self.depth > 0 {
+            let line = self.open_line;
+            self.fail(fault(line, "(", "unclosed variation"));
+        }
+        self.game
+    }
+}
+
+/// A symbol less its move number prefix (`12.`, `12...`) and suffix annotations (`!`, `?!`): the move, or
+/// nothing when the symbol is only a number or an annotation.
+fn move_text(sym: &str) -> &str {
+    let digits = sym.bytes().take_while(u8::is_ascii_digit).count();
+    let dots = sym[digits..].bytes().take_while(|&c| c == b'.').count();
+    let rest = if dots > 0 { &sym[digits + dots..] } else { sym };
+    rest.trim_end_matches(['!', '?'])
+}
+
+/// Split `text` into games. `results` are the result tokens of the dialect.
+pub fn read_games(text: &str, results: &[&str]) -> Vec<RawGame> {
+    let mut lexer = Lexer::new(text);
+    let mut games = Vec::new();
+    let mut cur: Option<Builder> = None;
+    while let Some((line, tok)) = lexer.next() {
+        // Comments and NAGs outside any game are dropped.
+        if cur.is_none() && matches!(tok, Tok::Comment | Tok::Nag) {
+            continue;
+        }
+        if let Tok::Tag(..) = tok
+            && cur.as_ref().is_some_and(|c| c.movetext || c.game.result.is_some())
+            && let Some(done) = cur.take()
+        {
+            games.push(done.finish());
+        }
+        let c = cur.get_or_insert_with(|| Builder::new(line));
+        match tok {
+            Tok::Tag(name, value) => c.game.tags.push(Tag { name, value, line }),
+            Tok::Error(f) => {
+                c.movetext = true;
+                c.fail(f);
+            }
+            Tok::Comment | Tok::Nag => {}
+            _ if c.game.error.is_some() => {
+                // After an error: skip to a result token (or the next tag section).
+                if let Tok::Symbol(s) = tok
+                    && results.contains(&s)
+                {
+                    c.game.result = Some(s.to_string());
+                    c.depth = 0;
+                    if let Some(done) = cur.take() {
+                        games.push(done.finish());
+                    }
+                }
+            }
+            Tok::Open => {
+                c.movetext = true;
+                if c.depth == 0 {
+                    c.open_line = line;
+                }
+                c.depth += 1;
+                if c.depth > MAX_DEPTH {
+                    c.fail(fault(line, "(", format!("variations nested deeper than {MAX_DEPTH}")));
+                }
+            }
+            Tok::Close => {
+                c.movetext = true;
+                if c.depth == 0 {
+                    c.fail(fault(line, ")", "`)` without `(`"));
+                } else {
+                    c.depth -= 1;
+                }
+            }
+            Tok::Symbol(_) if c.depth > 0 => {}
+            Tok::Symbol(s) => {
+                c.movetext = true;
+                if results.contains(&s) {
+                    c.game.result = Some(s.to_string());
+                    if let Some(done) = cur.take() {
+                        games.push(done.finish());
+                    }
+                    continue;
+                }
+                let m = move_text(s);
+                if !m.is_empty() && !m.bytes().all(|c| c == b'.') {
+                    c.game.moves.push(MoveToken { text: m.to_string(), line });
+                }
+            }
+        }
+    }
+    if let Some(done) = cur {
+        games.push(done.finish());
+    }
+    games
+}
+
+// ---------------------------------------------------------------- playing the moves
+
+/// The label of ply `i` of a game starting at move `first_number` with `first` to move: `12.` or `12...`.
+fn move_label(first_number: u32, first: Side, i: usize) -> (u32, bool) {
+    let offset = usize::from(first == Side::Second);
+    let number = first_number as usize + (i + offset) / 2;
+    let second = (i + offset) % 2 == 1;
+    (u32::try_from(number).unwrap_or(u32::MAX), second)
+}
+
+fn label(number: u32, second: bool) -> String {
+    if second { format!("{number}...") } else { format!("{number}.") }
+}
+
+/// Play a game's moves from `start` with `parse`, giving the record or the error of the first bad move
+/// (its index, line and token; an illegal move is said to be illegal in that position).
+pub fn build_record<G: Game>(
+    index: usize,
+    raw: RawGame,
+    start: G,
+    first_number: u32,
+    parse: impl Fn(&G, &str) -> Result<G::Move, NotationError>,
+) -> Result<GameRecord<G>, RecordError> {
+    if let Some(f) = raw.error {
+        return Err(RawGame::error_at(index, f));
+    }
+    let mut game = start.clone();
+    let mut moves = Vec::with_capacity(raw.moves.len());
+    let first = start.side_to_move();
+    for (i, tok) in raw.moves.iter().enumerate() {
+        match parse(&game, &tok.text) {
+            Ok(m) => {
+                game.make(m);
+                moves.push(m);
+            }
+            Err(e) => {
+                let (n, second) = move_label(first_number, first, i);
+                let message = match e.message.strip_prefix("illegal move") {
+                    Some(rest) => format!("move {} {}: illegal in this position{rest}", label(n, second), tok.text),
+                    None => format!("move {} {}: {}", label(n, second), tok.text, e.message),
+                };
+                return Err(RecordError { index, line: tok.line, token: short(&tok.text), message });
+            }
+        }
+    }
+    Ok(GameRecord { tags: raw.tag_pairs(), start, moves, result: raw.result, line: raw.line })
+}
+
+/// A tag section's error: the tag's line and value.
+pub fn tag_error(index: usize, tag: &Tag, message: impl Into<String>) -> RecordError {
+    RecordError { index, line: tag.line, token: short(&tag.value), message: message.into() }
+}
+
+// ---------------------------------------------------------------- writer
+
+/// Movetext words, wrapped at [`LINE_WIDTH`]. A word may hold a space (a move number and its move stay on one
+/// line).
+struct Wrapper {
+    out: String,
+    col: usize,
+}
+
+impl Wrapper {
+    fn word(&mut self, w: &str) {
+        let len = w.chars().count();
+        if self.col > 0 && self.col + 1 + len > LINE_WIDTH {
+            self.out.push('\n');
+            self.col = 0;
+        }
+        if self.col > 0 {
+            self.out.push(' ');
+            self.col += 1;
+        }
+        self.out.push_str(w);
+        self.col += len;
+    }
+}
+
+fn escape(value: &str) -> String {
+    let mut s = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' | '"' => {
+                s.push('\\');
+                s.push(c);
+            }
+            '\n' | '\r' | '\t' => s.push(' '),
+            _ => s.push(c),
+        }
+    }
+    s
+}
+
+/// The comment words: `{`, the text's words (with no `}`), `}`.
+fn comment_words(text: &str) -> Vec<String> {
+    let clean = text.replace('}', ")").replace('{', "(");
+    let mut words = vec!["{".to_string()];
+    words.extend(clean.split_whitespace().map(str::to_string));
+    words.push("}".to_string());
+    words
+}
+
+/// Movetext for a line of moves from `pos`, numbered from `number`/`second`: each move in its position's
+/// notation. Stops at the first move that is not legal where it stands.
+fn line_words<G: Game>(
+    pos: &G,
+    moves: &[G::Move],
+    first_number: u32,
+    fmt: &impl Fn(&G, G::Move) -> String,
+) -> Vec<String> {
+    let mut g = pos.clone();
+    let mut legal = Vec::new();
+    let mut words = Vec::new();
+    let first = pos.side_to_move();
+    for (i, &m) in moves.iter().enumerate() {
+        g.generate_moves(&mut legal);
+        if !legal.contains(&m) {
+            break;
+        }
+        let (n, second) = move_label(first_number, first, i);
+        if !second || i == 0 {
+            words.push(format!("{} {}", label(n, second), fmt(&g, m)));
+        } else {
+            words.push(fmt(&g, m));
+        }
+        g.make(m);
+    }
+    words
+}
+
+/// Write one game: tags, then the moves from `start` (numbered from `first_number`) with each ply's note
+/// (NAG, comment, better line), then `result`. `fmt` writes a legal move of a position. Writing stops at the
+/// first move that is not legal where it stands.
+pub fn write_game<G: Game>(
+    tags: &[(String, String)],
+    start: &G,
+    first_number: u32,
+    moves: &[G::Move],
+    notes: &[PlyNote<G::Move>],
+    result: &str,
+    fmt: impl Fn(&G, G::Move) -> String,
+) -> String {
+    let mut out = String::new();
+    for (name, value) in tags {
+        let name: String = name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        if !name.is_empty() {
+            out.push_str(&format!("[{name} \"{}\"]\n", escape(value)));
+        }
+    }
+    out.push('\n');
+    let mut w = Wrapper { out, col: 0 };
+    let mut g = start.clone();
+    let mut legal = Vec::new();
+    let first = start.side_to_move();
+    let mut need_number = true;
+    for (i, &m) in moves.iter().enumerate() {
+        g.generate_moves(&mut legal);
+        if !legal.contains(&m) {
+            break;
+        }
+        let (n, second) = move_label(first_number, first, i);
+        if !second || need_number {
+            w.word(&format!("{} {}", label(n, second), fmt(&g, m)));
+        } else {
+            w.word(&fmt(&g, m));
+        }
+        need_number = false;
+        let note = notes.get(i);
+        if let Some(nag) = note.and_then(|n| n.nag) {
+            w.word(&format!("${nag}"));
+        }
+        if let Some(text) = note.and_then(|n| n.comment.as_deref()) {
+            for word in comment_words(text) {
+                w.word(&word);
+            }
+            need_number = true;
+        }
+        if let Some(var) = note.map(|n| &n.variation).filter(|v| !v.is_empty()) {
+            let mut words = line_words(&g, var, n, &fmt);
+            if !words.is_empty() {
+                words[0].insert(0, '(');
+                if let Some(last) = words.last_mut() {
+                    last.push(')');
+                }
+                for word in &words {
+                    w.word(word);
+                }
+                need_number = true;
+            }
+        }
+        g.make(m);
+    }
+    w.word(result);
+    w.out.push('\n');
+    w.out
+}
+
+/// The tags of an exported game: the record's, less any `Annotator`, then `Annotator "kibitz <version>"`.
+pub fn export_tags(tags: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> =
+        tags.iter().filter(|(n, _)| !n.eq_ignore_ascii_case("Annotator")).cloned().collect();
+    out.push(("Annotator".to_string(), format!("kibitz {}", env!("CARGO_PKG_VERSION"))));
+    out
+}
+
+/// Read a PDN collection of a draughts game whose `GameType` number is `game_type` (an absent tag means this
+/// game), starting from the `FEN` tag (in the game's `fen` position format) when there is one.
+pub fn parse_pdn<G: Game>(
+    text: &str,
+    game_type: &str,
+    parse: impl Fn(&G, &str) -> Result<G::Move, NotationError> + Copy,
+) -> Vec<Result<GameRecord<G>, RecordError>> {
+    let one = |index: usize, raw: RawGame| -> Result<GameRecord<G>, RecordError> {
+        if let Some(f) = raw.error.clone() {
+            return Err(RawGame::error_at(index, f));
+        }
+        if let Some(tag) = raw.tag("GameType")
+            && tag.value.split(',').next().map(str::trim) != Some(game_type)
+        {
+            return Err(tag_error(index, tag, format!("not a {} game (GameType {game_type})", G::NAME)));
+        }
+        let start = match raw.tag("FEN") {
+            Some(tag) => G::parse_position(&tag.value, Some("fen")).map_err(|e| RecordError {
+                index,
+                line: tag.line,
+                token: e.token,
+                message: format!("FEN tag: {}", e.message),
+            })?,
+            None => G::start(),
+        };
+        build_record(index, raw, start, 1, parse)
+    };
+    read_games(text, PDN_RESULTS).into_iter().enumerate().map(|(i, raw)| one(i, raw)).collect()
+}
+
+/// Write an annotated PDN game: the record's tags (a `FEN` tag for a set-up position, an `Annotator` tag
+/// added), the moves written by `fmt`, each note's NAG, comment (`[%eval]` as kibitz's extension of PDN) and
+/// better line, the result.
+pub fn export_pdn<G: Game>(
+    record: &GameRecord<G>,
+    notes: &[PlyNote<G::Move>],
+    fmt: impl Fn(&G, G::Move) -> String,
+) -> String {
+    let set_up = record.start.position_key() != G::start().position_key();
+    let mut tags: Vec<(String, String)> =
+        record.tags.iter().filter(|(n, _)| !(set_up && n.eq_ignore_ascii_case("FEN"))).cloned().collect();
+    if set_up {
+        tags.push(("FEN".to_string(), record.start.format_position(Some("fen")).unwrap_or_default()));
+    }
+    let tags = export_tags(&tags);
+    let result = record.result.as_deref().unwrap_or("*");
+    write_game(&tags, &record.start, 1, &record.moves, notes, result, fmt)
+}
+
+/// The first non-blank line of `text`, trimmed.
+pub fn first_line(text: &str) -> &str {
+    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_games_and_reads_tags() {
+        let text = "[Event \"A \\\"quoted\\\" \\\\ one\"]\n[White \"x\"]\n\n1. e4 {a comment\nover lines} e5 $1 2. Nf3!? (2. d4 (2. c4) d5) 2... Nc6 ; rest\n% escape 1-0\n1-0\n\n[Event \"B\"]\n1.d4 d5 *\n1. c4 0-1";
+        let games = read_games(text, PGN_RESULTS);
+        assert_eq!(games.len(), 3);
+        let g = &games[0];
+        assert_eq!(g.line, 1);
+        assert_eq!(g.tags[0].value, "A \"quoted\" \\ one");
+        assert_eq!(g.tag("white").map(|t| t.line), Some(2));
+        let moves: Vec<&str> = g.moves.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(moves, ["e4", "e5", "Nf3", "Nc6"]);
+        assert_eq!(g.moves[1].line, 5);
+        assert_eq!(g.result.as_deref(), Some("1-0"));
+        assert!(g.error.is_none());
+        assert_eq!(games[1].line, 9);
+        assert_eq!(games[1].result.as_deref(), Some("*"));
+        assert_eq!(games[2].line, 11);
+        assert_eq!(games[2].moves[0].text, "c4");
+        assert_eq!(games[2].result.as_deref(), Some("0-1"));
+    }
+
+    #[test]
+    fn every_result_form() {
+        for r in PGN_RESULTS {
+            let g = read_games(&format!("1. e4 {r}"), PGN_RESULTS);
+            assert_eq!(g.len(), 1);
+            assert_eq!(g[0].result.as_deref(), Some(*r));
+        }
+        for r in PDN_RESULTS {
+            let g = read_games(&format!("1. 32-28 {r} 1. 33-29"), PDN_RESULTS);
+            assert_eq!(g.len(), 2, "{r}");
+            assert_eq!(g[0].result.as_deref(), Some(*r));
+        }
+        // `0-0` is castling in chess, not a result.
+        let g = read_games("1. e4 e5 2. 0-0 *", PGN_RESULTS);
+        assert_eq!(g[0].moves.len(), 3);
+    }
+
+    #[test]
+    fn errors_resynchronise() {
+        let text = "[Event \"1\"]\n1. e4 { never closed\n\n[Event \"2\"]\n1. d4 *\n[Event \"3\"]\n1. e4 (1. d4 \n[Event \"4\"]\n1. c4 ) 1-0 1. Nf3 *\n[Event \"5\n1. e4 *";
+        let games = read_games(text, PGN_RESULTS);
+        let errs: Vec<Option<(usize, String)>> =
+            games.iter().map(|g| g.error.as_ref().map(|f| (f.line, f.token.clone()))).collect();
+        assert_eq!(games.len(), 6, "{errs:?}");
+        assert_eq!(errs[0], Some((2, "{".to_string())));
+        assert_eq!(games[1].moves[0].text, "d4");
+        assert!(errs[1].is_none());
+        assert_eq!(errs[2], Some((7, "(".to_string())));
+        assert_eq!(errs[3], Some((9, ")".to_string())));
+        assert_eq!(games[3].result.as_deref(), Some("1-0"));
+        assert!(errs[4].is_none());
+        assert_eq!(games[4].moves[0].text, "Nf3");
+        assert_eq!(errs[5].as_ref().map(|e| e.0), Some(10));
+        assert!(games[5].error.as_ref().is_some_and(|f| f.message.contains("unterminated tag value")));
+    }
+
+    #[test]
+    fn bounds() {
+        let long = format!("1. {} *", "a".repeat(MAX_TOKEN + 1));
+        let g = read_games(&long, PGN_RESULTS);
+        assert!(g[0].error.as_ref().is_some_and(|f| f.message.contains("longer")));
+        let deep = format!("1. e4 {} e5 {} *", "(".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
+        let g = read_games(&deep, PGN_RESULTS);
+        assert!(g[0].error.as_ref().is_some_and(|f| f.message.contains("nested")));
+        let g = read_games("1. e4 $999 *", PGN_RESULTS);
+        assert_eq!(g[0].error.as_ref().map(|f| f.token.as_str()), Some("$999"));
+        let g = read_games(&format!("[Event \"{}\"]\n*", "v".repeat(MAX_TOKEN + 10)), PGN_RESULTS);
+        assert!(g[0].error.is_some());
+    }
+
+    #[test]
+    fn random_text_never_panics() {
+        let alphabet: Vec<char> = "[]{}()\";$%!?.-*/ \n\t01e4Nfx=\\é".chars().collect();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 40) as usize;
+            let text: String =
+                (0..len).map(|i| alphabet[((x >> (i % 8 * 8)) as usize + i * 7) % alphabet.len()]).collect();
+            let _ = read_games(&text, PDN_RESULTS);
+        }
+    }
+
+    #[test]
+    fn wraps_at_80_columns() {
+        let mut w = Wrapper { out: String::new(), col: 0 };
+        for i in 0..100 {
+            w.word(&format!("{i}."));
+            w.word("Nxe4");
+        }
+        assert!(w.out.lines().all(|l| l.len() <= LINE_WIDTH));
+        assert!(w.out.lines().count() > 5);
+    }
+}
