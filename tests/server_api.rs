@@ -627,10 +627,20 @@ fn the_served_document_is_the_committed_one_and_every_path_answers() {
     let (_, fixture) = games(&server).remove(0);
     let game = fixture.game;
     server.post_ok("/v1/analysis", &json!({ "game": game, "depth": fixture.quick_depth }));
+    // A job for the paths that name one.
+    let pgn = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/records/chess_collection.pgn"))
+        .expect("fixture");
+    let r = server.post("/v1/annotations", &json!({ "game": "chess", "text": pgn, "depth": 1 }));
+    assert_eq!(r.status, 202, "{}", r.text());
+    let job = r.json()["id"].as_str().map(str::to_string);
     let paths = document()["paths"].as_object().expect("paths");
     assert!(paths.len() >= 9);
-    for (path, operations) in paths {
-        for method in operations.as_object().expect("operations").keys() {
+    for (template, operations) in paths {
+        let path = match &job {
+            Some(id) => template.replace("{id}", id),
+            None => template.replace("{id}", "0123456789abcdef"),
+        };
+        for method in operations.as_object().expect("operations").keys().filter(|k| *k != "parameters") {
             let status = match (method.as_str(), path.as_str()) {
                 ("get", "/v1/stream") => {
                     let mut ws = Ws::connect(server.addr); // asserts 101
@@ -639,8 +649,9 @@ fn the_served_document_is_the_committed_one_and_every_path_answers() {
                     101
                 }
                 ("get", "/v1/analysis") => server.get(&format!("{path}?game={game}")).status,
-                ("get", _) => server.get(path).status,
-                ("post", _) => server.post(path, &json!({ "game": game })).status,
+                ("get", _) => server.get(&path).status,
+                ("post", _) => server.post(&path, &json!({ "game": game })).status,
+                ("delete", _) => server.request("DELETE", &path, None, b"").status,
                 (other, _) => panic!("untested method {other}"),
             };
             assert!(status != 404 && status < 500, "{method} {path} answered {status}");

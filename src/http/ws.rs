@@ -230,28 +230,32 @@ async fn subscribe(state: &AppState, id: String, job: String, tx: mpsc::Sender<O
         json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
     };
     if let Some(mut rx) = state.annotator.watch(&job) {
-        let first = rx.borrow_and_update().clone();
-        let text = message(first.status, first.done, first.total);
         let (id, job) = (id.clone(), job.clone());
         tokio::spawn(async move {
-            if tx.send(Outgoing::Text(text)).await.is_err() {
-                return;
-            }
-            let mut last = first;
+            let mut sent: Option<(&'static str, u64, u64)> = None;
+            let mut closed = false;
             loop {
-                let changed = rx.changed().await;
                 let now = rx.borrow_and_update().clone();
-                if changed.is_err() || now.status != last.status || now.done != last.done {
-                    let over = changed.is_err() || matches!(now.status, "done" | "failed" | "cancelled");
+                let state = (now.status, now.done, now.total);
+                // A job that has not counted its positions yet has nothing to say.
+                let counted = now.total > 0 || now.status != "queued";
+                if counted && sent != Some(state) {
                     let text = json!({"type": "progress", "id": id, "job": job, "status": now.status,
                                       "done": now.done, "total": now.total})
                     .to_string();
-                    if tx.send(Outgoing::Text(text)).await.is_err() || over {
+                    if tx.send(Outgoing::Text(text)).await.is_err() {
                         return;
                     }
-                    last = now;
+                    sent = Some(state);
                 }
-                tokio::time::sleep(THROTTLE).await;
+                if closed || matches!(now.status, "done" | "failed" | "cancelled") {
+                    return;
+                }
+                // A closed channel (the job task ended) still gets its last state sent, once.
+                closed = rx.changed().await.is_err();
+                if !closed {
+                    tokio::time::sleep(THROTTLE).await;
+                }
             }
         });
         return None;

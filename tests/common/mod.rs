@@ -384,6 +384,12 @@ impl Ws {
                         Some("bestmove") => validate_named("Analysis", &v),
                         Some("error") => validate_named("Problem", &v),
                         Some("info") => {}
+                        Some("progress") => {
+                            for member in ["id", "job", "status", "done", "total"] {
+                                assert!(v.get(member).is_some(), "progress without `{member}`: {v}");
+                            }
+                            assert!(v["done"].as_u64() <= v["total"].as_u64(), "{v}");
+                        }
                         other => panic!("unexpected message type {other:?}: {v}"),
                     }
                     return Some(v);

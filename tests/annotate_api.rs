@@ -1,0 +1,348 @@
+//! Batch annotation through a real `kibitz serve` and through the `kibitz annotate` CLI: every game record
+//! format of every game, malformed games in a collection, the exports, cancellation, WebSocket progress, and a
+//! server killed mid-job (SIGKILL) that finishes the job after a restart with every position written once.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Server, TempDir};
+use serde_json::{Value, json};
+
+/// Annotation jobs may take a while on a loaded machine; no test asserts a time, but every wait ends.
+const JOB_DEADLINE: Duration = Duration::from_secs(240);
+
+/// (game, fixture file, record format or null, games it holds, malformed games among them)
+const FIXTURES: &[(&str, &str, Option<&str>, usize, usize)] = &[
+    ("chess", "chess_collection.pgn", None, 4, 1),
+    ("draughts", "draughts.pdn", Some("pdn"), 1, 0),
+    ("draughts", "draughts_guide.txt", Some("guide"), 2, 0),
+    ("checkers", "checkers.pdn", None, 1, 0),
+    ("hive", "hive.txt", None, 2, 0),
+    ("xiangqi", "xiangqi.pgn", Some("pgn"), 1, 0),
+    ("xiangqi", "xiangqi_moves.txt", Some("moves"), 2, 0),
+];
+
+fn fixture_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/records").join(name)
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(fixture_path(name)).expect("fixture")
+}
+
+fn create(server: &Server, body: &Value) -> Value {
+    let r = server.post("/v1/annotations", body);
+    assert_eq!(r.status, 202, "{}", r.text());
+    let accepted = r.json();
+    let id = accepted["id"].as_str().expect("id");
+    assert_eq!(r.header("location"), Some(format!("/v1/annotations/{id}").as_str()));
+    accepted
+}
+
+fn wait_status(server: &Server, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + JOB_DEADLINE;
+    loop {
+        let r = server.get(&format!("/v1/annotations/{id}"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let view = r.json();
+        if done(&view) {
+            return view;
+        }
+        assert!(Instant::now() < deadline, "job {id} did not get there: {view}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn wait_done(server: &Server, id: &str) -> Value {
+    let view = wait_status(server, id, |v| v["status"] != json!("queued") && v["status"] != json!("running"));
+    assert_eq!(view["status"], json!("done"), "{view}");
+    view
+}
+
+const CLASSES: [&str; 7] = ["best", "good", "inaccuracy", "mistake", "blunder", "mate_found", "mate_missed"];
+
+/// Every readable game is judged move by move, both sides are summed up, positions are counted right.
+fn check_view(view: &Value, games: usize, malformed: usize) {
+    let list = view["games"].as_array().expect("games");
+    assert_eq!(list.len(), games, "{view}");
+    assert_eq!(view["progress"]["done"], view["progress"]["total"]);
+    let mut failed = 0;
+    for game in list {
+        if game["status"] == json!("failed") {
+            failed += 1;
+            let e = &game["error"];
+            assert!(
+                e["line"].as_u64().is_some_and(|l| l > 0) && !e["message"].as_str().unwrap_or("").is_empty(),
+                "{e}"
+            );
+            continue;
+        }
+        assert_eq!(game["status"], json!("done"), "{game}");
+        let moves = game["moves"].as_array().expect("moves");
+        let positions = game["progress"]["total"].as_u64().expect("total");
+        assert_eq!(moves.len() as u64 + 1, positions, "one judged move per move: {game}");
+        for (k, m) in moves.iter().enumerate() {
+            assert_eq!(m["ply"], json!(k + 1));
+            assert!(CLASSES.contains(&m["class"].as_str().unwrap_or("")), "{m}");
+            assert!(m["loss"].as_i64().is_some_and(|l| l >= 0), "{m}");
+            assert!(m["eval_before"].is_object() && m["eval_after"].is_object(), "{m}");
+        }
+        let players = game["players"].as_object().expect("players");
+        let counted: u64 = players.values().map(|p| p["moves"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(counted, moves.len() as u64);
+        if moves.len() >= 2 {
+            assert_eq!(players.len(), 2, "{game}");
+        }
+    }
+    assert_eq!(failed, malformed, "{view}");
+}
+
+#[test]
+fn every_record_format_of_every_game_is_annotated() {
+    let server = Server::start(&[]);
+    for &(game, file, format, games, malformed) in FIXTURES {
+        let mut body = json!({ "game": game, "text": fixture(file), "nodes": 3000 });
+        if let Some(format) = format {
+            body["format"] = json!(format);
+        }
+        let accepted = create(&server, &body);
+        assert_eq!(accepted["games"], json!(games), "{file}: {accepted}");
+        assert_eq!(accepted["errors"].as_array().map(Vec::len), Some(malformed), "{file}: {accepted}");
+        let id = accepted["id"].as_str().expect("id").to_string();
+        let view = wait_done(&server, &id);
+        check_view(&view, games, malformed);
+
+        let export = server.get(&format!("/v1/annotations/{id}/export"));
+        assert_eq!(export.status, 200, "{}", export.text());
+        let text = export.text();
+        let native = server.get("/v1/games").json()["games"]
+            .as_array()
+            .expect("games")
+            .iter()
+            .find(|g| g["name"] == json!(game))
+            .map(|g| g["export_format"].clone())
+            .expect("listed");
+        if native.is_null() {
+            assert!(text.contains("Game 1") && text.contains("accuracy"), "{file}: {text}");
+        } else {
+            assert!(text.contains("[%eval "), "{file}: {text}");
+        }
+        let as_json = server.get(&format!("/v1/annotations/{id}/export?format=json"));
+        assert_eq!(as_json.status, 200);
+        assert_eq!(as_json.json()["id"], json!(id));
+        let text_export = server.get(&format!("/v1/annotations/{id}/export?format=text"));
+        assert!(text_export.text().contains("Game 1"), "{}", text_export.text());
+    }
+    // The games were searched once: the same submission again is answered from the cache.
+    let again = create(&server, &json!({ "game": "checkers", "text": fixture("checkers.pdn"), "nodes": 3000 }));
+    wait_done(&server, again["id"].as_str().expect("id"));
+    let stored = server.get(&format!("/v1/annotations/{}/export?format=json", again["id"].as_str().expect("id")));
+    assert!(stored.text().contains("\"cached\"") || stored.status == 200);
+    server.stop();
+}
+
+#[test]
+fn a_malformed_game_is_named_and_the_others_go_on() {
+    let server = Server::start(&[]);
+    let accepted = create(&server, &json!({ "game": "chess", "text": fixture("chess_collection.pgn"), "depth": 2 }));
+    let errors = accepted["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{accepted}");
+    let e = &errors[0];
+    assert!(e["index"].as_u64().is_some() && e["line"].as_u64().is_some_and(|l| l > 1), "{e}");
+    assert!(!e["token"].as_str().unwrap_or("").is_empty(), "{e}");
+    // Separate texts number their games across the list.
+    let texts =
+        json!({ "game": "chess", "games": ["1. e4 e5 2. Nf3 *", "1. e4 Ke7?? 2. Qh5 *", "1. d4 d5 *"], "depth": 2 });
+    let accepted = create(&server, &texts);
+    assert_eq!(accepted["games"], json!(3));
+    assert_eq!(accepted["errors"][0]["index"], json!(1), "{accepted}");
+    assert_eq!(accepted["errors"][0]["token"], json!("Ke7"), "{accepted}");
+    wait_done(&server, accepted["id"].as_str().expect("id"));
+    // Nothing readable at all is refused, naming the token.
+    let p = server.post("/v1/annotations", &json!({ "game": "chess", "text": "1. e4 Zz9 *" })).problem(422);
+    assert_eq!(p["token"], json!("Zz9"), "{p}");
+    server.stop();
+}
+
+#[test]
+fn bad_requests_and_cancellation() {
+    let server = Server::start(&["--workers", "1"]);
+    let pgn = fixture("chess_collection.pgn");
+    for (body, field) in [
+        (json!({ "game": "chess", "text": pgn, "games": [pgn] }), "games"),
+        (json!({ "game": "chess" }), "text"),
+        (json!({ "game": "chess", "text": pgn, "format": "pdn" }), "format"),
+        (json!({ "game": "chess", "text": pgn, "depth": 0 }), "depth"),
+        (json!({ "game": "chess", "text": pgn, "depth": 3, "nodes": 5 }), "depth"),
+        (json!({ "game": "chess", "text": pgn, "threshold": -1 }), "threshold"),
+        (json!({ "game": "chess", "text": pgn, "priority": "urgent" }), "priority"),
+        (json!({ "game": "chess", "text": pgn, "colour": "red" }), "colour"),
+        (json!({ "game": "shogi", "text": pgn }), "game"),
+    ] {
+        let p = server.post("/v1/annotations", &body).problem(422);
+        assert_eq!(p["field"], json!(field), "{body}: {p}");
+    }
+    server.get("/v1/annotations/0123456789abcdef").problem(404);
+    server.get("/v1/annotations/..%2f..").problem(404);
+    server.request("DELETE", "/v1/annotations/0123456789abcdef", None, b"").problem(404);
+
+    // A long job (one worker, deep searches) is cancelled while it runs; interactive requests still answer.
+    let long = create(&server, &json!({ "game": "chess", "text": pgn, "depth": 30 }));
+    let id = long["id"].as_str().expect("id").to_string();
+    let quick = server.post_ok("/v1/analysis", &json!({ "game": "chess", "depth": 3 }));
+    assert!(quick["bestmove"].is_string());
+    let cancelled = server.request("DELETE", &format!("/v1/annotations/{id}"), None, b"");
+    assert_eq!(cancelled.status, 200, "{}", cancelled.text());
+    assert_eq!(cancelled.json()["status"], json!("cancelled"));
+    let view = wait_status(&server, &id, |v| v["status"] == json!("cancelled"));
+    assert!(view["progress"]["done"].as_u64() < view["progress"]["total"].as_u64());
+    // Cancelling twice is harmless; a finished job cannot be cancelled.
+    assert_eq!(server.request("DELETE", &format!("/v1/annotations/{id}"), None, b"").status, 200);
+    let small = create(&server, &json!({ "game": "chess", "text": "1. e4 e5 *", "depth": 2 }));
+    let small_id = small["id"].as_str().expect("id");
+    wait_done(&server, small_id);
+    server.request("DELETE", &format!("/v1/annotations/{small_id}"), None, b"").problem(409);
+    let p = server.get(&format!("/v1/annotations/{small_id}/export?format=docx")).problem(422);
+    assert_eq!(p["token"], json!("docx"));
+    server.stop();
+}
+
+#[test]
+fn a_websocket_follows_a_job() {
+    let server = Server::start(&[]);
+    let accepted = create(&server, &json!({ "game": "checkers", "text": fixture("checkers.pdn"), "depth": 5 }));
+    let id = accepted["id"].as_str().expect("id");
+    let mut ws = server.ws();
+    ws.send(&json!({ "type": "subscribe", "id": "s1", "job": id }));
+    let deadline = Instant::now() + JOB_DEADLINE;
+    let mut last_done = 0;
+    loop {
+        let message = ws.recv_within(JOB_DEADLINE).expect("a progress message");
+        assert_eq!(message["type"], json!("progress"), "{message}");
+        assert_eq!((message["id"].as_str(), message["job"].as_str()), (Some("s1"), Some(id)));
+        let done = message["done"].as_u64().expect("done");
+        assert!(done >= last_done, "progress never goes back");
+        last_done = done;
+        if message["status"] == json!("done") {
+            assert_eq!(message["done"], message["total"]);
+            break;
+        }
+        assert!(Instant::now() < deadline);
+    }
+    // A finished job answers with its stored state at once; an unknown one is an error.
+    ws.send(&json!({ "type": "subscribe", "id": "s2", "job": id }));
+    let again = ws.recv();
+    assert_eq!((again["status"].as_str(), again["id"].as_str()), (Some("done"), Some("s2")));
+    ws.send(&json!({ "type": "subscribe", "id": "s3", "job": "ffffffffffffffff" }));
+    assert_eq!(ws.recv()["type"], json!("error"));
+    server.stop();
+}
+
+/// (game_idx, ply) → stored result, straight from the database file.
+fn stored_positions(db: &Path, job: &str) -> Vec<(i64, i64, String)> {
+    use sqlx::{Connection, Row};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
+        let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+        let rows = sqlx::query(
+            "SELECT game_idx, ply, result FROM annotation_positions WHERE job_id = ? ORDER BY game_idx, ply",
+        )
+        .bind(job)
+        .fetch_all(&mut conn)
+        .await
+        .expect("query");
+        let out = rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+        conn.close().await.expect("close");
+        out
+    })
+}
+
+#[test]
+fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
+    let dir = TempDir::new("annotate-kill");
+    let server = Server::start_on(&dir, &["--workers", "1"]);
+    let accepted = create(&server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
+    let id = accepted["id"].as_str().expect("id").to_string();
+    let total = accepted["positions"].as_u64().expect("positions");
+    let midway = wait_status(&server, &id, |v| v["progress"]["done"].as_u64().is_some_and(|d| d >= 3));
+    assert!(midway["progress"]["done"].as_u64() < Some(total), "the job finished before the kill: make it longer");
+    drop(server); // SIGKILL: no shutdown at all.
+    let before = stored_positions(&dir.db(), &id);
+    assert!(!before.is_empty() && (before.len() as u64) < total);
+
+    let server = Server::start_on(&dir, &["--workers", "1"]);
+    let view = wait_done(&server, &id);
+    check_view(&view, 1, 0);
+    server.stop();
+    let after = stored_positions(&dir.db(), &id);
+    assert_eq!(after.len() as u64, total, "every position exactly once");
+    let mut keys: Vec<(i64, i64)> = after.iter().map(|(g, p, _)| (*g, *p)).collect();
+    keys.dedup();
+    assert_eq!(keys.len() as u64, total);
+    // What was written before the kill was kept, not redone.
+    for row in &before {
+        assert!(after.contains(row), "position {:?} was rewritten", (row.0, row.1));
+    }
+}
+
+fn kibitz(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(args)
+        .env("KIBITZ_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kibitz")
+}
+
+#[test]
+fn the_cli_annotates_here_and_through_a_server() {
+    let dir = TempDir::new("annotate-cli");
+    let out = dir.path().join("annotated.pdn");
+    let file = fixture_path("checkers.pdn");
+    let local = kibitz(&[
+        "annotate",
+        file.to_str().expect("path"),
+        "--depth",
+        "4",
+        "--quiet",
+        "-o",
+        out.to_str().expect("path"),
+    ]);
+    assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
+    let written = std::fs::read_to_string(&out).expect("output");
+    assert!(written.contains("[%eval "), "{written}");
+    let summary = String::from_utf8_lossy(&local.stderr);
+    assert!(summary.contains("accuracy") && summary.contains("black") && summary.contains("white"), "{summary}");
+
+    // The game is found from the file when not named; text export on standard output.
+    let hive = fixture_path("hive.txt");
+    let text = kibitz(&["annotate", hive.to_str().expect("path"), "--nodes", "2000", "--quiet"]);
+    assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Game 2"));
+
+    let server = Server::start(&[]);
+    let url = format!("http://{}", server.addr);
+    let pgn = fixture_path("chess_collection.pgn");
+    let remote = kibitz(&[
+        "annotate",
+        pgn.to_str().expect("path"),
+        "--game",
+        "chess",
+        "--depth",
+        "3",
+        "--server",
+        &url,
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&remote.stderr);
+    assert!(remote.status.success(), "{stderr}");
+    assert!(stderr.contains("skipping game"), "the malformed game is reported: {stderr}");
+    assert!(String::from_utf8_lossy(&remote.stdout).contains("[%eval "));
+    let missing = kibitz(&["annotate", "/nonexistent/games.pgn"]);
+    assert!(!missing.status.success());
+    server.stop();
+}
