@@ -690,9 +690,9 @@ pub fn export_pdn<G: Game>(
     write_game(&tags, &record.start, 1, &record.moves, notes, result, fmt)
 }
 
-/// The first non-blank line of `text`, trimmed.
+/// The first line of `text` that is neither blank nor a `#` comment, trimmed (for format detection).
 pub fn first_line(text: &str) -> &str {
-    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+    text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).unwrap_or("")
 }
 
 #[cfg(test)]
