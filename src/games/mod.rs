@@ -6,6 +6,7 @@ pub mod checkers;
 pub mod chess;
 pub mod draughts;
 pub mod hive;
+pub mod pdn;
 pub mod pgn;
 pub mod xiangqi;
 

@@ -341,10 +341,17 @@ impl Builder {
         }
     }
 
-    fn finish(mut self) -> RawGame {
+    /// The game as read; a game cut off before its result token takes the result of its `Result` tag.
+    fn finish(mut self, results: &[&str]) -> RawGame {
         if self.depth > 0 {
             let line = self.open_line;
             self.fail(fault(line, "(", "unclosed variation"));
+        }
+        if self.game.result.is_none()
+            && let Some(tag) = self.game.tag("Result")
+            && results.contains(&tag.value.trim())
+        {
+            self.game.result = Some(tag.value.trim().to_string());
         }
         self.game
     }
@@ -373,7 +380,7 @@ pub fn read_games(text: &str, results: &[&str]) -> Vec<RawGame> {
             && cur.as_ref().is_some_and(|c| c.movetext || c.game.result.is_some())
             && let Some(done) = cur.take()
         {
-            games.push(done.finish());
+            games.push(done.finish(results));
         }
         let c = cur.get_or_insert_with(|| Builder::new(line));
         match tok {
@@ -391,7 +398,7 @@ pub fn read_games(text: &str, results: &[&str]) -> Vec<RawGame> {
                     c.game.result = Some(s.to_string());
                     c.depth = 0;
                     if let Some(done) = cur.take() {
-                        games.push(done.finish());
+                        games.push(done.finish(results));
                     }
                 }
             }
@@ -419,7 +426,7 @@ pub fn read_games(text: &str, results: &[&str]) -> Vec<RawGame> {
                 if results.contains(&s) {
                     c.game.result = Some(s.to_string());
                     if let Some(done) = cur.take() {
-                        games.push(done.finish());
+                        games.push(done.finish(results));
                     }
                     continue;
                 }
@@ -431,7 +438,7 @@ pub fn read_games(text: &str, results: &[&str]) -> Vec<RawGame> {
         }
     }
     if let Some(done) = cur {
-        games.push(done.finish());
+        games.push(done.finish(results));
     }
     games
 }
@@ -690,9 +697,9 @@ pub fn export_pdn<G: Game>(
     write_game(&tags, &record.start, 1, &record.moves, notes, result, fmt)
 }
 
-/// The first non-blank line of `text`, trimmed.
+/// The first line of `text` that is neither blank nor a `#` comment, trimmed (for format detection).
 pub fn first_line(text: &str) -> &str {
-    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+    text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).unwrap_or("")
 }
 
 #[cfg(test)]
@@ -717,6 +724,8 @@ mod tests {
         assert_eq!(games[1].result.as_deref(), Some("*"));
         assert_eq!(games[2].line, 11);
         assert_eq!(games[2].moves[0].text, "c4");
+        let cut = read_games("[Result \"0-1\"]\n1. e4 e5", PGN_RESULTS);
+        assert_eq!(cut[0].result.as_deref(), Some("0-1"));
         assert_eq!(games[2].result.as_deref(), Some("0-1"));
     }
 

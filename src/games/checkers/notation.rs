@@ -8,131 +8,54 @@
 use super::Checkers;
 use super::board::{BLACK, Board, CROWN_ROW, Move, WHITE, bit_of_square};
 use crate::game::NotationError;
+use crate::games::pdn::{self, Colour};
 
 /// Read a square number 1-32.
 fn parse_square(tok: &str, whole: &str) -> Result<u8, NotationError> {
-    if tok.is_empty() {
-        return Err(NotationError::new(whole, "missing square number"));
-    }
-    if !tok.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(NotationError::new(tok, "not a square number"));
-    }
-    match tok.parse::<u32>() {
-        Ok(n) if (1..=32).contains(&n) => Ok(n as u8),
-        _ => Err(NotationError::new(tok, "not a square (squares are 1-32)")),
-    }
+    pdn::parse_square(tok, whole, 32)
 }
 
 /// Read a PDN FEN position.
 pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let body = compact.strip_suffix('.').unwrap_or(&compact);
-    if body.is_empty() {
-        return Err(NotationError::new(text, "empty position"));
-    }
-    let mut fields = body.split(':');
-    let side_tok = fields.next().unwrap_or("");
-    let stm = match side_tok {
-        "B" | "b" => BLACK,
-        "W" | "w" => WHITE,
-        "" => {
-            return Err(NotationError::new(text, "missing side to move (B or W) before the first `:`"));
-        }
-        _ => return Err(NotationError::new(side_tok, "side to move must be B or W")),
-    };
     let mut pieces = [0u64; 2];
     let mut kings = 0u64;
-    let mut seen_side = [false; 2];
-    for field in fields {
-        let mut chars = field.chars();
-        let side = match chars.next() {
-            Some('W') | Some('w') => WHITE,
-            Some('B') | Some('b') => BLACK,
-            Some(_) => {
-                return Err(NotationError::new(field, "piece list must start with W or B"));
-            }
-            None => return Err(NotationError::new(text, "empty field between `:`")),
-        };
-        if seen_side[side] {
-            return Err(NotationError::new(field, "this side's pieces are listed twice"));
+    let to_move = pdn::parse_fen(text, 32, "B or W", |colour, sq, king, item| {
+        let side = side_of(colour);
+        let b = bit_of_square(sq);
+        if !king && b & CROWN_ROW[side] != 0 {
+            let who = if side == BLACK { "black" } else { "white" };
+            return Err(NotationError::new(
+                item,
+                format!("a {who} man cannot stand on square {sq}: it would have been crowned there"),
+            ));
         }
-        seen_side[side] = true;
-        let list = chars.as_str();
-        if list.is_empty() {
-            continue;
+        pieces[side] |= b;
+        if king {
+            kings |= b;
         }
-        for item in list.split(',') {
-            if item.is_empty() {
-                return Err(NotationError::new(field, "empty entry in piece list"));
-            }
-            let (king, rest) = match item.strip_prefix(['K', 'k']) {
-                Some(r) => (true, r),
-                None => (false, item),
-            };
-            let (lo, hi) = match rest.split_once('-') {
-                Some((a, b)) => {
-                    let lo = parse_square(a, item)?;
-                    let hi = parse_square(b.strip_prefix(['K', 'k']).unwrap_or(b), item)?;
-                    if lo > hi {
-                        return Err(NotationError::new(item, "range goes backwards"));
-                    }
-                    (lo, hi)
-                }
-                None => {
-                    let s = parse_square(rest, item)?;
-                    (s, s)
-                }
-            };
-            for sq in lo..=hi {
-                let b = bit_of_square(sq);
-                if (pieces[0] | pieces[1]) & b != 0 {
-                    let msg = if pieces[side] & b != 0 {
-                        format!("square {sq} is listed twice")
-                    } else {
-                        format!("square {sq} is listed for both sides")
-                    };
-                    return Err(NotationError::new(item, msg));
-                }
-                if !king && b & CROWN_ROW[side] != 0 {
-                    let who = if side == BLACK { "black" } else { "white" };
-                    return Err(NotationError::new(
-                        item,
-                        format!("a {who} man cannot stand on square {sq}: it would have been crowned there"),
-                    ));
-                }
-                pieces[side] |= b;
-                if king {
-                    kings |= b;
-                }
-            }
-        }
-    }
-    Ok(Board { pieces, kings, stm })
+        Ok(())
+    })?;
+    Ok(Board { pieces, kings, stm: side_of(to_move) })
+}
+
+fn side_of(colour: Colour) -> usize {
+    if colour == Colour::White { WHITE } else { BLACK }
 }
 
 /// Write canonical PDN FEN: `B:W21,...:B1,...`, squares ascending, kings with `K`, no ranges.
 pub fn format_fen(b: &Board) -> String {
-    let mut s = String::with_capacity(96);
-    s.push(if b.stm == BLACK { 'B' } else { 'W' });
-    for (side, letter) in [(WHITE, 'W'), (BLACK, 'B')] {
-        s.push(':');
-        s.push(letter);
-        let mut first = true;
-        for sq in 1..=32u8 {
-            let bit = bit_of_square(sq);
-            if b.pieces[side] & bit != 0 {
-                if !first {
-                    s.push(',');
-                }
-                first = false;
-                if b.kings & bit != 0 {
-                    s.push('K');
-                }
-                s.push_str(&sq.to_string());
-            }
+    let to_move = if b.stm == BLACK { Colour::Black } else { Colour::White };
+    pdn::format_fen(to_move, 32, |sq| {
+        let bit = bit_of_square(sq);
+        let king = b.kings & bit != 0;
+        if b.pieces[WHITE] & bit != 0 {
+            Some((Colour::White, king))
+        } else if b.pieces[BLACK] & bit != 0 {
+            Some((Colour::Black, king))
+        } else {
+            None
         }
-    }
-    s
+    })
 }
 
 /// Write a move: `9-13` / `11x18x25`, or with `x` everywhere (`9x13`) when `all_x`.

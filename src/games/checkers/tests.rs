@@ -297,3 +297,76 @@ fn perft_counts_match_generic() {
         }
     }
 }
+
+mod records {
+    use crate::game::{Game, GameRecord, PlyNote, RecordError};
+    use crate::games::checkers::Checkers;
+
+    const PDN: &str = include_str!("../../../tests/data/records/checkers.pdn");
+
+    fn parse(text: &str) -> Vec<Result<GameRecord<Checkers>, RecordError>> {
+        Checkers::parse_records(text, None).unwrap()
+    }
+
+    fn round_trip(rec: &GameRecord<Checkers>) {
+        let mut g = rec.start.clone();
+        let mut notes = Vec::new();
+        for &m in &rec.moves {
+            let better: Vec<_> = g.legal_moves().into_iter().filter(|&o| o != m).take(1).collect();
+            notes.push(PlyNote { comment: Some("[%eval -0.30] Inaccuracy.".into()), nag: Some(6), variation: better });
+            g.make(m);
+        }
+        for notes in [Vec::new(), notes] {
+            let text = Checkers::export_record(rec, &notes).unwrap();
+            let back = parse(&text).remove(0).unwrap();
+            let tags: Vec<_> = back.tags.iter().filter(|(n, _)| n != "Annotator" && n != "FEN").cloned().collect();
+            let want: Vec<_> = rec.tags.iter().filter(|(n, _)| n != "FEN").cloned().collect();
+            assert_eq!(tags, want);
+            assert_eq!(back.start.to_fen(), rec.start.to_fen());
+            assert_eq!(back.moves, rec.moves);
+            assert_eq!(back.result, rec.result);
+        }
+    }
+
+    #[test]
+    fn fixture_reads_and_round_trips() {
+        let games = parse(PDN);
+        assert_eq!(games.len(), 1);
+        let rec = games[0].as_ref().unwrap();
+        assert!(rec.moves.len() >= 40);
+        round_trip(rec);
+    }
+
+    #[test]
+    fn fen_tags_jumps_and_results() {
+        let text = "[GameType \"21\"]\n[FEN \"B:W21-32:B1-12\"]\n1. 9-13 22-18 2. 13-17 1-0\n\n\
+                    [FEN \"B:W15,22,K30:B11\"]\n1. 11x18x25 0-1\n";
+        let games = parse(text);
+        let a = games[0].as_ref().unwrap();
+        assert_eq!((a.moves.len(), a.result.as_deref()), (3, Some("1-0")));
+        let b = games[1].as_ref().unwrap();
+        assert_eq!(Checkers::move_to_pdn(b.moves[0]), "11x18x25");
+        round_trip(b);
+        for r in ["2-0", "0-2", "1-1", "0-0", "1-0", "0-1", "1/2-1/2", "*"] {
+            let g = parse(&format!("1. 11-15 {r}"));
+            assert_eq!(g[0].as_ref().unwrap().result.as_deref(), Some(r));
+        }
+    }
+
+    #[test]
+    fn malformed_games_are_reported() {
+        let text =
+            "[Event \"1\"]\n1. 11-15 22-18\n2. 15-19 *\n[GameType \"20\"]\n1. 32-28 *\n[FEN \"B:W1:B2\"]\n*\n1. 9-14 *";
+        let games = parse(text);
+        assert_eq!(games.len(), 4);
+        let e = games[0].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (0, 3, "15-19"));
+        assert!(e.message.contains("illegal in this position"), "{e}");
+        let e = games[1].as_ref().unwrap_err();
+        assert_eq!((e.line, e.token.as_str()), (4, "20"));
+        let e = games[2].as_ref().unwrap_err();
+        assert_eq!(e.line, 6);
+        assert_eq!(games[3].as_ref().unwrap().moves.len(), 1);
+        assert!(Checkers::parse_records("", Some("guide")).is_err());
+    }
+}

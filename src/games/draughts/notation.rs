@@ -22,6 +22,7 @@
 use super::Draughts;
 use super::board::{BLACK, Board, Move, WHITE, bit_of_square, capture_paths};
 use crate::game::{Game, NotationError};
+use crate::games::pdn::{self, Colour};
 
 /// The most squares a move text may list.
 const MAX_SQUARES: usize = 64;
@@ -30,16 +31,7 @@ const MAX_PATHS: usize = 64;
 
 /// Read a square number 1-50.
 fn parse_square(tok: &str, whole: &str) -> Result<u8, NotationError> {
-    if tok.is_empty() {
-        return Err(NotationError::new(whole, "missing square number"));
-    }
-    if !tok.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(NotationError::new(tok, "not a square number"));
-    }
-    match tok.parse::<u32>() {
-        Ok(n) if (1..=50).contains(&n) => Ok(n as u8),
-        _ => Err(NotationError::new(tok, "not a square (squares are 1-50)")),
-    }
+    pdn::parse_square(tok, whole, 50)
 }
 
 fn side_word(stm: usize) -> &'static str {
@@ -50,103 +42,37 @@ fn side_word(stm: usize) -> &'static str {
 
 /// Read a PDN FEN position.
 pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let body = compact.strip_suffix('.').unwrap_or(&compact);
-    if body.is_empty() {
-        return Err(NotationError::new(text, "empty position"));
-    }
-    let mut fields = body.split(':');
-    let side_tok = fields.next().unwrap_or("");
-    let stm = match side_tok {
-        "W" | "w" => WHITE,
-        "B" | "b" => BLACK,
-        "" => return Err(NotationError::new(text, "missing side to move (W or B) before the first `:`")),
-        _ => return Err(NotationError::new(side_tok, "side to move must be W or B")),
-    };
     let mut pieces = [0u64; 2];
     let mut kings = 0u64;
-    let mut seen_side = [false; 2];
-    for field in fields {
-        let mut chars = field.chars();
-        let side = match chars.next() {
-            Some('W') | Some('w') => WHITE,
-            Some('B') | Some('b') => BLACK,
-            Some(_) => return Err(NotationError::new(field, "piece list must start with W or B")),
-            None => return Err(NotationError::new(text, "empty field between `:`")),
-        };
-        if seen_side[side] {
-            return Err(NotationError::new(field, "this side's pieces are listed twice"));
+    let to_move = pdn::parse_fen(text, 50, "W or B", |colour, sq, king, _| {
+        let bit = bit_of_square(sq);
+        pieces[side_of(colour)] |= bit;
+        if king {
+            kings |= bit;
         }
-        seen_side[side] = true;
-        let list = chars.as_str();
-        if list.is_empty() {
-            continue;
-        }
-        for item in list.split(',') {
-            if item.is_empty() {
-                return Err(NotationError::new(field, "empty entry in piece list"));
-            }
-            let (king, rest) = match item.strip_prefix(['K', 'k']) {
-                Some(r) => (true, r),
-                None => (false, item),
-            };
-            let (lo, hi) = match rest.split_once('-') {
-                Some((a, b)) => {
-                    let lo = parse_square(a, item)?;
-                    let hi = parse_square(b.strip_prefix(['K', 'k']).unwrap_or(b), item)?;
-                    if lo > hi {
-                        return Err(NotationError::new(item, "range goes backwards"));
-                    }
-                    (lo, hi)
-                }
-                None => {
-                    let s = parse_square(rest, item)?;
-                    (s, s)
-                }
-            };
-            for sq in lo..=hi {
-                let b = bit_of_square(sq);
-                if (pieces[0] | pieces[1]) & b != 0 {
-                    let msg = if pieces[side] & b != 0 {
-                        format!("square {sq} is listed twice")
-                    } else {
-                        format!("square {sq} is listed for both sides")
-                    };
-                    return Err(NotationError::new(item, msg));
-                }
-                pieces[side] |= b;
-                if king {
-                    kings |= b;
-                }
-            }
-        }
-    }
-    Ok(Board { pieces, kings, stm })
+        Ok(())
+    })?;
+    Ok(Board { pieces, kings, stm: side_of(to_move) })
+}
+
+fn side_of(colour: Colour) -> usize {
+    if colour == Colour::White { WHITE } else { BLACK }
 }
 
 /// Write canonical PDN FEN: `W:W31,...:B1,...`, squares ascending, kings with `K`, no ranges.
 pub fn format_fen(b: &Board) -> String {
-    let mut s = String::with_capacity(160);
-    s.push(if b.stm == WHITE { 'W' } else { 'B' });
-    for (side, letter) in [(WHITE, 'W'), (BLACK, 'B')] {
-        s.push(':');
-        s.push(letter);
-        let mut first = true;
-        for sq in 1..=50u8 {
-            let bit = bit_of_square(sq);
-            if b.pieces[side] & bit != 0 {
-                if !first {
-                    s.push(',');
-                }
-                first = false;
-                if b.kings & bit != 0 {
-                    s.push('K');
-                }
-                s.push_str(&sq.to_string());
-            }
+    let to_move = if b.stm == WHITE { Colour::White } else { Colour::Black };
+    pdn::format_fen(to_move, 50, |sq| {
+        let bit = bit_of_square(sq);
+        let king = b.kings & bit != 0;
+        if b.pieces[WHITE] & bit != 0 {
+            Some((Colour::White, king))
+        } else if b.pieces[BLACK] & bit != 0 {
+            Some((Colour::Black, king))
+        } else {
+            None
         }
-    }
-    s
+    })
 }
 
 // ---- GUIDE positions ----

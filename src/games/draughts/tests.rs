@@ -402,3 +402,112 @@ fn perft_counts_match_generic() {
         }
     }
 }
+
+mod records {
+    use crate::game::{Game, GameRecord, PlyNote, RecordError};
+    use crate::games::draughts::Draughts;
+
+    const PDN: &str = include_str!("../../../tests/data/records/draughts.pdn");
+    const GUIDE: &str = include_str!("../../../tests/data/records/draughts_guide.txt");
+
+    fn parse(text: &str, format: Option<&str>) -> Vec<Result<GameRecord<Draughts>, RecordError>> {
+        Draughts::parse_records(text, format).unwrap()
+    }
+
+    fn notes_for(rec: &GameRecord<Draughts>) -> Vec<PlyNote<super::Move>> {
+        let mut g = rec.start.clone();
+        let mut notes = Vec::new();
+        for (i, &m) in rec.moves.iter().enumerate() {
+            let better: Vec<_> = g.legal_moves().into_iter().filter(|&o| o != m).take(1).collect();
+            notes.push(PlyNote { comment: Some(format!("[%eval {i}.25] note")), nag: Some(6), variation: better });
+            g.make(m);
+        }
+        notes
+    }
+
+    fn round_trip(rec: &GameRecord<Draughts>) {
+        for notes in [Vec::new(), notes_for(rec)] {
+            let text = Draughts::export_record(rec, &notes).unwrap();
+            assert!(text.lines().filter(|l| !l.starts_with('[')).all(|l| l.len() <= 80), "{text}");
+            let back = parse(&text, Some("pdn")).remove(0).unwrap();
+            let tags: Vec<_> = back.tags.iter().filter(|(n, _)| n != "Annotator").cloned().collect();
+            assert_eq!(
+                tags,
+                rec.tags
+                    .iter()
+                    .filter(|(n, _)| n != "FEN")
+                    .cloned()
+                    .chain(back.tags.iter().filter(|(n, _)| n == "FEN").cloned())
+                    .collect::<Vec<_>>()
+            );
+            assert_eq!(back.start.to_fen(), rec.start.to_fen());
+            assert_eq!(back.moves, rec.moves);
+            assert_eq!(back.result, rec.result.clone().or(Some("*".into())));
+        }
+    }
+
+    #[test]
+    fn fixtures_read_and_round_trip() {
+        let games = parse(PDN, None);
+        assert_eq!(games.len(), 1);
+        let rec = games[0].as_ref().unwrap();
+        assert!(rec.moves.len() >= 40 && rec.moves.iter().any(|m| m.is_capture()));
+        assert_eq!(rec.tags.iter().find(|(n, _)| n == "GameType").map(|(_, v)| v.as_str()), Some("20"));
+        round_trip(rec);
+        let guide = parse(GUIDE, None);
+        assert_eq!(guide.len(), 2);
+        for (i, g) in guide.iter().enumerate() {
+            let g = g.as_ref().unwrap();
+            assert_eq!(g.line, i + 1);
+            assert!(!g.moves.is_empty());
+            round_trip(g);
+        }
+        assert_ne!(guide[1].as_ref().unwrap().start.to_fen(), Draughts::start().to_fen());
+    }
+
+    #[test]
+    fn fen_tags_results_and_full_paths() {
+        let text = "[FEN \"W:W31-50:B1-20\"]\n1. 32-28 19-23 2. 28x19 14x23 2-0\n\n\
+                    [GameType \"20,W,10,10,N2,0\"]\n[FEN \"B:WK2,K5,11,18,21,23,25,26,30,36,44,45,48,49:B4,K50\"]\n\
+                    1... 50x22x13x35 0-2\n";
+        let games = parse(text, None);
+        let a = games[0].as_ref().unwrap();
+        assert_eq!((a.moves.len(), a.result.as_deref()), (4, Some("2-0")));
+        let b = games[1].as_ref().unwrap();
+        assert_eq!(b.moves[0].captured_squares(), [18, 30, 44]);
+        let out = Draughts::export_record(b, &[]).unwrap();
+        assert!(out.contains("1... 50x22x35 0-2"), "{out}");
+        round_trip(b);
+        for r in ["2-0", "0-2", "1-1", "0-0", "1-0", "0-1", "1/2-1/2", "*"] {
+            let g = parse(&format!("1. 32-28 {r}"), Some("pdn"));
+            assert_eq!(g[0].as_ref().unwrap().result.as_deref(), Some(r));
+        }
+    }
+
+    #[test]
+    fn malformed_games_are_reported_and_the_others_go_on() {
+        let text = "[Event \"1\"]\n1. 32-28 19-23\n2. 28-22 *\n\n[Event \"2\"]\n[GameType \"21\"]\n1. 11-15 *\n\n\
+                    [Event \"3\"]\n[FEN \"W:W51:B1\"]\n*\n\n[Event \"4\"]\n1. 32-28 18-23 2-0\n";
+        let games = parse(text, None);
+        assert_eq!(games.len(), 4);
+        let e = games[0].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (0, 3, "28-22"));
+        assert!(e.message.contains("2. 28-22") && e.message.contains("illegal in this position"), "{e}");
+        let e = games[1].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (1, 6, "21"));
+        let e = games[2].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (2, 10, "51"));
+        assert_eq!(games[3].as_ref().unwrap().moves.len(), 2);
+        // GUIDE lines.
+        let start = Draughts::start().to_guide();
+        let text = format!("# games\n{start} 1 m 32 28 0\n\n{start} 2 m 32 28 0 m 28 23 0\n{start} 0\n");
+        let games = parse(&text, None);
+        assert_eq!(games.len(), 3);
+        assert_eq!(games[0].as_ref().unwrap().line, 2);
+        let e = games[1].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (1, 4, "28 23 0"));
+        assert!(e.message.contains("move 2") && e.message.contains("illegal in this position"), "{e}");
+        assert!(games[2].as_ref().unwrap().moves.is_empty());
+        assert_eq!(Draughts::parse_records("", Some("sgf")).unwrap_err().token, "sgf");
+    }
+}

@@ -421,3 +421,50 @@ fn parsers_never_panic() {
         let _ = Hive::from_game_string(&format!("Base+MLP;InProgress;White[2];wG1;{s}"));
     }
 }
+
+mod records {
+    use crate::game::Game;
+    use crate::games::hive::Hive;
+
+    const FIXTURE: &str = include_str!("../../../tests/data/records/hive.txt");
+
+    #[test]
+    fn fixture_reads() {
+        let games = Hive::parse_records(FIXTURE, None).unwrap();
+        assert_eq!(games.len(), 2);
+        for g in &games {
+            let rec = g.as_ref().unwrap();
+            let mut h = rec.start.clone();
+            for &m in &rec.moves {
+                h.make(m);
+            }
+            let line = FIXTURE.lines().nth(rec.line - 1).unwrap();
+            assert_eq!(h.game_string(), line);
+            assert!(rec.tags.is_empty());
+        }
+        assert_eq!(games[1].as_ref().unwrap().start.game_type().name(), "Base+MLP");
+        assert_eq!(Hive::EXPORT_FORMAT, None);
+        assert!(Hive::export_record(games[0].as_ref().unwrap(), &[]).is_none());
+    }
+
+    #[test]
+    fn malformed_lines_are_reported() {
+        let text = "# two good, two bad\nBase;InProgress;White[2];wS1;bS1 wS1-\n\n\
+                    Base;InProgress;Black[2];wS1;bS1 wS1-;wQ bS1-\n\
+                    Base+Q;NotStarted;White[1]\nBase+MLP;WhiteWins;Black[1];wQ\nBase+M\n";
+        let games = Hive::parse_records(text, Some("gamestring")).unwrap();
+        assert_eq!(games.len(), 5);
+        let a = games[0].as_ref().unwrap();
+        assert_eq!((a.line, a.moves.len(), a.result.as_deref()), (2, 2, None));
+        let e = games[1].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (1, 4, "wQ bS1-"));
+        assert!(e.message.contains("move 3") && e.message.contains("illegal in this position"), "{e}");
+        let e = games[2].as_ref().unwrap_err();
+        assert_eq!((e.line, e.token.as_str()), (5, "Base+Q"));
+        let e = games[3].as_ref().unwrap_err();
+        assert_eq!(e.line, 6);
+        assert!(e.to_string().starts_with("game 4 (line 6): "), "{e}");
+        assert!(games[4].as_ref().unwrap().moves.is_empty());
+        assert!(Hive::parse_records(text, Some("pgn")).is_err());
+    }
+}

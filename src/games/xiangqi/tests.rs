@@ -462,3 +462,74 @@ fn the_cache_key_ignores_the_move_counters() {
     assert_eq!(a.position_key(), b.position_key());
     assert_eq!(a.position_key(), "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w");
 }
+
+mod records {
+    use crate::game::{Game, GameRecord, RecordError};
+    use crate::games::xiangqi::Xiangqi;
+
+    const PGN: &str = include_str!("../../../tests/data/records/xiangqi.pgn");
+    const MOVES: &str = include_str!("../../../tests/data/records/xiangqi_moves.txt");
+
+    fn parse(text: &str, format: Option<&str>) -> Vec<Result<GameRecord<Xiangqi>, RecordError>> {
+        Xiangqi::parse_records(text, format).unwrap()
+    }
+
+    #[test]
+    fn fixtures_read() {
+        let games = parse(PGN, None);
+        assert_eq!(games.len(), 1);
+        let rec = games[0].as_ref().unwrap();
+        assert!(rec.moves.len() >= 40);
+        assert!(rec.tags.contains(&("Format".to_string(), "ICCS".to_string())));
+        let games = parse(MOVES, None);
+        assert_eq!(games.len(), 2);
+        let a = games[0].as_ref().unwrap();
+        assert_ne!(a.start.to_fen(), Xiangqi::start().to_fen());
+        assert!(a.moves.len() >= 20);
+        let b = games[1].as_ref().unwrap();
+        assert_eq!(b.start.to_fen(), Xiangqi::start().to_fen());
+        assert_eq!(b.moves[..], rec.moves[..b.moves.len()]);
+        assert_eq!(Xiangqi::EXPORT_FORMAT, None);
+    }
+
+    #[test]
+    fn formats_results_and_detection() {
+        // No FEN line: from the start position; coordinates and ICCS mixed, numbers and a result allowed.
+        let games = parse("h2e2 h9g7\n1. H0-G2 i9h9 1-0\n", None);
+        let g = games[0].as_ref().unwrap();
+        assert_eq!((g.moves.len(), g.result.as_deref()), (4, Some("1-0")));
+        for r in ["1-0", "0-1", "1/2-1/2", "*"] {
+            let g = parse(&format!("[Event \"x\"]\n1. H2-E2 H9-G7 {r}"), None);
+            assert_eq!(g[0].as_ref().unwrap().result.as_deref(), Some(r));
+        }
+        let g = parse("1. h2e2 h9g7 *", None);
+        assert_eq!(g[0].as_ref().unwrap().moves.len(), 2);
+        let fen = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR b - - 0 1";
+        let g = parse(&format!("[Format \"ICCS\"]\n[FEN \"{fen}\"]\n1... H7-E7 2. H2-E2 *"), None);
+        assert_eq!(g[0].as_ref().unwrap().moves.len(), 2);
+        assert!(Xiangqi::parse_records("", Some("wxf")).is_err());
+    }
+
+    #[test]
+    fn malformed_games_are_reported() {
+        let text = "[Event \"1\"]\n1. H2-E2 H9-G7\n2. E2-E9 *\n\n[Format \"WXF\"]\n1. C2.5 *\n\n[FEN \"9/9 w\"]\n*\n\n1. B2-B9 *";
+        let games = parse(text, None);
+        assert_eq!(games.len(), 4);
+        let e = games[0].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (0, 3, "E2-E9"));
+        assert!(e.message.contains("illegal in this position"), "{e}");
+        let e = games[1].as_ref().unwrap_err();
+        assert_eq!((e.line, e.token.as_str()), (5, "WXF"));
+        assert_eq!(games[2].as_ref().unwrap_err().line, 8);
+        assert_eq!(games[3].as_ref().unwrap().moves.len(), 1);
+        let text = "h2e2 h9g7\nh0g2 e3e5\n\nzz 1-0\n\nh2e2 * h9g7\n";
+        let games = parse(text, Some("moves"));
+        let e = games[0].as_ref().unwrap_err();
+        assert_eq!((e.line, e.token.as_str()), (2, "e3e5"));
+        assert!(e.message.contains("2... e3e5") && e.message.contains("illegal in this position"), "{e}");
+        let e = games[1].as_ref().unwrap_err();
+        assert_eq!((e.index, e.line, e.token.as_str()), (1, 4, "zz"));
+        let e = games[2].as_ref().unwrap_err();
+        assert_eq!((e.line, e.token.as_str()), (6, "h9g7"));
+    }
+}

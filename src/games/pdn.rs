@@ -1,0 +1,138 @@
+//! PDN FEN as both draughts games write it (`W:W31-50:B1-20`, `B:W21-32:B1-12`): the side to move, then each
+//! side's squares (either order), `K` before a king, ranges `31-35` (and `K1-4`, all kings) and lists,
+//! whitespace anywhere, an optional final `.`. Shared by the international draughts and English checkers
+//! notations; each game maps the squares onto its own board and adds its own checks.
+
+use crate::game::NotationError;
+
+/// A side as PDN FEN names it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Colour {
+    White,
+    Black,
+}
+
+/// Read a square number 1..=`last`.
+pub fn parse_square(tok: &str, whole: &str, last: u8) -> Result<u8, NotationError> {
+    if tok.is_empty() {
+        return Err(NotationError::new(whole, "missing square number"));
+    }
+    if !tok.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(NotationError::new(tok, "not a square number"));
+    }
+    match tok.parse::<u32>() {
+        Ok(n) if (1..=u32::from(last)).contains(&n) => Ok(n as u8),
+        _ => Err(NotationError::new(tok, format!("not a square (squares are 1-{last})"))),
+    }
+}
+
+/// Read a PDN FEN on squares 1..=`last` (at most 63). `sides` names the side letters in the game's order
+/// for messages (`W or B`). Each piece is given to `put` (its colour, square, whether it is a king, and the
+/// list entry it comes from) once the square is known to be listed only once; returns the side to move.
+pub fn parse_fen(
+    text: &str,
+    last: u8,
+    sides: &str,
+    mut put: impl FnMut(Colour, u8, bool, &str) -> Result<(), NotationError>,
+) -> Result<Colour, NotationError> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let body = compact.strip_suffix('.').unwrap_or(&compact);
+    if body.is_empty() {
+        return Err(NotationError::new(text, "empty position"));
+    }
+    let mut fields = body.split(':');
+    let side_tok = fields.next().unwrap_or("");
+    let to_move = match side_tok {
+        "W" | "w" => Colour::White,
+        "B" | "b" => Colour::Black,
+        "" => {
+            return Err(NotationError::new(text, format!("missing side to move ({sides}) before the first `:`")));
+        }
+        _ => return Err(NotationError::new(side_tok, format!("side to move must be {sides}"))),
+    };
+    // Squares listed so far, per side (bit = square number).
+    let mut listed = [0u64; 2];
+    let mut seen_side = [false; 2];
+    for field in fields {
+        let mut chars = field.chars();
+        let colour = match chars.next() {
+            Some('W') | Some('w') => Colour::White,
+            Some('B') | Some('b') => Colour::Black,
+            Some(_) => return Err(NotationError::new(field, "piece list must start with W or B")),
+            None => return Err(NotationError::new(text, "empty field between `:`")),
+        };
+        let side = colour as usize;
+        if seen_side[side] {
+            return Err(NotationError::new(field, "this side's pieces are listed twice"));
+        }
+        seen_side[side] = true;
+        let list = chars.as_str();
+        if list.is_empty() {
+            continue;
+        }
+        for item in list.split(',') {
+            if item.is_empty() {
+                return Err(NotationError::new(field, "empty entry in piece list"));
+            }
+            let (king, rest) = match item.strip_prefix(['K', 'k']) {
+                Some(r) => (true, r),
+                None => (false, item),
+            };
+            let (lo, hi) = match rest.split_once('-') {
+                Some((a, b)) => {
+                    let lo = parse_square(a, item, last)?;
+                    let hi = parse_square(b.strip_prefix(['K', 'k']).unwrap_or(b), item, last)?;
+                    if lo > hi {
+                        return Err(NotationError::new(item, "range goes backwards"));
+                    }
+                    (lo, hi)
+                }
+                None => {
+                    let s = parse_square(rest, item, last)?;
+                    (s, s)
+                }
+            };
+            for sq in lo..=hi {
+                let bit = 1u64 << sq;
+                if (listed[0] | listed[1]) & bit != 0 {
+                    let msg = if listed[side] & bit != 0 {
+                        format!("square {sq} is listed twice")
+                    } else {
+                        format!("square {sq} is listed for both sides")
+                    };
+                    return Err(NotationError::new(item, msg));
+                }
+                put(colour, sq, king, item)?;
+                listed[side] |= bit;
+            }
+        }
+    }
+    Ok(to_move)
+}
+
+/// Write canonical PDN FEN on squares 1..=`last`: the side to move, White's then Black's squares ascending,
+/// kings with `K`, no ranges. `piece` tells what stands on a square.
+pub fn format_fen(to_move: Colour, last: u8, piece: impl Fn(u8) -> Option<(Colour, bool)>) -> String {
+    let mut s = String::with_capacity(160);
+    s.push(if to_move == Colour::White { 'W' } else { 'B' });
+    for (colour, letter) in [(Colour::White, 'W'), (Colour::Black, 'B')] {
+        s.push(':');
+        s.push(letter);
+        let mut first = true;
+        for sq in 1..=last {
+            if let Some((c, king)) = piece(sq)
+                && c == colour
+            {
+                if !first {
+                    s.push(',');
+                }
+                first = false;
+                if king {
+                    s.push('K');
+                }
+                s.push_str(&sq.to_string());
+            }
+        }
+    }
+    s
+}
