@@ -711,7 +711,9 @@ impl GuideSession {
                 return Err(format!("enginemode: unexpected `{}`", shorten(extra)));
             }
             [] => {
-                return Err("enginemode needs 0 (normal), 1 <threshold> (game analysis) or 2 (position analysis)".into());
+                return Err(
+                    "enginemode needs 0 (normal), 1 <threshold> (game analysis) or 2 (position analysis)".into()
+                );
             }
             [other, ..] => return Err(format!("enginemode `{}`: expected 0, 1 or 2", shorten(other))),
         };
