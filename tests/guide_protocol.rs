@@ -166,7 +166,7 @@ impl Gui {
 
     /// `go` and the engine's `move` (checked legal); tracked when the engine plays it.
     fn go(&mut self, times: &str, engine_plays: bool) -> String {
-        self.send(&format!("go {times}").trim_end().to_string());
+        self.send(format!("go {times}").trim_end());
         self.engine_move(engine_plays)
     }
 
@@ -211,13 +211,10 @@ impl Gui {
         self.send("quit");
         let (_, line) = self.until("quit");
         assert_eq!(line, "quit");
-        let deadline = Instant::now() + REPLY;
-        loop {
-            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(extra) => panic!("after quit: {extra}"),
-                Err(RecvTimeoutError::Disconnected) => return,
-                Err(RecvTimeoutError::Timeout) => panic!("the connection stays open after quit"),
-            }
+        match self.lines.recv_timeout(REPLY) {
+            Ok(extra) => panic!("after quit: {extra}"),
+            Err(RecvTimeoutError::Disconnected) => {}
+            Err(RecvTimeoutError::Timeout) => panic!("the connection stays open after quit"),
         }
     }
 

@@ -1086,9 +1086,8 @@ impl GuideSession {
     fn scan_next(&mut self, mut scan: Box<GameScan>) -> Result<Vec<String>, String> {
         let mut lines = Vec::new();
         let total = self.moves.len();
-        loop {
-            // A finished position needs no search.
-            let Some(end) = scan.game.outcome() else { break };
+        // A finished position needs no search.
+        while let Some(end) = scan.game.outcome() {
             let value = end_value(end, scan.game.side_to_move());
             lines.extend(self.record(&mut scan, None, value));
             if scan.index > total {
