@@ -50,14 +50,14 @@ struct ServeArgs {
     /// printed).
     #[arg(long, env = "KIBITZ_GUIDE", default_value = "0.0.0.0:27533")]
     guide: std::net::SocketAddr,
-    /// Do not open the GUIDE gateway.
-    #[arg(long, env = "KIBITZ_NO_GUIDE")]
+    /// Do not open the GUIDE gateway (the variable takes 1/0, true/false, yes/no, on/off).
+    #[arg(long, env = "KIBITZ_NO_GUIDE", value_parser = clap::builder::BoolishValueParser::new())]
     no_guide: bool,
     /// Most GUIDE sessions open at once (more connections are told so and closed).
     #[arg(long, env = "KIBITZ_GUIDE_MAX_SESSIONS", default_value_t = 16)]
     guide_max_sessions: usize,
     /// Seconds a GUIDE session may go without a command while not searching before it is closed (0: never).
-    #[arg(long, env = "KIBITZ_GUIDE_IDLE_S", default_value_t = 900)]
+    #[arg(long, env = "KIBITZ_GUIDE_IDLE_S", default_value_t = 3600)]
     guide_idle_s: u64,
     /// Longest GUIDE command in bytes (a longer one is answered with an error and ignored).
     #[arg(long, env = "KIBITZ_GUIDE_MAX_LINE", default_value_t = 65_536)]

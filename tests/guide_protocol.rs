@@ -568,6 +568,25 @@ fn an_idle_session_is_closed_with_a_reason_but_not_while_searching() {
 }
 
 #[test]
+fn a_graceful_shutdown_closes_the_sessions() {
+    let server = Server::start(&[]);
+    let (mut gui, _) = Gui::open(server.guide_addr.expect("gateway"));
+    gui.quiet("levelsinfiniteanalysis");
+    gui.send("go");
+    gui.until("searchInfo");
+    server.stop();
+    gui.closed();
+}
+
+#[test]
+fn no_guide_opens_no_gateway() {
+    let server = Server::start(&["--no-guide"]);
+    assert_eq!(server.guide_addr, None);
+    assert_eq!(server.get("/healthz").status, 200);
+    server.stop();
+}
+
+#[test]
 fn a_busy_port_is_a_clear_startup_error() {
     let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = taken.local_addr().expect("addr").to_string();

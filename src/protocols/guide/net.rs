@@ -215,7 +215,7 @@ impl Default for Options {
             bind: "127.0.0.1".into(),
             port: DEFAULT_PORT,
             wait: Duration::from_secs(600),
-            config: GuideConfig { idle: Some(Duration::from_secs(3600)), ..GuideConfig::default() },
+            config: GuideConfig { idle: Some(Duration::from_secs(86_400)), ..GuideConfig::default() },
         }
     }
 }
@@ -228,7 +228,7 @@ pub const USAGE: &str = "usage: kibitz-guide -guide [-port N] [-bind ADDR] [-con
   -bind ADDR          the address to listen on (default 127.0.0.1; 0.0.0.0 for other machines)
   -connect HOST:PORT  connect to a GUI that listens, instead of listening
   -wait S             seconds to wait for the GUI's connection (default 600)
-  -idle S             close the session after S seconds without a command or a search (default 3600; 0: never)
+  -idle S             close the session after S seconds without a command or a search (default 86400; 0: never)
   -hash MB            transposition table size (default 64)
   -threads N          search threads (default 1)
 The engine prints `kibitz-guide listening on ADDR` on stdout, serves one connection, and exits when it ends.";
