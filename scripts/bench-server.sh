@@ -47,7 +47,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-target/release/kibitz serve --http 127.0.0.1:0 --db "$tmp/bench.db" --workers "$WORKERS" \
+target/release/kibitz serve --http 127.0.0.1:0 --no-guide --db "$tmp/bench.db" --workers "$WORKERS" \
     >"$tmp/stdout" 2>"$tmp/stderr" &
 server_pid=$!
 addr=

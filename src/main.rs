@@ -37,7 +37,8 @@ enum Command {
     Bench(BenchArgs),
     /// Speak a legacy engine protocol on stdin/stdout.
     Engine {
-        /// The protocol: `checkers` (the Checkers Protocol) or `qianhong` (the Qianhong plugin protocol).
+        /// The protocol: `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol) or `guide`
+        /// (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on stdin/stdout for testing by hand).
         protocol: String,
     },
     /// Print the API's OpenAPI document.
@@ -49,6 +50,25 @@ struct ServeArgs {
     /// Address of the HTTP/WebSocket API (port 0: any free port; the address is printed).
     #[arg(long, env = "KIBITZ_HTTP", default_value = "127.0.0.1:8080")]
     http: std::net::SocketAddr,
+    /// Address of the GUIDE gateway for international draughts GUIs (port 0: any free port; the address is
+    /// printed).
+    #[arg(long, env = "KIBITZ_GUIDE", default_value = "0.0.0.0:27533")]
+    guide: std::net::SocketAddr,
+    /// Do not open the GUIDE gateway (the variable takes 1/0, true/false, yes/no, on/off).
+    #[arg(long, env = "KIBITZ_NO_GUIDE", value_parser = clap::builder::BoolishValueParser::new())]
+    no_guide: bool,
+    /// Most GUIDE sessions open at once (more connections are told so and closed).
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_SESSIONS", default_value_t = 16)]
+    guide_max_sessions: usize,
+    /// Seconds a GUIDE session may go without a command while not searching before it is closed (0: never).
+    #[arg(long, env = "KIBITZ_GUIDE_IDLE_S", default_value_t = 3600)]
+    guide_idle_s: u64,
+    /// Longest GUIDE command in bytes (a longer one is answered with an error and ignored).
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_LINE", default_value_t = 65_536)]
+    guide_max_line: usize,
+    /// Most search threads a GUIDE session may set with its Threads option.
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_THREADS", default_value_t = 1)]
+    guide_max_threads: u32,
     /// The analysis cache: a SQLite file path (created and migrated) or an sqlx URL.
     #[arg(long, env = "KIBITZ_DB", default_value = "./kibitz.db")]
     db: String,
@@ -218,16 +238,30 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
     let listener =
         tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
     let address = listener.local_addr()?;
+    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &pool).await?) };
     tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
+    if let Some(gateway) = &gateway {
+        println!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
+    }
     println!("kibitz listening on http://{address}");
     std::io::stdout().flush()?;
 
+    let (guide_stop, mut guide_stopping) = tokio::sync::watch::channel(false);
+    let guide_task = gateway.map(|gateway| {
+        tokio::spawn(async move {
+            let stop = async move {
+                let _ = guide_stopping.wait_for(|stop| *stop).await;
+            };
+            gateway.run(stop, Duration::from_secs(10)).await;
+        })
+    });
     let on_signal = {
         let state = state.clone();
         let pool = pool.clone();
         async move {
             shutdown_signal().await;
             tracing::info!("shutting down: stopping searches, closing sockets");
+            guide_stop.send_replace(true);
             state.begin_shutdown();
             // Running searches answer with what they have; queued ones are dropped.
             let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
@@ -238,6 +272,11 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
     if !state.annotator.wait_stopped(Duration::from_secs(10)).await {
         tracing::warn!("some annotation jobs did not stop in time; they resume at the next start");
     }
+    if let Some(task) = guide_task
+        && tokio::time::timeout(Duration::from_secs(15), task).await.is_err()
+    {
+        tracing::warn!("the GUIDE gateway did not close in time");
+    }
     // Answers given before the shutdown are cached: let their writes finish before the store closes.
     if !state.finish_writes(Duration::from_secs(10)).await {
         tracing::warn!("some analyses could not be stored before shutdown");
@@ -245,6 +284,31 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Listen for GUIDE connections on `--guide`.
+async fn open_gateway(args: &ServeArgs, pool: &kibitz::pool::Pool) -> Result<kibitz::protocols::guide::net::Gateway> {
+    use kibitz::protocols::guide::GuideConfig;
+    use kibitz::protocols::guide::net::{Gateway, GatewayConfig};
+    let config = GatewayConfig {
+        max_sessions: args.guide_max_sessions,
+        session: GuideConfig {
+            threads: 1,
+            max_threads: args.guide_max_threads.max(1),
+            own_pool: false,
+            hash_mb: args.hash_mb.min(u32::MAX as usize) as u32,
+            max_line: args.guide_max_line.max(64),
+            idle: (args.guide_idle_s > 0).then(|| Duration::from_secs(args.guide_idle_s)),
+            ..GuideConfig::default()
+        },
+    };
+    Gateway::bind(args.guide, pool.clone(), config).await.with_context(|| {
+        format!(
+            "cannot open the GUIDE gateway on {} (choose another address with --guide ADDR or KIBITZ_GUIDE, \
+             or turn it off with --no-guide)",
+            args.guide
+        )
+    })
 }
 
 /// SIGINT or SIGTERM.
@@ -281,8 +345,12 @@ fn engine(protocol: &str) -> Result<()> {
             kibitz::protocols::qianhong::run_stdio()?;
             Ok(())
         }
-        "guide" | "uhp" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
-        other => bail!("unknown protocol `{other}` (known: checkers, qianhong)"),
+        "guide" => {
+            kibitz::protocols::guide::run_stdio(kibitz::protocols::guide::GuideConfig::default())?;
+            Ok(())
+        }
+        "uhp" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
+        other => bail!("unknown protocol `{other}` (known: checkers, qianhong, guide)"),
     }
 }
 

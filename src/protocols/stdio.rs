@@ -1,9 +1,12 @@
 //! A line transport for the text protocols: a session state machine fed with input lines and search events,
 //! its replies written to an output stream.
 //!
-//! One reader thread reads the input into lines of at most [`MAX_LINE`] bytes (a longer line is discarded as
-//! it is read, never buffered, and answered with the session's error line) and sends them into a bounded
-//! channel. Search events from the pool's workers go into the same channel through an [`EventSender`], so
+//! One reader thread reads the input into lines of at most [`MAX_LINE`] bytes (or the limit of a
+//! [`Transport`]; a longer line is discarded as it is read, never buffered, and answered with the session's
+//! error line) and sends them into a bounded channel. Lines end at `\n`, or at whatever byte the session's
+//! [`LineSession::is_separator`] says (GUIDE separates commands by any control character). When the input is a
+//! socket with a read timeout, each timeout is handed to the session as [`LineSession::on_idle`] (a partly read
+//! line is kept). Search events from the pool's workers go into the same channel through an [`EventSender`], so
 //! the session sees lines and events in one order, on one thread. An event the session allows to be dropped
 //! (a progress report) is dropped when the channel is full; any other event (the final answer) waits for
 //! room. The loop hands each item to the session and writes and flushes its reply. End of input behaves
@@ -69,12 +72,38 @@ pub trait LineSession {
 
     /// Whether `event` may be dropped when the channel is full (progress reports), rather than waited for.
     fn may_drop(event: &Self::Event) -> bool;
+
+    /// Whether this input byte ends a line (`\n` unless the protocol says otherwise).
+    fn is_separator(byte: u8) -> bool {
+        byte == b'\n'
+    }
+
+    /// Nothing arrived for the transport's idle period (only when the input can time out, like a socket).
+    fn on_idle(&mut self) -> Reply {
+        Reply::none()
+    }
+}
+
+/// How a session's input is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transport {
+    /// The longest input line accepted, in bytes.
+    pub max_line: usize,
+    /// The name of the reader thread.
+    pub reader_name: &'static str,
+}
+
+impl Default for Transport {
+    fn default() -> Self {
+        Transport { max_line: MAX_LINE, reader_name: "kibitz-stdin" }
+    }
 }
 
 /// What the loop receives.
 enum Item<E> {
     Line(String),
     TooLong(usize),
+    Idle,
     End,
     Event(E),
 }
@@ -116,61 +145,86 @@ enum Read1 {
     End,
 }
 
-/// Read one line into `buf` (cleared first; the line end is removed), keeping at most `max` bytes: the rest of
-/// a longer line is read and discarded.
-fn read_line_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Read1> {
-    buf.clear();
-    let mut total = 0usize;
-    let mut any = false;
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            // End of input: a last line without a line end still counts.
-            return Ok(if !any {
-                Read1::End
-            } else if total > max {
-                Read1::TooLong(total)
-            } else {
-                Read1::Line
-            });
-        }
-        any = true;
-        let (part, used, ended) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], i + 1, true),
-            None => (chunk, chunk.len(), false),
-        };
-        total = total.saturating_add(part.len());
-        if total <= max {
-            buf.extend_from_slice(part);
-        } else if !buf.is_empty() {
-            buf.clear();
-            buf.shrink_to(4096);
-        }
-        input.consume(used);
-        if ended {
-            if buf.last() == Some(&b'\r') && total <= max {
-                buf.pop();
+/// Splits an input into bounded lines. A read error leaves a partly read line in place, so reading may go on
+/// after a timeout.
+struct LineReader {
+    buf: Vec<u8>,
+    /// Bytes of the current line so far (kept or not).
+    total: usize,
+    /// Some byte of the current line was read.
+    any: bool,
+    max: usize,
+    sep: fn(u8) -> bool,
+}
+
+impl LineReader {
+    fn new(max: usize, sep: fn(u8) -> bool) -> Self {
+        LineReader { buf: Vec::new(), total: 0, any: false, max, sep }
+    }
+
+    /// Read one line into `self.buf` (the separator removed, and a `\r` before a `\n`), keeping at most `max`
+    /// bytes: the rest of a longer line is read and discarded.
+    fn next(&mut self, input: &mut impl BufRead) -> io::Result<Read1> {
+        loop {
+            let chunk = match input.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                // End of input: a last line without a line end still counts.
+                let any = std::mem::take(&mut self.any);
+                let total = std::mem::take(&mut self.total);
+                return Ok(if !any {
+                    Read1::End
+                } else if total > self.max {
+                    Read1::TooLong(total)
+                } else {
+                    Read1::Line
+                });
             }
-            return Ok(if total > max { Read1::TooLong(total) } else { Read1::Line });
+            if !self.any {
+                self.buf.clear();
+            }
+            self.any = true;
+            let sep = self.sep;
+            let (part, used, ended) = match chunk.iter().position(|&b| sep(b)) {
+                Some(i) => (&chunk[..i], i + 1, Some(chunk[i])),
+                None => (chunk, chunk.len(), None),
+            };
+            self.total = self.total.saturating_add(part.len());
+            if self.total <= self.max {
+                self.buf.extend_from_slice(part);
+            } else if !self.buf.is_empty() {
+                self.buf.clear();
+                self.buf.shrink_to(4096);
+            }
+            input.consume(used);
+            if let Some(end) = ended {
+                let total = std::mem::take(&mut self.total);
+                self.any = false;
+                if end == b'\n' && self.buf.last() == Some(&b'\r') && total <= self.max {
+                    self.buf.pop();
+                }
+                return Ok(if total > self.max { Read1::TooLong(total) } else { Read1::Line });
+            }
         }
     }
 }
 
-/// The reader thread: lines into the channel until the input ends or the loop goes away.
-fn read_lines<E>(input: impl Read, tx: SyncSender<Item<E>>, max: usize) {
+/// The reader thread: lines into the channel until the input ends or the loop goes away. A read that times
+/// out (a socket's read timeout) is reported as idle, and reading goes on.
+fn read_lines<E>(input: impl Read, tx: SyncSender<Item<E>>, max: usize, sep: fn(u8) -> bool) {
     let mut input = BufReader::with_capacity(64 * 1024, input);
-    let mut buf = Vec::new();
+    let mut reader = LineReader::new(max, sep);
     loop {
-        let item = match read_line_bounded(&mut input, &mut buf, max) {
-            Ok(Read1::Line) => Item::Line(String::from_utf8_lossy(&buf).into_owned()),
+        let item = match reader.next(&mut input) {
+            Ok(Read1::Line) => Item::Line(String::from_utf8_lossy(&reader.buf).into_owned()),
             Ok(Read1::TooLong(n)) => Item::TooLong(n),
             Ok(Read1::End) => Item::End,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Item::Idle,
             Err(e) => {
-                tracing::warn!("input unreadable: {e}");
+                tracing::debug!("input unreadable: {e}");
                 Item::End
             }
         };
@@ -199,14 +253,17 @@ where
     S: LineSession,
     M: FnOnce(EventSender<S::Event>) -> S,
 {
-    run_with_limit(make, input, output, MAX_LINE)
+    run_with(make, input, output, Transport::default())
 }
 
-fn run_with_limit<S, M>(
+/// [`run`] with the transport's settings: the line limit and the reader thread's name. `input` may be a
+/// socket with a read timeout (each timeout goes to [`LineSession::on_idle`]); a socket should also have a
+/// write timeout, so that a peer that stops reading cannot block the session for ever.
+pub fn run_with<S, M>(
     make: M,
     input: impl Read + Send + 'static,
     output: &mut impl Write,
-    max: usize,
+    transport: Transport,
 ) -> io::Result<()>
 where
     S: LineSession,
@@ -215,7 +272,10 @@ where
     let (tx, rx) = mpsc::sync_channel::<Item<S::Event>>(CHANNEL_CAPACITY);
     let mut session = make(EventSender { tx: tx.clone(), may_drop: S::may_drop });
     write_lines(output, &session.greeting())?;
-    std::thread::Builder::new().name("kibitz-stdin".into()).spawn(move || read_lines(input, tx, max))?;
+    let max = transport.max_line;
+    std::thread::Builder::new()
+        .name(transport.reader_name.into())
+        .spawn(move || read_lines(input, tx, max, S::is_separator))?;
     let result = loop {
         // The session holds a sender, so the channel never disconnects while it lives.
         let Ok(item) = rx.recv() else { break Ok(()) };
@@ -225,6 +285,7 @@ where
                 session.on_line(&line)
             }
             Item::TooLong(n) => session.on_line_too_long(n),
+            Item::Idle => session.on_idle(),
             Item::End => session.on_end_of_input(),
             Item::Event(e) => session.on_event(e),
         };
@@ -252,16 +313,49 @@ mod tests {
     fn lines_are_split_trimmed_and_bounded() {
         let text = b"abc\r\n\nxyz0123456789\nlast".to_vec();
         let mut input = BufReader::with_capacity(4, Cursor::new(text));
-        let mut buf = Vec::new();
-        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::Line));
-        assert_eq!(buf, b"abc");
-        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::Line));
-        assert_eq!(buf, b"");
-        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::TooLong(13)));
-        assert!(buf.is_empty());
-        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::Line));
-        assert_eq!(buf, b"last");
-        assert_eq!(read_line_bounded(&mut input, &mut buf, 8).ok(), Some(Read1::End));
+        let mut r = LineReader::new(8, |b| b == b'\n');
+        assert_eq!(r.next(&mut input).ok(), Some(Read1::Line));
+        assert_eq!(r.buf, b"abc");
+        assert_eq!(r.next(&mut input).ok(), Some(Read1::Line));
+        assert_eq!(r.buf, b"");
+        assert_eq!(r.next(&mut input).ok(), Some(Read1::TooLong(13)));
+        assert!(r.buf.is_empty());
+        assert_eq!(r.next(&mut input).ok(), Some(Read1::Line));
+        assert_eq!(r.buf, b"last");
+        assert_eq!(r.next(&mut input).ok(), Some(Read1::End));
+    }
+
+    /// Reads what it is given, then fails with a timeout once, then reads the rest.
+    struct Stutter(Vec<&'static [u8]>);
+
+    impl Read for Stutter {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            let part = self.0.remove(0);
+            if part.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::WouldBlock, "timeout"));
+            }
+            out[..part.len()].copy_from_slice(part);
+            Ok(part.len())
+        }
+    }
+
+    #[test]
+    fn any_separator_and_a_timeout_inside_a_line() {
+        let mut input = BufReader::new(Stutter(vec![b"ping a\x00new\tgo", b"", b" 1 2\r\n"]));
+        let mut r = LineReader::new(100, |b| b < 32);
+        let mut got = Vec::new();
+        loop {
+            match r.next(&mut input) {
+                Ok(Read1::Line) => got.push(String::from_utf8_lossy(&r.buf).into_owned()),
+                Ok(Read1::End) => break,
+                Ok(Read1::TooLong(n)) => panic!("too long {n}"),
+                Err(e) => got.push(format!("({:?})", e.kind())),
+            }
+        }
+        assert_eq!(got, ["ping a", "new", "(WouldBlock)", "go 1 2", ""]);
     }
 
     /// Echoes lines and events, quits on `q`.
@@ -306,7 +400,7 @@ mod tests {
             tx.send(7);
             Echo
         };
-        run_with_limit(make, input, &mut out, max).expect("runs");
+        run_with(make, input, &mut out, Transport { max_line: max, ..Transport::default() }).expect("runs");
         String::from_utf8(out).expect("utf-8")
     }
 

@@ -56,6 +56,8 @@ impl Drop for TempDir {
 /// A running `kibitz serve`. Killed on drop (if still running).
 pub struct Server {
     pub addr: SocketAddr,
+    /// The GUIDE gateway's address (on an ephemeral port unless the test chose one; `None` with `--no-guide`).
+    pub guide_addr: Option<SocketAddr>,
     child: Child,
     stderr_path: PathBuf,
     /// Present when the server made its own directory (not shared with a later server).
@@ -84,6 +86,10 @@ impl Server {
                 command.args([flag, value]);
             }
         }
+        // Servers run in parallel: none may take the fixed GUIDE port.
+        if !args.contains(&"--guide") && !args.contains(&"--no-guide") {
+            command.args(["--guide", "127.0.0.1:0"]);
+        }
         command.args(args);
         command.env("KIBITZ_LOG", "warn").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(stderr);
         // Environment settings of the person running the tests must not change the servers.
@@ -103,12 +109,17 @@ impl Server {
                 }
             }
         });
-        let mut server = Server { addr: "127.0.0.1:1".parse().expect("addr"), child, stderr_path, _dir: None };
+        let mut server =
+            Server { addr: "127.0.0.1:1".parse().expect("addr"), guide_addr: None, child, stderr_path, _dir: None };
         let deadline = Instant::now() + DEADLINE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => {
+                    // The gateway's line comes before the HTTP one.
+                    if let Some(addr) = line.strip_prefix("kibitz GUIDE gateway listening on ") {
+                        server.guide_addr = Some(addr.trim().parse().expect("GUIDE address"));
+                    }
                     if let Some(addr) = line.strip_prefix("kibitz listening on http://") {
                         server.addr = addr.trim().parse().expect("listening address");
                         return server;

@@ -1,0 +1,354 @@
+//! GUIDE on TCP: [`serve_stream`] runs one session on a connected socket; [`Gateway`] is the listener of
+//! `kibitz serve` (one session per connection, every session on the server's pool, a limit on open sessions);
+//! [`main`] is the `kibitz-guide` executable a GUI launches.
+//!
+//! Each session runs on threads of its own (a reader and the session loop of [`crate::protocols::stdio`]),
+//! so a session never blocks the async runtime. Its socket has a read timeout (the idle limit, reported to the
+//! session, which closes when it is not searching) and a write timeout (a GUI that stops reading cannot hold
+//! the session for ever). When the connection closes, the session ends and its search is cancelled.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{DEFAULT_PORT, GuideConfig, GuideEvent, GuideSession, transport};
+use crate::pool::{Pool, PoolConfig};
+use crate::protocols::stdio::{self, EventSender};
+
+/// How long a write to the GUI may block.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Run one session on `stream` until it quits, the peer closes the connection, or the session is idle too
+/// long. Blocks the calling thread.
+pub fn serve_stream(stream: TcpStream, pool: Pool, config: GuideConfig) -> io::Result<()> {
+    let peer = stream.peer_addr().map_or_else(|_| "?".to_string(), |a| a.to_string());
+    let span = tracing::info_span!("guide_session", %peer);
+    let _enter = span.enter();
+    tracing::info!("GUIDE session opened");
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+    }
+    stream.set_read_timeout(config.idle.filter(|d| !d.is_zero()))?;
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    let input = stream.try_clone()?;
+    let transport = transport(&config);
+    let result = {
+        let mut output = BufWriter::new(&stream);
+        stdio::run_with(
+            move |events: EventSender<GuideEvent>| GuideSession::new(pool, config, move |e| events.send(e)),
+            input,
+            &mut output,
+            transport,
+        )
+    };
+    // Wakes the reader thread, which may still be blocked in a read.
+    let _ = stream.shutdown(Shutdown::Both);
+    match &result {
+        Ok(()) => tracing::info!("GUIDE session closed"),
+        Err(e) => tracing::info!(error = %e, "GUIDE session closed: the connection failed"),
+    }
+    result
+}
+
+/// The limits of a server's gateway.
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    /// Sessions open at once; more connections are told so and closed.
+    pub max_sessions: usize,
+    /// Each session's settings (`own_pool` is false: sessions share the server's pool).
+    pub session: GuideConfig,
+}
+
+/// The sessions a gateway has open: their sockets, so that shutdown can close them.
+#[derive(Default)]
+struct Sessions {
+    open: Mutex<HashMap<u64, TcpStream>>,
+    count: AtomicUsize,
+    next: AtomicU64,
+}
+
+impl Sessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, TcpStream>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Counts a session until dropped.
+struct Admitted {
+    sessions: Arc<Sessions>,
+    id: u64,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.sessions.lock().remove(&self.id);
+        self.sessions.count.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The GUIDE listener of `kibitz serve`.
+pub struct Gateway {
+    listener: tokio::net::TcpListener,
+    pool: Pool,
+    config: GatewayConfig,
+    sessions: Arc<Sessions>,
+}
+
+impl Gateway {
+    /// Listen on `addr`.
+    pub async fn bind(addr: SocketAddr, pool: Pool, config: GatewayConfig) -> io::Result<Gateway> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let session = GuideConfig { own_pool: false, ..config.session.clone() };
+        Ok(Gateway { listener, pool, config: GatewayConfig { session, ..config }, sessions: Arc::default() })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accept connections until `shutdown` resolves; then close every session and wait (up to `grace`) for
+    /// them to end.
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()>, grace: Duration) {
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = self.listener.accept() => match accepted {
+                    Ok((stream, peer)) => self.admit(stream, peer),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "GUIDE gateway: accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+            }
+        }
+        drop(self.listener);
+        for stream in self.sessions.lock().values() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+        let deadline = Instant::now() + grace;
+        while self.sessions.count.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let left = self.sessions.count.load(Ordering::Acquire);
+        if left > 0 {
+            tracing::warn!(sessions = left, "GUIDE sessions still closing at shutdown");
+        }
+    }
+
+    fn admit(&self, stream: tokio::net::TcpStream, peer: SocketAddr) {
+        let stream = match stream.into_std().and_then(|s| s.set_nonblocking(false).map(|()| s)) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, %peer, "GUIDE gateway: cannot use the connection");
+                return;
+            }
+        };
+        let max = self.config.max_sessions;
+        let taken = self.sessions.count.fetch_add(1, Ordering::AcqRel);
+        let id = self.sessions.next.fetch_add(1, Ordering::Relaxed);
+        let admitted = Admitted { sessions: Arc::clone(&self.sessions), id };
+        if taken >= max {
+            tracing::warn!(%peer, max, "GUIDE gateway: too many sessions, connection refused");
+            let spawned = std::thread::Builder::new().name("kibitz-guide-refuse".into()).spawn(move || {
+                refuse(&stream, max);
+                drop(admitted);
+            });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "GUIDE gateway: no thread to refuse a connection");
+            }
+            return;
+        }
+        match stream.try_clone() {
+            Ok(clone) => {
+                self.sessions.lock().insert(id, clone);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, %peer, "GUIDE gateway: cannot use the connection");
+                return;
+            }
+        }
+        let pool = self.pool.clone();
+        let config = self.config.session.clone();
+        let spawned = std::thread::Builder::new().name(format!("kibitz-guide-{id}")).spawn(move || {
+            let _admitted = admitted;
+            if let Err(e) = serve_stream(stream, pool, config) {
+                tracing::debug!(error = %e, "GUIDE session ended with an error");
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "GUIDE gateway: no thread for a session");
+        }
+    }
+}
+
+/// Tell a connection that the session limit is reached, and close it.
+fn refuse(stream: &TcpStream, max: usize) {
+    use std::io::Write;
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
+    let line = format!("error too many GUIDE sessions: this server allows {max} at once; try again later\n");
+    let mut writer = stream;
+    let _ = writer.write_all(line.as_bytes()).and_then(|()| writer.flush());
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// What `kibitz-guide` was asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Dial out to this address instead of listening.
+    pub connect: Option<String>,
+    /// Listen on this address and port.
+    pub bind: String,
+    pub port: u16,
+    /// How long to wait for the GUI's connection.
+    pub wait: Duration,
+    pub config: GuideConfig,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            connect: None,
+            bind: "127.0.0.1".into(),
+            port: DEFAULT_PORT,
+            wait: Duration::from_secs(600),
+            config: GuideConfig { idle: Some(Duration::from_secs(86_400)), ..GuideConfig::default() },
+        }
+    }
+}
+
+/// `kibitz-guide`'s usage text.
+pub const USAGE: &str = "usage: kibitz-guide -guide [-port N] [-bind ADDR] [-connect HOST:PORT] [-wait S] \
+[-idle S] [-hash MB] [-threads N]
+  -guide              GUIDE mode (the switch a GUI passes; the only mode)
+  -port N             listen on port N for the GUI's connection (default 27533; 0: any free port)
+  -bind ADDR          the address to listen on (default 127.0.0.1; 0.0.0.0 for other machines)
+  -connect HOST:PORT  connect to a GUI that listens, instead of listening
+  -wait S             seconds to wait for the GUI's connection (default 600)
+  -idle S             close the session after S seconds without a command or a search (default 86400; 0: never)
+  -hash MB            transposition table size (default 64)
+  -threads N          search threads (default 1)
+The engine prints `kibitz-guide listening on ADDR` on stdout, serves one connection, and exits when it ends.";
+
+/// Read `kibitz-guide`'s arguments (without the program name). Switches may start with `-` or `--`.
+pub fn parse_args<S: AsRef<str>>(args: &[S]) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut it = args.iter().map(|a| a.as_ref());
+    while let Some(arg) = it.next() {
+        if !arg.starts_with('-') {
+            return Err(format!("unknown argument `{arg}`"));
+        }
+        let name = arg.trim_start_matches('-').to_ascii_lowercase();
+        if name == "guide" {
+            continue;
+        }
+        if !["port", "bind", "connect", "wait", "idle", "hash", "threads"].contains(&name.as_str()) {
+            return Err(format!("unknown argument `{arg}`"));
+        }
+        let value = it.next().ok_or_else(|| format!("{arg} needs a value"))?;
+        let number = |max: u64| -> Result<u64, String> {
+            value.parse::<u64>().ok().filter(|&n| n <= max).ok_or_else(|| format!("{arg} `{value}`: expected 0-{max}"))
+        };
+        match name.as_str() {
+            "port" => o.port = number(u16::MAX as u64)? as u16,
+            "bind" => o.bind = value.to_string(),
+            "connect" => o.connect = Some(value.to_string()),
+            "wait" => o.wait = Duration::from_secs(number(86_400)?.max(1)),
+            "idle" => o.config.idle = Some(Duration::from_secs(number(7 * 86_400)?)).filter(|d| !d.is_zero()),
+            "hash" => o.config.hash_mb = number(1024)?.max(1) as u32,
+            _ => o.config.threads = number(o.config.max_threads as u64)?.max(1) as u32,
+        }
+    }
+    Ok(o)
+}
+
+/// Accept one connection within `wait`.
+fn accept_within(listener: &TcpListener, wait: Duration) -> io::Result<TcpStream> {
+    listener.set_nonblocking(true)?;
+    let deadline = Instant::now() + wait;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false)?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no GUI connected within {} seconds", wait.as_secs()),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn connect(target: &str) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("`{target}` names no address"));
+    for addr in target.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, Duration::from_secs(10)) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Run `kibitz-guide` with these arguments: listen (or connect), serve one session, return.
+pub fn run(options: Options) -> io::Result<()> {
+    let stream = match &options.connect {
+        Some(target) => connect(target)?,
+        None => {
+            let listener = TcpListener::bind((options.bind.as_str(), options.port)).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot listen on {}:{}: {e} (use -port N)", options.bind, options.port),
+                )
+            })?;
+            let addr = listener.local_addr()?;
+            {
+                use std::io::Write;
+                let mut out = io::stdout().lock();
+                writeln!(out, "kibitz-guide listening on {addr}")?;
+                out.flush()?;
+            }
+            accept_within(&listener, options.wait)?
+        }
+    };
+    let config = GuideConfig { own_pool: true, ..options.config };
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize });
+    serve_stream(stream, pool, config)
+}
+
+/// The `kibitz-guide` executable: logging to stderr (`RUST_LOG`, default `warn`), the arguments, [`run`].
+pub fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "-help")) {
+        println!("{USAGE}");
+        return std::process::ExitCode::SUCCESS;
+    }
+    let options = match parse_args(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("kibitz-guide: {e}\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match run(options) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kibitz-guide: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
