@@ -318,11 +318,19 @@ fn the_cli_annotates_here_and_through_a_server() {
     let summary = String::from_utf8_lossy(&local.stderr);
     assert!(summary.contains("accuracy") && summary.contains("black") && summary.contains("white"), "{summary}");
 
-    // The game is found from the file when not named; text export on standard output.
-    let hive = fixture_path("hive.txt");
-    let text = kibitz(&["annotate", hive.to_str().expect("path"), "--nodes", "2000", "--quiet"]);
-    assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
-    assert!(String::from_utf8_lossy(&text.stdout).contains("Game 2"));
+    // Every fixture, the game found from the file when not named (formats are detected too); the games
+    // without an annotated format of their own are written as text.
+    for &(game, file, _, games, malformed) in FIXTURES {
+        let path = fixture_path(file);
+        let run = kibitz(&["annotate", path.to_str().expect("path"), "--nodes", "2000", "--quiet"]);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{file}: {stderr}");
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(stdout.contains("[%eval ") || stdout.contains(&format!("Game {games}")), "{file}: {stdout}");
+        assert_eq!(stderr.matches("skipping").count(), malformed, "{file}: {stderr}");
+        // The summary names both sides of each annotated game.
+        assert!(stderr.contains("accuracy"), "{game} {file}: {stderr}");
+    }
 
     let server = Server::start(&[]);
     let url = format!("http://{}", server.addr);
@@ -344,5 +352,69 @@ fn the_cli_annotates_here_and_through_a_server() {
     assert!(String::from_utf8_lossy(&remote.stdout).contains("[%eval "));
     let missing = kibitz(&["annotate", "/nonexistent/games.pgn"]);
     assert!(!missing.status.success());
+    server.stop();
+}
+
+#[test]
+fn the_exported_pgn_reads_back_in_python_chess() {
+    let have = Command::new("python3").args(["-c", "import chess.pgn"]).status().is_ok_and(|s| s.success());
+    if !have {
+        assert!(std::env::var_os("CI").is_none(), "python-chess is required when CI is set (pip install chess)");
+        eprintln!("note: python-chess not installed: the API's PGN export is not read back");
+        return;
+    }
+    let server = Server::start(&[]);
+    let accepted = create(&server, &json!({ "game": "chess", "text": fixture("chess_collection.pgn"), "depth": 4 }));
+    let id = accepted["id"].as_str().expect("id");
+    let view = wait_done(&server, id);
+    let export = server.get(&format!("/v1/annotations/{id}/export"));
+    assert_eq!(export.status, 200);
+    // python-chess reads every game, every mainline move, and finds an [%eval] on each annotated move.
+    let script = r#"
+import io, sys, chess.pgn
+text = sys.stdin.read()
+stream = io.StringIO(text)
+out = []
+while True:
+    game = chess.pgn.read_game(stream)
+    if game is None:
+        break
+    if game.errors:
+        print("errors", game.errors); sys.exit(1)
+    moves = list(game.mainline())
+    evals = sum(1 for node in moves if node.eval() is not None)
+    variations = sum(len(node.variations) - 1 for node in game.mainline() if node.variations)
+    out.append(f"{len(moves)} {evals} {variations}")
+print(";".join(out))
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    use std::io::Write;
+    child.stdin.take().expect("stdin").write_all(&export.body).expect("write");
+    let output = child.wait_with_output().expect("python3 output");
+    let stdout = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    assert!(output.status.success(), "{stdout} {}", String::from_utf8_lossy(&output.stderr));
+    let annotated: Vec<&Value> =
+        view["games"].as_array().expect("games").iter().filter(|g| g["status"] == json!("done")).collect();
+    let read: Vec<Vec<usize>> =
+        stdout.split(';').map(|g| g.split(' ').map(|n| n.parse().expect("count")).collect()).collect();
+    assert_eq!(read.len(), annotated.len(), "{stdout}");
+    for (game, counts) in annotated.iter().zip(&read) {
+        let moves = game["moves"].as_array().expect("moves");
+        assert_eq!(counts[0], moves.len(), "every move read back: {stdout}");
+        assert!(counts[1] > 0, "evaluations read back: {stdout}");
+        let worse = moves
+            .iter()
+            .filter(|m| {
+                ["inaccuracy", "mistake", "blunder", "mate_missed"].contains(&m["class"].as_str().unwrap_or(""))
+            })
+            .count();
+        assert_eq!(counts[2], worse, "one better line per questionable move: {stdout}");
+    }
     server.stop();
 }
