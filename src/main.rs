@@ -33,7 +33,8 @@ enum Command {
     Bench(BenchArgs),
     /// Speak a legacy engine protocol on stdin/stdout.
     Engine {
-        /// The protocol: `checkers` (the Checkers Protocol) or `qianhong` (the Qianhong plugin protocol).
+        /// The protocol: `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol) or `uhp`
+        /// (the Universal Hive Protocol).
         protocol: String,
     },
     /// Print the API's OpenAPI document.
@@ -267,8 +268,12 @@ fn engine(protocol: &str) -> Result<()> {
             kibitz::protocols::qianhong::run_stdio()?;
             Ok(())
         }
-        "guide" | "uhp" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
-        other => bail!("unknown protocol `{other}` (known: checkers, qianhong)"),
+        "uhp" => {
+            kibitz::protocols::uhp::run_stdio(kibitz::protocols::uhp::UhpConfig::default())?;
+            Ok(())
+        }
+        "guide" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
+        other => bail!("unknown protocol `{other}` (known: checkers, qianhong, uhp)"),
     }
 }
 

@@ -8,3 +8,4 @@ pub mod ceboard;
 pub mod checkers;
 pub mod qianhong;
 pub mod stdio;
+pub mod uhp;

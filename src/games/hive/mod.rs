@@ -20,6 +20,17 @@ use board::{NO_PIECE, Undo};
 
 use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
 
+/// Why a MoveString was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MoveStringError {
+    /// Not a MoveString of this position (bad syntax, unknown piece, a reference not on the board).
+    #[error("{0}")]
+    Unreadable(NotationError),
+    /// A move of this position that the rules forbid; the text is Mzinga's reason.
+    #[error("{0}")]
+    Invalid(&'static str),
+}
+
 /// A Hive game: the position and the moves that led to it.
 #[derive(Clone)]
 pub struct Hive {
@@ -59,16 +70,33 @@ impl Hive {
     /// The full GameString: game type, state, turn and every move played.
     pub fn game_string(&self) -> String {
         let moves: Vec<Move> = self.undo.iter().map(|u| u.mv).collect();
-        notation::format_game_string(self.board.game_type(), &moves)
+        let text = notation::format_game_string(self.board.game_type(), &moves);
+        if self.board.result().is_none() && self.repetition_draw() {
+            // The board alone says InProgress: the repetition rule ended the game.
+            text.replacen(";InProgress;", ";Draw;", 1)
+        } else {
+            text
+        }
     }
 
     pub fn game_type(&self) -> GameType {
         self.board.game_type()
     }
 
-    /// The GameState word: `NotStarted`, `InProgress`, `Draw`, `WhiteWins` or `BlackWins`.
+    /// The GameState word: `NotStarted`, `InProgress`, `Draw`, `WhiteWins` or `BlackWins` (`Draw` also after
+    /// a threefold repetition when that rule is on).
     pub fn state_string(&self) -> &'static str {
-        notation::state_word(&self.board)
+        if self.board.result().is_none() && self.repetition_draw() { "Draw" } else { notation::state_word(&self.board) }
+    }
+
+    /// The game is over: a Queen is surrounded, or (with the rule on) a position occurred a third time.
+    pub fn is_over(&self) -> bool {
+        self.rule_end(0).is_some()
+    }
+
+    fn repetition_draw(&self) -> bool {
+        let rev = self.board.reversible() as usize;
+        self.repetition && rev >= 4 && self.history.is_draw(self.board.hash(), rev, 0)
     }
 
     /// The TurnString: `White[1]`, `Black[1]`, `White[2]`, ...
@@ -107,6 +135,30 @@ impl Hive {
         let m = notation::parse_move(&self.board, text)?;
         self.make(m);
         Ok(m)
+    }
+
+    /// Read a MoveString and play it, telling a text that is no move here ([`MoveStringError::Unreadable`])
+    /// from a move the rules forbid ([`MoveStringError::Invalid`], with Mzinga's reason). A finished game
+    /// (including a repetition draw) accepts no move.
+    pub fn play_checked(&mut self, text: &str) -> Result<Move, MoveStringError> {
+        if self.board.result().is_none() && self.repetition_draw() {
+            let pass = text.trim().eq_ignore_ascii_case("pass");
+            return Err(MoveStringError::Invalid(if pass {
+                "You can't pass, the game is over."
+            } else {
+                "You can't play, the game is over."
+            }));
+        }
+        match notation::parse_move(&self.board, text) {
+            Ok(m) => {
+                self.make(m);
+                Ok(m)
+            }
+            Err(e) => match notation::ILLEGAL_REASONS.iter().find(|r| **r == e.message) {
+                Some(reason) => Err(MoveStringError::Invalid(reason)),
+                None => Err(MoveStringError::Unreadable(e)),
+            },
+        }
     }
 
     /// The moves played so far.
