@@ -6,7 +6,7 @@
 //! | command | output before `ok` |
 //! |---|---|
 //! | `info` | `id kibitz <version>`, `Mosquito;Ladybug;Pillbug` |
-//! | `help` | the list of commands |
+//! | `help [command]` | the list of commands (or one command's usage) |
 //! | `newgame [GameTypeString\|GameString]` | the GameString (a GameString's moves are replayed with every rule checked) |
 //! | `play <MoveString>` | the GameString after the move |
 //! | `pass` | the GameString after the pass |
@@ -316,7 +316,19 @@ impl UhpSession {
         tracing::debug!(command = %word, args = args.len(), "command");
         let result = match word.as_str() {
             "info" if args.is_empty() => Ok(info_lines()),
-            "help" | "?" => Ok(help_lines()),
+            "help" | "?" => match args.as_slice() {
+                [] => Ok(help_lines()),
+                [c] => {
+                    let c = c.to_ascii_lowercase();
+                    let lines: Vec<String> = help_lines()
+                        .into_iter()
+                        .filter(|l| l.split_whitespace().next() == Some(c.as_str()))
+                        .map(|l| l.trim().to_string())
+                        .collect();
+                    if lines.is_empty() { Err(Error::Err(INVALID_COMMAND.into())) } else { Ok(lines) }
+                }
+                _ => Err(Error::Err(INVALID_COMMAND.into())),
+            },
             "newgame" => self.newgame(line, &args),
             "play" if !args.is_empty() => self.play(rest_after_word(line)),
             "pass" if args.is_empty() => self.play("pass"),
