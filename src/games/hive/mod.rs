@@ -17,6 +17,7 @@ mod notation;
 
 pub use board::{Board, Bug, GameType, Move, piece_name};
 use board::{NO_PIECE, Undo};
+pub use eval::Evaluation;
 
 use crate::game::{Game, GameEnd, NotationError, RepetitionHistory, Side};
 
@@ -38,6 +39,7 @@ pub struct Hive {
     undo: Vec<Undo>,
     history: RepetitionHistory,
     repetition: bool,
+    evaluation: Evaluation,
 }
 
 impl std::fmt::Debug for Hive {
@@ -52,7 +54,7 @@ impl Hive {
         let board = Board::new(game_type);
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::with_capacity(256), history, repetition: false }
+        Hive { board, undo: Vec::with_capacity(256), history, repetition: false, evaluation: Evaluation::Current }
     }
 
     /// Read a GameString (`Base+MLP;InProgress;White[3];wS1;bS1 wS1-;...`) or a bare GameTypeString,
@@ -111,6 +113,11 @@ impl Hive {
 
     pub fn repetition_rule(&self) -> bool {
         self.repetition
+    }
+
+    /// Choose the static evaluation (the previous one only for A/B matches between evaluations).
+    pub fn set_evaluation(&mut self, evaluation: Evaluation) {
+        self.evaluation = evaluation;
     }
 
     /// Every legal move (a lone pass when nothing else is legal; nothing once the game is over).
@@ -192,7 +199,7 @@ impl Hive {
     pub(crate) fn from_board(board: Board) -> Hive {
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::new(), history, repetition: false }
+        Hive { board, undo: Vec::new(), history, repetition: false, evaluation: Evaluation::Current }
     }
 
     /// The reason Mzinga gives for a move that is not legal here.
@@ -307,7 +314,7 @@ impl Game for Hive {
 
     #[inline]
     fn evaluate(&self) -> i32 {
-        eval::evaluate(&self.board)
+        eval::evaluate(&self.board, self.evaluation)
     }
 
     #[inline]
