@@ -1,4 +1,5 @@
-//! A self-play match between the current Hive evaluation and the previous one, at a fixed search depth.
+//! A self-play match between two Hive evaluations at a fixed search depth: the candidate
+//! (`Evaluation::Pressure`) against the default (`Evaluation::Classic`).
 //!
 //! ```text
 //! cargo run --release --example hive_match -- [games] [depth] [seed]     # defaults: 100 games, depth 3, seed 1
@@ -6,7 +7,7 @@
 //!
 //! Games come in pairs: each opening (two to four random plies from the Base+MLP start, from the seed) is
 //! played twice with the colours swapped. A game still running after 160 plies counts as a draw. Prints
-//! each game's result and the total from the current evaluation's point of view.
+//! each game's result and the total from the candidate's point of view.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -44,7 +45,7 @@ fn opening(rng: &mut Rng) -> Hive {
     }
 }
 
-/// Play one game; the result for the current evaluation: 1 win, 0.5 draw, 0 loss.
+/// Play one game; the result for the candidate evaluation: 1 win, 0.5 draw, 0 loss.
 fn play(start: &Hive, current_is: Side, depth: u32) -> (f64, usize, String) {
     let mut g = start.clone();
     let tts = [Arc::new(TranspositionTable::new(16)), Arc::new(TranspositionTable::new(16))];
@@ -61,7 +62,7 @@ fn play(start: &Hive, current_is: Side, depth: u32) -> (f64, usize, String) {
         }
         let mover_current = g.side_to_move() == current_is;
         let mut searched = g.clone();
-        searched.set_evaluation(if mover_current { Evaluation::Current } else { Evaluation::Previous });
+        searched.set_evaluation(if mover_current { Evaluation::Pressure } else { Evaluation::Classic });
         let tt = &tts[usize::from(!mover_current)];
         let done = search::search(&searched, &Limits::depth(depth), &options, tt, &stop, &mut |_| {});
         let Some(m) = done.best else { break };
@@ -88,7 +89,7 @@ fn main() {
             }
             i += 1;
             println!(
-                "game {i:>3} current plays {} result {r} after {plies} plies ({state}) opening {}",
+                "game {i:>3} candidate plays {} result {r} after {plies} plies ({state}) opening {}",
                 if current_is == Side::First { "white" } else { "black" },
                 start.game_string()
             );
@@ -98,7 +99,7 @@ fn main() {
     let score = (wins as f64 + draws as f64 / 2.0) / n;
     let elo = if score > 0.0 && score < 1.0 { -400.0 * (1.0 / score - 1.0).log10() } else { f64::NAN };
     println!(
-        "current vs previous at depth {depth}: +{wins} ={draws} -{losses} of {} games, score {:.1}%, about {elo:+.0} Elo",
+        "Pressure vs Classic at depth {depth}: +{wins} ={draws} -{losses} of {} games, score {:.1}%, about {elo:+.0} Elo",
         wins + draws + losses,
         score * 100.0
     );

@@ -54,7 +54,7 @@ impl Hive {
         let board = Board::new(game_type);
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::with_capacity(256), history, repetition: false, evaluation: Evaluation::Current }
+        Hive { board, undo: Vec::with_capacity(256), history, repetition: false, evaluation: Evaluation::Classic }
     }
 
     /// Read a GameString (`Base+MLP;InProgress;White[3];wS1;bS1 wS1-;...`) or a bare GameTypeString,
@@ -199,7 +199,7 @@ impl Hive {
     pub(crate) fn from_board(board: Board) -> Hive {
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::new(), history, repetition: false, evaluation: Evaluation::Current }
+        Hive { board, undo: Vec::new(), history, repetition: false, evaluation: Evaluation::Classic }
     }
 
     /// The reason Mzinga gives for a move that is not legal here.

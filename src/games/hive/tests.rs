@@ -430,7 +430,7 @@ fn evaluation_basics() {
         wA3 \\bA2;bA3 wQ/;wS1 /wA1;bB1 \\bA3;wB1 wA1\\;bB1 -bA3;wS1 -bQ;bB1 wQ;wB2 /wS1;bB2 -bA3;wB2 wS1\\;\
         bG1 \\bA3;wG1 /wS1;bG2 bA3\\;wG2 -wS1;bG3 -bG1;wG3 wA2\\;bG3 bB1\\;wG1 /wA3";
     let mut g = game(text);
-    for which in [Evaluation::Current, Evaluation::Previous] {
+    for which in [Evaluation::Pressure, Evaluation::Classic] {
         g.set_evaluation(which);
         assert!(g.evaluate().abs() < 300, "{which:?}: {}", g.evaluate());
     }
