@@ -843,4 +843,43 @@ mod tests {
         assert!(out[0].starts_with("Base;InProgress;Black[14];"), "{out:?}");
         assert!(s.on_line("validmoves").lines[0].contains(';'));
     }
+
+    #[test]
+    fn odd_input_never_panics_and_always_ends_with_ok() {
+        let (mut s, rx) = session();
+        let lines = [
+            "newgame Base+MLP",
+            "play \u{0}",
+            "play wS1 \u{2003}wS1-",
+            "play \u{e9}\u{e9}\u{e9}",
+            "play wS1 -",
+            "play wS1 --",
+            "play - wS1",
+            "play wS1 wS1",
+            "newgame ;;;;",
+            "newgame Base;;",
+            "newgame Base+MLP;InProgress;White[99999999999999999999];wS1",
+            "undo 99999999999999999999999",
+            "undo -0",
+            "bestmove depth 99999999999",
+            "bestmove time 999999:00:00",
+            "bestmove time 00:00:00.0000000001",
+            "options set Threads 99999999999",
+            "options set Level -1",
+            "perft -1",
+            "\t\t",
+            "INFO",
+        ];
+        for line in lines {
+            let mut out = s.on_line(line).lines;
+            if s.is_thinking() {
+                out.extend(finish(&mut s, &rx).lines);
+            }
+            if line.trim().is_empty() {
+                assert!(out.is_empty(), "{line:?}: {out:?}");
+                continue;
+            }
+            assert_eq!(out.last().map(String::as_str), Some("ok"), "{line:?}: {out:?}");
+        }
+    }
 }
