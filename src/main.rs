@@ -37,8 +37,9 @@ enum Command {
     Bench(BenchArgs),
     /// Speak a legacy engine protocol on stdin/stdout.
     Engine {
-        /// The protocol: `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol) or `guide`
-        /// (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on stdin/stdout for testing by hand).
+        /// The protocol: `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol), `uhp`
+        /// (the Universal Hive Protocol) or `guide` (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on
+        /// stdin/stdout for testing by hand).
         protocol: String,
     },
     /// Print the API's OpenAPI document.
@@ -349,8 +350,12 @@ fn engine(protocol: &str) -> Result<()> {
             kibitz::protocols::guide::run_stdio(kibitz::protocols::guide::GuideConfig::default())?;
             Ok(())
         }
-        "uhp" | "ceboard" => bail!("the `{protocol}` protocol is not implemented yet"),
-        other => bail!("unknown protocol `{other}` (known: checkers, qianhong, guide)"),
+        "uhp" => {
+            kibitz::protocols::uhp::run_stdio(kibitz::protocols::uhp::UhpConfig::default())?;
+            Ok(())
+        }
+        "ceboard" => bail!("CEBoard is a shared library (libkibitz.so, exporting LoadEngine), not a stdio protocol"),
+        other => bail!("unknown protocol `{other}` (known: checkers, qianhong, guide, uhp)"),
     }
 }
 

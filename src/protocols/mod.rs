@@ -10,3 +10,4 @@ pub mod checkers;
 pub mod guide;
 pub mod qianhong;
 pub mod stdio;
+pub mod uhp;

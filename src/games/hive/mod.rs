@@ -18,8 +18,20 @@ mod record;
 
 pub use board::{Board, Bug, GameType, Move, piece_name};
 use board::{NO_PIECE, Undo};
+pub use eval::Evaluation;
 
 use crate::game::{Game, GameEnd, GameRecord, NotationError, RecordError, RepetitionHistory, Side};
+
+/// Why a MoveString was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MoveStringError {
+    /// Not a MoveString of this position (bad syntax, unknown piece, a reference not on the board).
+    #[error("{0}")]
+    Unreadable(NotationError),
+    /// A move of this position that the rules forbid; the text is Mzinga's reason.
+    #[error("{0}")]
+    Invalid(&'static str),
+}
 
 /// A Hive game: the position and the moves that led to it.
 #[derive(Clone)]
@@ -28,6 +40,7 @@ pub struct Hive {
     undo: Vec<Undo>,
     history: RepetitionHistory,
     repetition: bool,
+    evaluation: Evaluation,
 }
 
 impl std::fmt::Debug for Hive {
@@ -42,7 +55,7 @@ impl Hive {
         let board = Board::new(game_type);
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::with_capacity(256), history, repetition: false }
+        Hive { board, undo: Vec::with_capacity(256), history, repetition: false, evaluation: Evaluation::Classic }
     }
 
     /// Read a GameString (`Base+MLP;InProgress;White[3];wS1;bS1 wS1-;...`) or a bare GameTypeString,
@@ -60,16 +73,33 @@ impl Hive {
     /// The full GameString: game type, state, turn and every move played.
     pub fn game_string(&self) -> String {
         let moves: Vec<Move> = self.undo.iter().map(|u| u.mv).collect();
-        notation::format_game_string(self.board.game_type(), &moves)
+        let text = notation::format_game_string(self.board.game_type(), &moves);
+        if self.board.result().is_none() && self.repetition_draw() {
+            // The board alone says InProgress: the repetition rule ended the game.
+            text.replacen(";InProgress;", ";Draw;", 1)
+        } else {
+            text
+        }
     }
 
     pub fn game_type(&self) -> GameType {
         self.board.game_type()
     }
 
-    /// The GameState word: `NotStarted`, `InProgress`, `Draw`, `WhiteWins` or `BlackWins`.
+    /// The GameState word: `NotStarted`, `InProgress`, `Draw`, `WhiteWins` or `BlackWins` (`Draw` also after
+    /// a threefold repetition when that rule is on).
     pub fn state_string(&self) -> &'static str {
-        notation::state_word(&self.board)
+        if self.board.result().is_none() && self.repetition_draw() { "Draw" } else { notation::state_word(&self.board) }
+    }
+
+    /// The game is over: a Queen is surrounded, or (with the rule on) a position occurred a third time.
+    pub fn is_over(&self) -> bool {
+        self.rule_end(0).is_some()
+    }
+
+    fn repetition_draw(&self) -> bool {
+        let rev = self.board.reversible() as usize;
+        self.repetition && rev >= 4 && self.history.is_draw(self.board.hash(), rev, 0)
     }
 
     /// The TurnString: `White[1]`, `Black[1]`, `White[2]`, ...
@@ -84,6 +114,11 @@ impl Hive {
 
     pub fn repetition_rule(&self) -> bool {
         self.repetition
+    }
+
+    /// Choose the static evaluation (the previous one only for A/B matches between evaluations).
+    pub fn set_evaluation(&mut self, evaluation: Evaluation) {
+        self.evaluation = evaluation;
     }
 
     /// Every legal move (a lone pass when nothing else is legal; nothing once the game is over).
@@ -108,6 +143,30 @@ impl Hive {
         let m = notation::parse_move(&self.board, text)?;
         self.make(m);
         Ok(m)
+    }
+
+    /// Read a MoveString and play it, telling a text that is no move here ([`MoveStringError::Unreadable`])
+    /// from a move the rules forbid ([`MoveStringError::Invalid`], with Mzinga's reason). A finished game
+    /// (including a repetition draw) accepts no move.
+    pub fn play_checked(&mut self, text: &str) -> Result<Move, MoveStringError> {
+        if self.board.result().is_none() && self.repetition_draw() {
+            let pass = text.trim().eq_ignore_ascii_case("pass");
+            return Err(MoveStringError::Invalid(if pass {
+                "You can't pass, the game is over."
+            } else {
+                "You can't play, the game is over."
+            }));
+        }
+        match notation::parse_move(&self.board, text) {
+            Ok(m) => {
+                self.make(m);
+                Ok(m)
+            }
+            Err(e) => match notation::ILLEGAL_REASONS.iter().find(|r| **r == e.message) {
+                Some(reason) => Err(MoveStringError::Invalid(reason)),
+                None => Err(MoveStringError::Unreadable(e)),
+            },
+        }
     }
 
     /// The moves played so far.
@@ -141,7 +200,7 @@ impl Hive {
     pub(crate) fn from_board(board: Board) -> Hive {
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::new(), history, repetition: false }
+        Hive { board, undo: Vec::new(), history, repetition: false, evaluation: Evaluation::Classic }
     }
 
     /// The reason Mzinga gives for a move that is not legal here.
@@ -256,7 +315,7 @@ impl Game for Hive {
 
     #[inline]
     fn evaluate(&self) -> i32 {
-        eval::evaluate(&self.board)
+        eval::evaluate(&self.board, self.evaluation)
     }
 
     #[inline]

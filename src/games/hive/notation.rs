@@ -54,6 +54,25 @@ fn direction(sep: u8, before: bool) -> Option<usize> {
     })
 }
 
+/// Every reason Mzinga gives for a move that is read but not legal (UHP's `invalidmove`); any other error of
+/// [`parse_move`] means the text is not a MoveString of this position at all.
+pub const ILLEGAL_REASONS: [&str; 14] = [
+    "You can't play, the game is over.",
+    "It's not that player's turn.",
+    "That piece is not enabled in this game.",
+    "You can't play your Queen Bee on your first turn.",
+    "You must play your Queen Bee on or before your fourth turn.",
+    "You can't move a piece in play until you've played your Queen Bee.",
+    "When there are multiple pieces of the same bug type, you must play the pieces in order.",
+    "You can't move there because a piece already exists at that position.",
+    "You can't move that piece because it has another piece on top of it.",
+    "You can't move that piece because it will break the hive.",
+    "You can't move that piece because it was moved by a pillbug last turn.",
+    "You can't move that piece there.",
+    "You can't pass, the game is over.",
+    "You can't pass when you have valid moves.",
+];
+
 /// The reason Mzinga gives when `m` (piece, destination) is not a legal move here.
 pub fn illegal_reason(b: &Board, m: Move) -> &'static str {
     if b.result().is_some() {

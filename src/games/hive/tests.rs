@@ -468,3 +468,26 @@ mod records {
         assert!(Hive::parse_records(text, Some("pgn")).is_err());
     }
 }
+
+#[test]
+fn evaluation_basics() {
+    // Both Queens have five neighbours and Black is to move: whoever moves fills first, which the search
+    // (quiescence on moves that add a Queen neighbour) sees; the static terms stay small and even.
+    let text = "Base;InProgress;Black[14];wA1;bA1 \\wA1;wA2 wA1-;bA2 \\bA1;wA3 /wA1;bA3 bA1/;wQ wA2/;bQ /bA2;\
+        wA3 \\bA2;bA3 wQ/;wS1 /wA1;bB1 \\bA3;wB1 wA1\\;bB1 -bA3;wS1 -bQ;bB1 wQ;wB2 /wS1;bB2 -bA3;wB2 wS1\\;\
+        bG1 \\bA3;wG1 /wS1;bG2 bA3\\;wG2 -wS1;bG3 -bG1;wG3 wA2\\;bG3 bB1\\;wG1 /wA3";
+    let mut g = game(text);
+    for which in [Evaluation::Pressure, Evaluation::Classic] {
+        g.set_evaluation(which);
+        assert!(g.evaluate().abs() < 300, "{which:?}: {}", g.evaluate());
+    }
+    let mut s = crate::search::Limits::depth(2);
+    s.movetime = None;
+    let tt = std::sync::Arc::new(crate::search::TranspositionTable::new(1));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = crate::search::search(&g, &s, &Default::default(), &tt, &stop, &mut |_| {});
+    assert!(matches!(done.lines[0].score, crate::game::Score::Mate(1)), "{:?}", done.lines[0].score);
+    // The start is balanced up to the tempo.
+    let start = Hive::new(GameType::MLP);
+    assert!(start.evaluate().abs() <= 20, "{}", start.evaluate());
+}
