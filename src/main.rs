@@ -174,14 +174,16 @@ struct BenchArgs {
 }
 
 fn main() -> Result<()> {
+    let cli = Cli::parse();
+    // The annotate command draws progress bars on stderr: only warnings go there unless KIBITZ_LOG says more.
+    let default_level = if matches!(cli.command, Command::Annotate(_)) { "warn" } else { "info" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("KIBITZ_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .init();
-    let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Analyse(args) => {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::{Semaphore, oneshot, watch};
+use tokio::task::JoinSet;
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use super::{PositionEval, Settings, StoredRecord};
@@ -343,7 +344,7 @@ enum JobError {
 }
 
 /// Run one job to its end (or until it is cancelled or the server stops). Returns the status it leaves.
-async fn run_job<G: Game>(inner: &Inner, id: &str, control: &Control) -> Result<JobStatus, JobError> {
+async fn run_job<G: Game>(inner: &Arc<Inner>, id: &str, control: &Control) -> Result<JobStatus, JobError> {
     let store = &inner.store;
     let Some(job) = store.job(id).await? else { return Err(JobError::Bad(format!("job {id} vanished"))) };
     if job.status.is_final() {
@@ -361,16 +362,27 @@ async fn run_job<G: Game>(inner: &Inner, id: &str, control: &Control) -> Result<
     let limits = settings.limits();
     let mut cancel = control.cancel.subscribe();
     let mut shutdown = inner.shutdown.subscribe();
+    // Up to `max_in_flight` positions at once (the pool's permits bound all jobs together); each game from
+    // its last position back, so the positions searched together are neighbours in one game.
+    let width = inner.config.max_in_flight.max(1);
+    let mut running: JoinSet<(u32, u32, Option<PositionEval>)> = JoinSet::new();
     for game in &games {
         let Some(text) = &game.record else { continue };
         let stored: StoredRecord =
             serde_json::from_str(text).map_err(|e| JobError::Bad(format!("stored game {}: {e}", game.idx)))?;
         let record = stored.replay::<G>().map_err(|e| JobError::Bad(format!("game {}: {e}", game.idx + 1)))?;
         let positions = StoredRecord::positions(&record);
-        for (ply, position) in positions.iter().enumerate().rev() {
+        for (ply, position) in positions.into_iter().enumerate().rev() {
             let ply = u32::try_from(ply).unwrap_or(u32::MAX);
             if done.contains(&(game.idx, ply)) {
                 continue;
+            }
+            while running.len() >= width {
+                if let Some(stop) =
+                    collect(inner, id, control, &mut running, &mut cancel, &mut shutdown, &mut finished).await?
+                {
+                    return Ok(stop);
+                }
             }
             if *cancel.borrow() {
                 return Ok(JobStatus::Cancelled);
@@ -378,20 +390,18 @@ async fn run_job<G: Game>(inner: &Inner, id: &str, control: &Control) -> Result<
             if *shutdown.borrow() {
                 return Ok(JobStatus::Running);
             }
-            let eval = tokio::select! {
-                eval = evaluate(inner, position, &limits, &settings) => eval,
-                _ = cancel.wait_for(|c| *c) => return Ok(JobStatus::Cancelled),
-                _ = shutdown.wait_for(|s| *s) => return Ok(JobStatus::Running),
-            };
-            let Some(eval) = eval else {
-                // Stopped by the shutdown: the job resumes at the next start.
-                return Ok(JobStatus::Running);
-            };
-            let json = serde_json::to_string(&eval).map_err(StoreError::Encode)?;
-            if store.put_job_position(id, game.idx, ply, &json).await? {
-                finished += 1;
-            }
-            control.progress.send_modify(|p| p.done = finished);
+            let (task_inner, task_limits, task_settings, game_idx) =
+                (Arc::clone(inner), limits.clone(), settings.clone(), game.idx);
+            running.spawn(async move {
+                let eval = evaluate(&task_inner, &position, &task_limits, &task_settings).await;
+                (game_idx, ply, eval)
+            });
+        }
+    }
+    while !running.is_empty() {
+        if let Some(stop) = collect(inner, id, control, &mut running, &mut cancel, &mut shutdown, &mut finished).await?
+        {
+            return Ok(stop);
         }
     }
     if store.set_job_status(id, &[JobStatus::Running], JobStatus::Done, None).await? {
@@ -403,6 +413,37 @@ async fn run_job<G: Game>(inner: &Inner, id: &str, control: &Control) -> Result<
         control.progress.send_modify(|p| p.status = status.as_str());
         Ok(status)
     }
+}
+
+/// Wait for one evaluation of `running` and write it; `Some(status)` when the job must stop instead (cancelled,
+/// or the server shuts down: dropping the set then cancels the other searches).
+async fn collect(
+    inner: &Inner,
+    id: &str,
+    control: &Control,
+    running: &mut JoinSet<(u32, u32, Option<PositionEval>)>,
+    cancel: &mut watch::Receiver<bool>,
+    shutdown: &mut watch::Receiver<bool>,
+    finished: &mut u64,
+) -> Result<Option<JobStatus>, JobError> {
+    let joined = tokio::select! {
+        joined = running.join_next() => joined,
+        _ = cancel.wait_for(|c| *c) => return Ok(Some(JobStatus::Cancelled)),
+        _ = shutdown.wait_for(|s| *s) => return Ok(Some(JobStatus::Running)),
+    };
+    let Some(joined) = joined else { return Ok(None) };
+    let (game_idx, ply, eval) = joined.map_err(|e| JobError::Bad(format!("an evaluation failed: {e}")))?;
+    let Some(eval) = eval else {
+        // Stopped by the shutdown: the job resumes at the next start.
+        return Ok(Some(JobStatus::Running));
+    };
+    let json = serde_json::to_string(&eval).map_err(StoreError::Encode)?;
+    if inner.store.put_job_position(id, game_idx, ply, &json).await? {
+        *finished += 1;
+    }
+    let done = *finished;
+    control.progress.send_modify(|p| p.done = done);
+    Ok(None)
 }
 
 /// Evaluate one position: the game's end, the cache, or a search at the job's priority (whose result also
