@@ -119,7 +119,7 @@ pub const WEIGHTS: Weights = [
 
 /// Game phase weights (knight, bishop, rook, queen); the opening has [`PHASE_MAX`].
 const PHASE: [i32; 6] = [0, 1, 1, 2, 4, 0];
-const PHASE_MAX: i32 = 24;
+pub const PHASE_MAX: i32 = 24;
 
 /// Piece-square tables built from the shape weights: `[piece][square from White's side]`, mg and eg.
 #[derive(Clone, Debug)]
@@ -229,12 +229,6 @@ fn distance(a: Square, b: Square) -> i32 {
     let df = (a.file() as i32 - b.file() as i32).abs();
     let dr = (a.rank() as i32 - b.rank() as i32).abs();
     df.max(dr)
-}
-
-/// Evaluation from the side to move's point of view, with the built-in weights.
-#[inline]
-pub fn evaluate(board: &Board) -> i32 {
-    evaluate_with(&TABLES, board)
 }
 
 /// Evaluation from the side to move's point of view, with the given tables (the tuner's entry point).
@@ -373,6 +367,190 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
         score /= 4;
     }
     if stm == Color::White { score } else { -score }
+}
+
+/// The evaluation of one position as a linear function of the weights: what each weight is multiplied by,
+/// White's terms minus Black's, before the middlegame/endgame taper. [`evaluate_with`] equals
+/// [`Trace::evaluate`] up to its integer rounding, for every set of weights; a tuner precomputes traces once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trace {
+    /// Coefficient of each weight's middlegame value.
+    pub mg: [f32; COUNT],
+    /// Coefficient of each weight's endgame value.
+    pub eg: [f32; COUNT],
+    /// Game phase, 0 (bare kings and pawns) to [`PHASE_MAX`] (all pieces).
+    pub phase: i32,
+    /// Knights, bishops, rooks and queens of White and Black (for the drawish-ending scale).
+    pub pieces: [[i32; 4]; 2],
+    /// White and Black have pawns.
+    pub has_pawns: [bool; 2],
+    pub white_to_move: bool,
+}
+
+impl Trace {
+    /// The evaluation from White's point of view with the given weights, in real numbers.
+    pub fn evaluate_white(&self, w: &Weights) -> f64 {
+        let (mut mg, mut eg) = (0.0f64, 0.0f64);
+        for (i, s) in w.iter().enumerate() {
+            mg += f64::from(self.mg[i]) * f64::from(s.0);
+            eg += f64::from(self.eg[i]) * f64::from(s.1);
+        }
+        let phase = f64::from(self.phase);
+        let score = (mg * phase + eg * (f64::from(PHASE_MAX) - phase)) / f64::from(PHASE_MAX);
+        score * self.scale(w, score)
+    }
+
+    /// The factor of the drawish-ending rule (1 or 1/4) for weights `w`, given the unscaled score.
+    pub fn scale(&self, w: &Weights, score: f64) -> f64 {
+        let strong = if score >= 0.0 { 0 } else { 1 };
+        let non_pawn = |c: usize| (0..4).map(|p| self.pieces[c][p] * w[1 + p].0).sum::<i32>();
+        if !self.has_pawns[strong] && non_pawn(strong) - non_pawn(1 - strong) < w[3].0 { 0.25 } else { 1.0 }
+    }
+
+    /// The evaluation from the side to move's point of view, as [`evaluate_with`] gives it.
+    pub fn evaluate(&self, w: &Weights) -> f64 {
+        let s = self.evaluate_white(w);
+        if self.white_to_move { s } else { -s }
+    }
+}
+
+/// The [`Trace`] of a position: [`evaluate_with`] term by term.
+pub fn trace(board: &Board) -> Trace {
+    let mut tr = Trace {
+        mg: [0.0; COUNT],
+        eg: [0.0; COUNT],
+        phase: 0,
+        pieces: [[0; 4]; 2],
+        has_pawns: [false; 2],
+        white_to_move: board.side_to_move() == Color::White,
+    };
+    let occ = board.occupied();
+    let pawns_of =
+        [board.colored_pieces(Color::White, Piece::Pawn).0, board.colored_pieces(Color::Black, Piece::Pawn).0];
+    let pawn_att = [pawn_attacks(pawns_of[0], Color::White), pawn_attacks(pawns_of[1], Color::Black)];
+    let kings = [board.king(Color::White), board.king(Color::Black)];
+    let zones =
+        [get_king_moves(kings[0]).0 | kings[0].bitboard().0, get_king_moves(kings[1]).0 | kings[1].bitboard().0];
+    let mut phase = 0;
+    for (ci, color) in [Color::White, Color::Black].into_iter().enumerate() {
+        let sign = if ci == 0 { 1.0f32 } else { -1.0 };
+        let them = 1 - ci;
+        let mut both = |k: usize, mg: f32, eg: f32| {
+            tr.mg[k] += sign * mg;
+            tr.eg[k] += sign * eg;
+        };
+        let own = board.colors(color).0;
+        let safe = !own & !pawn_att[them];
+        let mut attack_units = 0;
+        let mut attackers = 0;
+        for (pi, piece) in Piece::ALL.into_iter().enumerate() {
+            let set = board.colored_pieces(color, piece);
+            phase += PHASE[pi] * set.len() as i32;
+            if (1..=4).contains(&pi) {
+                tr.pieces[ci][pi - 1] += set.len() as i32;
+            }
+            for sq in set {
+                let rel = if ci == 0 { sq as usize } else { sq as usize ^ 56 };
+                let (f, r, c) = ((rel % 8) as i32, (rel / 8) as i32, centrality(rel));
+                if pi < 5 {
+                    both(PAWN + pi, 1.0, 1.0);
+                }
+                match piece {
+                    Piece::Pawn => {
+                        both(PAWN_ADVANCE, (r - 1) as f32, (r - 1) as f32);
+                        if (f == 3 || f == 4) && (2..=4).contains(&r) {
+                            both(PAWN_CENTER, 1.0, 1.0);
+                        }
+                    }
+                    Piece::Knight => both(KNIGHT_CENTER, (c - 3) as f32, (c - 3) as f32),
+                    Piece::Bishop => both(BISHOP_CENTER, (c - 3) as f32, (c - 3) as f32),
+                    Piece::Rook if r == 6 => both(ROOK_SEVENTH, 1.0, 1.0),
+                    Piece::Rook => {}
+                    Piece::Queen => both(QUEEN_CENTER, (c - 3) as f32, (c - 3) as f32),
+                    Piece::King => {
+                        both(KING_CENTER, (c - 3) as f32, (c - 3) as f32);
+                        if r == 0 {
+                            both(KING_HOME, 1.0, 1.0);
+                        }
+                    }
+                }
+                let att = match piece {
+                    Piece::Knight => get_knight_moves(sq).0,
+                    Piece::Bishop => get_bishop_moves(sq, occ).0,
+                    Piece::Rook => get_rook_moves(sq, occ).0,
+                    Piece::Queen => get_bishop_moves(sq, occ).0 | get_rook_moves(sq, occ).0,
+                    _ => continue,
+                };
+                let mob = (att & safe).count_ones() as i32;
+                let (base, unit) = match piece {
+                    Piece::Knight => (4, 2),
+                    Piece::Bishop => (6, 2),
+                    Piece::Rook => (7, 3),
+                    _ => (13, 5),
+                };
+                both(MOBILITY + pi - 1, (mob - base) as f32, (mob - base) as f32);
+                let hits = (att & zones[them]).count_ones() as i32;
+                if hits > 0 {
+                    attackers += 1;
+                    attack_units += unit * hits;
+                }
+                if piece == Piece::Rook {
+                    let file = FILE_A << sq.file() as usize;
+                    if file & pawns_of[ci] == 0 {
+                        let k = if file & pawns_of[them] == 0 { ROOK_OPEN } else { ROOK_SEMI_OPEN };
+                        both(k, 1.0, 1.0);
+                    }
+                }
+            }
+        }
+        if attackers >= 2 {
+            let u = attack_units.min(24) as f32;
+            both(KING_ATTACK, u * u / 8.0, u * u / 8.0);
+        }
+        if board.colored_pieces(color, Piece::Bishop).len() >= 2 {
+            both(BISHOP_PAIR, 1.0, 1.0);
+        }
+        let mine = pawns_of[ci];
+        tr.has_pawns[ci] = mine != 0;
+        for sq in BitBoard(mine) {
+            let f = sq.file() as usize;
+            let rel_rank = if ci == 0 { sq.rank() as usize } else { 7 - sq.rank() as usize };
+            if mine & adjacent_files(f) == 0 {
+                both(ISOLATED, 1.0, 1.0);
+            }
+            if PASSED_MASK[ci][sq as usize] & pawns_of[them] == 0 && rel_rank >= 1 {
+                both(PASSED + rel_rank - 1, 1.0, 1.0);
+                let d = (distance(kings[them], sq) - distance(kings[ci], sq)) as f32;
+                both(PASSED_KING_DISTANCE, d, d * rel_rank as f32 / 4.0);
+            }
+        }
+        for f in 0..8 {
+            let n = (mine & (FILE_A << f)).count_ones() as i32;
+            if n > 1 {
+                both(DOUBLED, (n - 1) as f32, (n - 1) as f32);
+            }
+        }
+        let k = kings[ci];
+        let k_rel_rank = if ci == 0 { k.rank() as i32 } else { 7 - k.rank() as i32 };
+        if k_rel_rank <= 1 {
+            let files = (FILE_A << k.file() as usize) | adjacent_files(k.file() as usize);
+            let r = k.rank() as usize;
+            let (near, far) = if ci == 0 {
+                (0xFFu64 << ((r + 1) * 8), 0xFFu64 << ((r + 2) * 8))
+            } else {
+                (0xFFu64 << ((r - 1) * 8), 0xFFu64 << ((r - 2) * 8))
+            };
+            let n_near = (mine & files & near).count_ones() as f32;
+            let n_far = (mine & files & far).count_ones() as f32;
+            both(SHIELD_NEAR, n_near, n_near);
+            both(SHIELD_FAR, n_far, n_far);
+        }
+    }
+    let tempo = if tr.white_to_move { 1.0 } else { -1.0 };
+    tr.mg[TEMPO] += tempo;
+    tr.eg[TEMPO] += tempo;
+    tr.phase = phase.min(PHASE_MAX);
+    tr
 }
 
 /// Material values for exchanges (pawn, knight, bishop, rook, queen, king).
