@@ -15,7 +15,8 @@ mod record;
 pub use cozy_chess::Move;
 use cozy_chess::{BitBoard, Board, Color, Piece, Square};
 pub use eval::{
-    COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, S, Tables, WEIGHTS, Weights, evaluate_with, see,
+    COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, PHASE_MAX, S, Tables, Trace, WEIGHTS, Weights,
+    evaluate_with, see, trace,
 };
 
 use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
@@ -32,13 +33,36 @@ pub struct Chess {
     /// The castling rights of the position it was set up from were not the standard ones: castling is written
     /// king-takes-rook.
     chess960: bool,
+    /// The evaluation's tables: the built-in ones unless [`Chess::with_tables`] chose others.
+    tables: EvalTables,
+}
+
+/// A reference to evaluation tables, shown by address only in `Debug` output.
+#[derive(Clone, Copy)]
+struct EvalTables(&'static Tables);
+
+impl std::fmt::Debug for EvalTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tables@{:p}", self.0)
+    }
 }
 
 impl Chess {
     fn from_board(board: Board, chess960: bool) -> Chess {
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Chess { board, stack: Vec::with_capacity(256), history, chess960 }
+        Chess { board, stack: Vec::with_capacity(256), history, chess960, tables: EvalTables(&eval::TABLES) }
+    }
+
+    /// The same game, evaluated with other tables from now on (a tuner's match between two weight sets).
+    pub fn with_tables(mut self, tables: &'static Tables) -> Chess {
+        self.tables = EvalTables(tables);
+        self
+    }
+
+    /// The static evaluation of the current position with this game's tables, from the side to move's view.
+    pub fn static_eval(&self) -> i32 {
+        eval::evaluate_with(self.tables.0, &self.board)
     }
 
     /// A position from FEN (X-FEN / Shredder castling letters accepted).
@@ -294,7 +318,7 @@ impl Game for Chess {
 
     #[inline]
     fn evaluate(&self) -> i32 {
-        eval::evaluate(&self.board)
+        eval::evaluate_with(self.tables.0, &self.board)
     }
 
     #[inline]

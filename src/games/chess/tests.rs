@@ -446,3 +446,69 @@ mod records {
         assert!(text.contains("\n3... a6 4. Ba4"), "{text}");
     }
 }
+
+/// Positions from a few dozen pseudo-random playouts of every perft and bench position.
+fn sample_positions() -> Vec<Chess> {
+    let mut seed = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut out = Vec::new();
+    let mut moves = Vec::new();
+    let starts = PERFT.iter().map(|(fen, _)| *fen).chain(Chess::BENCH_POSITIONS.iter().copied());
+    for fen in starts {
+        for _ in 0..4 {
+            let mut g = game(fen);
+            for _ in 0..60 {
+                g.generate_moves(&mut moves);
+                if moves.is_empty() || g.rule_end(0).is_some() {
+                    break;
+                }
+                g.make(moves[(next() % moves.len() as u64) as usize]);
+                out.push(g.clone());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn trace_is_the_evaluation_term_by_term() {
+    // With the built-in weights and with random ones, the linear form equals the evaluation up to the
+    // integer rounding of the taper, the king attack and the passed pawns' king distance.
+    let positions = sample_positions();
+    assert!(positions.len() > 1000);
+    let mut seed = 99u64;
+    let mut weight_sets = vec![WEIGHTS];
+    for _ in 0..3 {
+        let mut w = WEIGHTS;
+        for s in w.iter_mut() {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let a = (seed >> 33) as i32 % 41 - 20;
+            let b = (seed >> 45) as i32 % 41 - 20;
+            *s = S(s.0 + a, s.1 + b);
+        }
+        weight_sets.push(w);
+    }
+    for w in &weight_sets {
+        let tables = Tables::new(w);
+        let mut big = 0;
+        for g in &positions {
+            let exact = evaluate_with(&tables, g.board());
+            let linear = trace(g.board()).evaluate(w);
+            let diff = (linear - f64::from(exact)).abs();
+            assert!(diff <= 4.0, "{}: linear {linear}, evaluation {exact}", g.to_fen());
+            big += usize::from(exact.abs() >= 200);
+        }
+        // The comparison is not vacuous: many evaluations are large.
+        assert!(big > positions.len() / 10, "{big} of {}", positions.len());
+    }
+    // Tables chosen per game are the ones the search evaluates with.
+    let other: &'static Tables = Box::leak(Box::new(Tables::new(&weight_sets[1])));
+    let g = positions[500].clone();
+    assert_eq!(g.clone().with_tables(other).evaluate(), evaluate_with(other, g.board()));
+    assert_eq!(g.evaluate(), evaluate_with(&Tables::new(&WEIGHTS), g.board()));
+}
