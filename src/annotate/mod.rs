@@ -22,7 +22,7 @@ use crate::game::{Game, GameEnd, GameRecord, Outcome, play_moves};
 use crate::pool::Priority;
 use crate::search::Limits;
 use crate::store::{CachedAnalysis, CachedScore};
-pub use runner::{Annotator, AnnotatorConfig, Progress, SubmitError, Submitted};
+pub use runner::{Annotator, AnnotatorConfig, ErrorJson, Progress, SubmitError, Submitted};
 
 /// The default GUIDE threshold, in centi-units (one man).
 pub const DEFAULT_THRESHOLD: i32 = 100;
@@ -49,6 +49,19 @@ pub enum JobPriority {
     #[default]
     Low,
     Normal,
+}
+
+impl Default for Settings {
+    /// The game's analysis depth is not known here: no limit given means depth 1 (see [`Settings::limits`]).
+    fn default() -> Self {
+        Settings {
+            depth: None,
+            movetime_ms: None,
+            nodes: None,
+            threshold: DEFAULT_THRESHOLD,
+            priority: JobPriority::Low,
+        }
+    }
 }
 
 impl Settings {

@@ -168,13 +168,12 @@ fn evals_by_game(positions: &[PositionRow]) -> HashMap<u32, HashMap<u32, Positio
     out
 }
 
-fn settings_of(job: &JobRow) -> Settings {
-    serde_json::from_str(&job.settings).unwrap_or(Settings {
-        depth: None,
-        movetime_ms: None,
-        nodes: None,
-        threshold: super::DEFAULT_THRESHOLD,
-        priority: super::JobPriority::Low,
+/// A job's stored settings. Undecodable ones (the runner fails such a job) are reported with the defaults,
+/// and logged.
+pub fn settings_of(job: &JobRow) -> Settings {
+    serde_json::from_str(&job.settings).unwrap_or_else(|error| {
+        tracing::warn!(job = %job.id, %error, "undecodable annotation settings; reporting with the defaults");
+        Settings::default()
     })
 }
 

@@ -215,9 +215,8 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
     let positions = store.job_positions(&id).await?;
     let job = store.job(&id).await?.ok_or_else(|| anyhow!("the job vanished"))?;
     let exported = match args.export.as_deref().or(G::EXPORT_FORMAT) {
-        Some(f) if Some(f) == G::EXPORT_FORMAT => {
-            report::export_native::<G>(&games, &positions, args.threshold).unwrap_or_default()
-        }
+        Some(f) if Some(f) == G::EXPORT_FORMAT => report::export_native::<G>(&games, &positions, args.threshold)
+            .ok_or_else(|| anyhow!("{} has no annotated export format", G::NAME))?,
         Some("json") => serde_json::to_string_pretty(&report::job_view::<G>(&job, &games, &positions))? + "\n",
         None | Some("text") => report::export_text(&view),
         Some(other) => bail!("unknown export format `{other}`"),
@@ -275,7 +274,10 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
         bail!("the annotation {}: {}", view.status, view.error.clone().unwrap_or_default());
     }
     let path = match &args.export {
-        Some(f) => format!("/v1/annotations/{id}/export?format={f}"),
+        Some(f) => {
+            let query: String = form_urlencoded::Serializer::new(String::new()).append_pair("format", f).finish();
+            format!("/v1/annotations/{id}/export?{query}")
+        }
         None => format!("/v1/annotations/{id}/export"),
     };
     let exported = base.request("GET", &path, None).await?;
@@ -350,13 +352,7 @@ fn view_from_json(value: &Value, sides: [&'static str; 2]) -> Result<JobView> {
         engine: value["engine"].as_str().unwrap_or("").to_string(),
         created_ms: 0,
         updated_ms: 0,
-        settings: serde_json::from_value(value["settings"].clone()).unwrap_or(Settings {
-            depth: None,
-            movetime_ms: None,
-            nodes: None,
-            threshold: DEFAULT_THRESHOLD,
-            priority: JobPriority::Normal,
-        }),
+        settings: serde_json::from_value(value["settings"].clone()).unwrap_or_default(),
         progress: progress(&value["progress"]),
         games,
     })

@@ -14,7 +14,7 @@ use super::AppState;
 use super::analysis::{check_format, game_kind, read_limits};
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
-use crate::annotate::{DEFAULT_THRESHOLD, JobPriority, Settings, SubmitError, report};
+use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, SubmitError, report};
 use crate::game::{Game, GameRecord, RecordError};
 use crate::games::GameKind;
 use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
@@ -51,20 +51,6 @@ pub struct AnnotationRequest {
 }
 
 #[derive(Serialize)]
-struct RecordErrorOut {
-    index: usize,
-    line: usize,
-    token: String,
-    message: String,
-}
-
-impl From<&RecordError> for RecordErrorOut {
-    fn from(e: &RecordError) -> Self {
-        RecordErrorOut { index: e.index, line: e.line, token: e.token.clone(), message: e.message.clone() }
-    }
-}
-
-#[derive(Serialize)]
 struct Accepted {
     id: String,
     status_url: String,
@@ -74,7 +60,7 @@ struct Accepted {
     /// Positions to evaluate.
     positions: u64,
     /// The games that could not be read (they are not annotated; the others are).
-    errors: Vec<RecordErrorOut>,
+    errors: Vec<ErrorJson>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     clamped: Vec<&'static str>,
 }
@@ -142,7 +128,7 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
         id: submitted.id,
         games: submitted.games,
         positions: submitted.positions,
-        errors: submitted.errors.iter().map(RecordErrorOut::from).collect(),
+        errors: submitted.errors.iter().map(ErrorJson::of).collect(),
         clamped,
     };
     let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
@@ -208,7 +194,7 @@ fn export_with<G: Game>(
     let native = G::EXPORT_FORMAT;
     let wanted = format.or(native).unwrap_or("text");
     if Some(wanted) == native {
-        let threshold = report::job_view::<G>(job, &[], &[]).settings.threshold;
+        let threshold = report::settings_of(job).threshold;
         let text = report::export_native::<G>(games, positions, threshold)
             .ok_or_else(|| Problem::internal("the game's export format is not available"))?;
         return Ok((text, "text/plain; charset=utf-8", wanted.to_string()));
