@@ -42,6 +42,13 @@ fn perft_hive_from_a_gamestring() {
 }
 
 #[test]
+fn perft_hive_counts_every_spider_walk() {
+    // Two walks of the spider bS1 cross one cell at different steps; 26 if the first walk claims the cell.
+    let position = "Base;InProgress;Black[5];wS1;bB1 -wS1;wB1 wS1\\;bS1 /bB1;wS2 /wB1;bG1 -bS1;wQ /wS2;bQ -bB1;wB2 -wQ";
+    assert_eq!(perft(&["1", "--position", position]), [(1, 28)]);
+}
+
+#[test]
 fn perft_hive_rejects_a_bad_position() {
     let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
         .args(["perft", "hive", "1", "--position", "Base;InProgress;White[2];wQ"])

@@ -264,6 +264,10 @@ fn legal_moves_with_positions_and_the_outcome_of_a_finished_game() {
             let r = server.post_ok("/v1/moves", &json!({ "game": game, "position": position }));
             assert!(r["moves"].as_array().expect("moves").iter().all(|m| m.get("position").is_none()));
         }
+        for &(position, count) in fixture.move_counts {
+            let r = server.post_ok("/v1/moves", &json!({ "game": game, "position": position }));
+            assert_eq!(r["moves"].as_array().expect("moves").len(), count, "{position}: {r}");
+        }
         // The side to move has nothing left: no moves, and the game is won by the other side.
         let sides = strings(&info["sides"]);
         let r = server.post_ok("/v1/moves", &json!({ "game": game, "position": fixture.finished }));

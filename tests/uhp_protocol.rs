@@ -258,6 +258,26 @@ fn gamestrings_are_replayed_with_every_rule() {
     e.ends();
 }
 
+/// A spider whose two walks cross the same cell at different steps (nine moves in; perft from the start
+/// cannot see it): 28 legal moves, the spider's two crossing walks among them.
+const CROSSING_SPIDER: &str =
+    "Base;InProgress;Black[5];wS1;bB1 -wS1;wB1 wS1\\;bS1 /bB1;wS2 /wB1;bG1 -bS1;wQ /wS2;bQ -bB1;wB2 -wQ";
+
+#[test]
+fn validmoves_lists_every_spider_walk() {
+    let mut e = Engine::start();
+    e.says(&format!("newgame {CROSSING_SPIDER}"), CROSSING_SPIDER);
+    let out = e.one("validmoves");
+    let moves: Vec<&str> = out.split(';').collect();
+    assert_eq!(moves.len(), 28, "{out}");
+    for m in ["bS1 -bG1", "bS1 /wB2"] {
+        assert!(moves.contains(&m), "{m} missing from {out}");
+    }
+    e.says("play bS1 -bG1", &format!("{};bS1 -bG1", CROSSING_SPIDER.replace("Black[5]", "White[6]")));
+    e.send("exit");
+    e.ends();
+}
+
 #[test]
 fn bestmove_by_depth_time_and_level() {
     let mut e = Engine::start();

@@ -597,6 +597,9 @@ pub struct Fixture {
     pub game: &'static str,
     /// (format, position, moves legal from it)
     pub positions: &'static [(&'static str, &'static str, &'static [&'static str])],
+    /// Positions whose number of legal moves is known independently of kibitz (published perft, or a rules
+    /// trap found by comparison with another generator).
+    pub move_counts: &'static [(&'static str, usize)],
     /// A position with the game over (the side to move cannot move).
     pub finished: &'static str,
     /// An unreadable position and the token the error must name.
@@ -615,6 +618,7 @@ pub const FIXTURES: &[Fixture] = &[
             ("fen", "B:W21-32:B1-12", &["11-15", "23-19", "8-11"]),
             ("fen", "W:W18,24,27,28,K10,K15:B12,16,20,K22,K25,K29", &["15-11"]),
         ],
+        move_counts: &[("B:W21-32:B1-12", 7)],
         finished: "B:W21,K5:B",
         bad_position: ("B:W21-32:B1-12,Z9", "Z9"),
         white: "white",
@@ -627,6 +631,7 @@ pub const FIXTURES: &[Fixture] = &[
             ("fen", "W:W31-50:B1-20", &["32-28", "19-23", "28x19"]),
             ("guide", "white bbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww", &["32 28 0", "17 21 0"]),
         ],
+        move_counts: &[("W:W31-50:B1-20", 9)],
         finished: "W:W:B1,2",
         bad_position: ("W:W31-50:B1-20,Z9", "Z9"),
         white: "white",
@@ -639,6 +644,11 @@ pub const FIXTURES: &[Fixture] = &[
             ("gamestring", "Base+MLP", &["wA1", "bA1 wA1-", "wQ -wA1"]),
             ("gamestring", "Base+MLP;InProgress;White[2];wS1;bS1 wS1-", &["wQ -wS1"]),
         ],
+        // Two walks of the spider bS1 cross one cell at different steps: 28 moves, not 26.
+        move_counts: &[(
+            "Base;InProgress;Black[5];wS1;bB1 -wS1;wB1 wS1\\;bS1 /bB1;wS2 /wB1;bG1 -bS1;wQ /wS2;bQ -bB1;wB2 -wQ",
+            28,
+        )],
         finished: "Base+MLP;WhiteWins;Black[6];wB1;bM -wB1;wL wB1/;bQ \\bM;wG1 \\wL;bQ /wG1;wQ \\wG1;bP -bM;wA1 wL-;bP -bQ;wA1 /wQ",
         bad_position: ("Base+XYZ", "Base+XYZ"),
         white: "white",
@@ -651,6 +661,7 @@ pub const FIXTURES: &[Fixture] = &[
             ("fen", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", &["e2e4", "e7e5", "g1f3"]),
             ("fen", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", &["e1g1"]),
         ],
+        move_counts: &[("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 48)],
         finished: "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
         bad_position: (
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNX w KQkq - 0 1",
@@ -670,6 +681,7 @@ pub const FIXTURES: &[Fixture] = &[
             ),
             ("fen", "r1ba1a3/4kn3/2n1b4/pNp1p1p1p/4c4/6P2/P1P2R2P/1CcC5/9/2BAKAB2 w", &["F3-F8"]),
         ],
+        move_counts: &[("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1", 44)],
         finished: "3k5/9/9/9/9/9/9/9/3r1r3/4K4 w",
         bad_position: ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w", "X"),
         white: "red",

@@ -709,18 +709,10 @@ impl Board {
         }
     }
 
-    /// Mzinga's spider: the cells a depth-first search of up to three slides reaches (each cell claimed the
-    /// first time it is seen, directions in order), kept if some three-slide walk without turning straight
-    /// back ends there.
+    /// The spider: every cell at the end of a walk of exactly three slides that never revisits a cell of the
+    /// same walk (its start included). Different walks may cross the same cell at different steps, so no cell
+    /// is ever claimed by the first walk that reaches it.
     fn spider_moves(&self, c: u16, out: &mut Cells) {
-        let mut seen = Cells::EMPTY;
-        seen.set(c);
-        let mut cand = Cells::EMPTY;
-        self.spider_dfs(c, c, 0, &mut seen, &mut cand);
-        if cand.is_empty() {
-            return;
-        }
-        let mut ends = Cells::EMPTY;
         for d1 in 0..6 {
             if !self.can_slide(c, d1, c) {
                 continue;
@@ -733,27 +725,10 @@ impl Board {
                 }
                 for d3 in 0..6 {
                     let e = nb(b, d3);
-                    if e != a && self.can_slide(b, d3, c) {
-                        ends.set(e);
+                    if e != a && e != c && self.can_slide(b, d3, c) {
+                        out.set(e);
                     }
                 }
-            }
-        }
-        for (o, (a, b)) in out.0.iter_mut().zip(cand.0.iter().zip(ends.0.iter())) {
-            *o |= a & b;
-        }
-    }
-
-    fn spider_dfs(&self, start: u16, cur: u16, depth: u32, seen: &mut Cells, cand: &mut Cells) {
-        if depth >= 3 {
-            return;
-        }
-        for d in 0..6 {
-            let n = nb(cur, d);
-            if !seen.has(n) && self.can_slide(cur, d, start) {
-                seen.set(n);
-                cand.set(n);
-                self.spider_dfs(start, n, depth + 1, seen, cand);
             }
         }
     }

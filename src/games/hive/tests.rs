@@ -156,6 +156,20 @@ fn spider_moves_exactly_three() {
     assert_eq!(err_of(&g, "wG1 \\wQ"), "You can't move that piece because it will break the hive.");
 }
 
+/// Two walks of the spider cross the same cell at different steps: a walk that reaches a cell first must
+/// not cut off another walk through it (the position needs nine moves; perft from the start cannot see it).
+const CROSSING_SPIDER: &str =
+    "Base;InProgress;Black[5];wS1;bB1 -wS1;wB1 wS1\\;bS1 /bB1;wS2 /wB1;bG1 -bS1;wQ /wS2;bQ -bB1;wB2 -wQ";
+
+#[test]
+fn spider_walks_may_cross() {
+    let g = game(CROSSING_SPIDER);
+    assert_eq!(g.legal_moves().len(), 28);
+    let spider = moves_of(&g, "bS1");
+    assert!(spider.contains(&"bS1 -bG1".to_string()), "{spider:?}");
+    assert!(spider.contains(&"bS1 /wB2".to_string()), "{spider:?}");
+}
+
 #[test]
 fn grasshopper_and_ant() {
     // wG1 at the west end jumps the whole line; an ant goes anywhere around it.
