@@ -2,8 +2,10 @@
 //!
 //! The rules of every game live in [`games`], behind the [`game::Game`] trait; [`search`] is the one engine,
 //! generic over it; [`pool`] runs searches on a fixed set of worker threads; [`protocols`] holds the legacy
-//! engine protocols as transport-free state machines.
+//! engine protocols as transport-free state machines; every front end asks for evaluations through
+//! [`analysis`], the one analysis path (cache, shared searches, engine choice).
 
+pub mod analysis;
 pub mod annotate;
 pub mod game;
 pub mod games;

@@ -241,7 +241,7 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
     let listener =
         tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
     let address = listener.local_addr()?;
-    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &pool).await?) };
+    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis).await?) };
     tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
     if let Some(gateway) = &gateway {
         println!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
@@ -290,7 +290,10 @@ async fn serve_async(args: ServeArgs) -> Result<()> {
 }
 
 /// Listen for GUIDE connections on `--guide`.
-async fn open_gateway(args: &ServeArgs, pool: &kibitz::pool::Pool) -> Result<kibitz::protocols::guide::net::Gateway> {
+async fn open_gateway(
+    args: &ServeArgs,
+    analysis: &kibitz::analysis::Analysis,
+) -> Result<kibitz::protocols::guide::net::Gateway> {
     use kibitz::protocols::guide::GuideConfig;
     use kibitz::protocols::guide::net::{Gateway, GatewayConfig};
     let config = GatewayConfig {
@@ -305,7 +308,7 @@ async fn open_gateway(args: &ServeArgs, pool: &kibitz::pool::Pool) -> Result<kib
             ..GuideConfig::default()
         },
     };
-    Gateway::bind(args.guide, pool.clone(), config).await.with_context(|| {
+    Gateway::bind(args.guide, analysis.clone(), config).await.with_context(|| {
         format!(
             "cannot open the GUIDE gateway on {} (choose another address with --guide ADDR or KIBITZ_GUIDE, \
              or turn it off with --no-guide)",

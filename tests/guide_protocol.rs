@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use common::Server;
 use kibitz::game::Game;
 use kibitz::games::draughts::Draughts;
+use serde_json::json;
 
 /// The longest any reply may take (searches here are short; the machine is shared and may be slow).
 const REPLY: Duration = Duration::from_secs(30);
@@ -454,6 +455,31 @@ fn game_analysis_comments_the_blunder() {
     assert_ne!(start.guide_move(better), "33 28 0");
     assert!(first.contains(" instead of "), "{first}");
     assert!(!comments.iter().any(|c| c.starts_with("setcomment 2 ")), "a forced capture: {comments:?}");
+    // An annotation job of the same game, at the same depth and threshold, flags the same moves: both judge
+    // through the one judgement.
+    let guide_flags: Vec<u64> =
+        comments.iter().map(|c| c.split(' ').nth(1).and_then(|n| n.parse().ok()).expect("move number")).collect();
+    let job = server.post("/v1/annotations", &json!({ "game": "draughts", "text": text, "depth": 6, "threshold": 50 }));
+    assert_eq!(job.status, 202, "{}", job.text());
+    let id = job.json()["id"].as_str().expect("id").to_string();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let view = loop {
+        let view = server.get(&format!("/v1/annotations/{id}")).json();
+        if view["status"] != json!("queued") && view["status"] != json!("running") {
+            break view;
+        }
+        assert!(Instant::now() < deadline, "the annotation job did not finish: {view}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(view["status"], json!("done"), "{view}");
+    let api_flags: Vec<u64> = view["games"][0]["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .filter(|m| m["over_threshold"] == json!(true))
+        .map(|m| m["ply"].as_u64().expect("ply"))
+        .collect();
+    assert_eq!(guide_flags, api_flags, "GUIDE {comments:?}, API {view}");
     // The game is unchanged and the session goes on.
     gui.start = start;
     gui.moves = ["33 28 0", "22 33 1 28", "47 42 0", "3 9 0"].map(String::from).to_vec();

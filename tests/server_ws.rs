@@ -254,3 +254,35 @@ fn a_full_queue_answers_503_with_retry_after_at_once() {
         .post_ok("/v1/analysis", &json!({ "game": fixture.game, "depth": fixture.quick_depth, "cache": "refresh" }));
     assert_eq!(a["cached"], json!(false));
 }
+
+#[test]
+fn two_sockets_asking_the_same_question_share_one_search() {
+    let server = Server::start(&[]);
+    let (_, fixture) = games(&server).remove(0);
+    // A search far too long to end by itself during the test: it ends when both sockets stop it.
+    let ask = |id: &str| json!({ "type": "analyse", "id": id, "game": fixture.game, "nodes": 4_000_000_000u64 });
+    let started = server.metric("kibitz_searches_started_total");
+    let shared = server.metric("kibitz_searches_shared_total");
+    let mut first = server.ws();
+    first.send(&ask("one"));
+    // The search runs once the first progress report arrives; the second socket then joins it.
+    let info = first.recv();
+    assert_eq!((info["type"].clone(), info["id"].clone()), (json!("info"), json!("one")), "{info}");
+    let mut second = server.ws();
+    second.send(&ask("two"));
+    let info = second.recv();
+    assert_eq!((info["type"].clone(), info["id"].clone()), (json!("info"), json!("two")), "{info}");
+    assert_eq!(server.metric("kibitz_searches_started_total") - started, 1.0, "one search for both sockets");
+    assert_eq!(server.metric("kibitz_searches_shared_total") - shared, 1.0);
+    // The first socket stops: it gets the deepest lines so far, and the search goes on for the second.
+    first.send(&json!({ "type": "stop", "id": "one" }));
+    let one = first.until("bestmove", "one").pop().expect("answer");
+    assert!(one["bestmove"].is_string(), "{one}");
+    assert_eq!(server.metric("kibitz_pool_busy_workers"), 1.0, "the search goes on for the second socket");
+    second.send(&json!({ "type": "stop", "id": "two" }));
+    let two = second.until("bestmove", "two").pop().expect("answer");
+    assert!(two["bestmove"].is_string(), "{two}");
+    assert!(two["depth"].as_u64() >= one["depth"].as_u64(), "{one} then {two}");
+    assert_eq!(server.metric("kibitz_searches_started_total") - started, 1.0);
+    server.wait_metric("kibitz_pool_busy_workers", |n| n == 0.0);
+}

@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::{GameEnd, Outcome, Score, Side};
+
 /// The slope of the win-chance curve (per centi-unit).
 pub const WIN_CHANCE_SLOPE: f64 = 0.003_682_08;
 
@@ -43,6 +45,23 @@ pub enum Value {
 }
 
 impl Value {
+    /// A search's score for the side to move.
+    pub fn of_score(score: Score) -> Value {
+        match score {
+            Score::Cp(cp) => Value::Cp(cp),
+            Score::Mate(plies) => Value::Mate(plies),
+        }
+    }
+
+    /// A finished game's value for the side to move.
+    pub fn of_end(end: GameEnd, to_move: Side) -> Value {
+        match end.outcome {
+            Outcome::Win(side) if side == to_move => Value::Won,
+            Outcome::Win(_) => Value::Lost,
+            Outcome::Draw => Value::Drawn,
+        }
+    }
+
     /// The same position from the other side.
     pub fn negate(self) -> Value {
         match self {
@@ -81,6 +100,19 @@ impl Value {
     /// This side has a forced win (or has won).
     pub fn is_winning_by_force(self) -> bool {
         matches!(self, Value::Won) || matches!(self, Value::Mate(n) if n > 0)
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Value::Cp(cp) => write!(f, "{cp:+}"),
+            Value::Mate(n) if n > 0 => write!(f, "a win in {n} plies"),
+            Value::Mate(n) => write!(f, "a loss in {} plies", -n),
+            Value::Won => f.write_str("a won game"),
+            Value::Lost => f.write_str("a lost game"),
+            Value::Drawn => f.write_str("a drawn game"),
+        }
     }
 }
 

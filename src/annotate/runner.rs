@@ -15,16 +15,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio::sync::{Semaphore, oneshot, watch};
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use super::{PositionEval, Settings, StoredRecord};
+use crate::analysis::{Analysis, AnalysisError, Request, satisfies};
 use crate::game::{Game, GameRecord, RecordError};
 use crate::games::GameKind;
-use crate::pool::{Pool, PoolError, SearchRequest};
-use crate::search::{Event, SearchOptions};
-use crate::store::{CacheKey, CachedAnalysis, JobStatus, NewJob, NewJobGame, Store, StoreError};
+use crate::pool::PoolError;
+use crate::store::{JobStatus, NewJob, NewJobGame, Store, StoreError};
 use crate::with_game;
 
 /// Limits of the annotation runner.
@@ -93,7 +93,7 @@ struct Control {
 }
 
 struct Inner {
-    pool: Pool,
+    analysis: Analysis,
     store: Store,
     config: AnnotatorConfig,
     permits: Semaphore,
@@ -131,11 +131,11 @@ fn new_job_id() -> String {
 }
 
 impl Annotator {
-    pub fn new(pool: Pool, store: Store, config: AnnotatorConfig) -> Self {
+    pub fn new(analysis: Analysis, store: Store, config: AnnotatorConfig) -> Self {
         let permits = Semaphore::new(config.max_in_flight.max(1));
         Annotator {
             inner: Arc::new(Inner {
-                pool,
+                analysis,
                 store,
                 config,
                 permits,
@@ -446,8 +446,8 @@ async fn collect(
     Ok(None)
 }
 
-/// Evaluate one position: the game's end, the cache, or a search at the job's priority (whose result also
-/// goes to the cache). `None` when the server shuts down first.
+/// Evaluate one position through the analysis path: the game's end, the cache, or a search at the job's
+/// priority (its result also goes to the cache). `None` when the server shuts down first.
 async fn evaluate<G: Game>(
     inner: &Inner,
     position: &G,
@@ -457,56 +457,30 @@ async fn evaluate<G: Game>(
     if let Some(end) = position.outcome() {
         return Some(PositionEval::ended(position, end));
     }
-    let key = CacheKey { game: G::NAME.to_string(), position: position.position_key(), multipv: 1 };
-    match inner.store.get_analysis(&key).await {
-        Ok(Some(found)) if found.satisfies(limits) => {
-            return Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found)));
-        }
-        Ok(_) => {}
-        Err(error) => debug!(%error, "cache lookup failed; searching"),
+    let request = Request::new(position.clone(), limits.clone()).priority(settings.pool_priority());
+    // A cached result needs no search, so no permit.
+    if let Some(found) = inner.analysis.lookup(&request.cache_key()).await
+        && satisfies(&found, limits)
+    {
+        return Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found)));
     }
     let _permit = inner.permits.acquire().await.ok()?;
-    let (handle, rx) = loop {
+    let answer = loop {
         if *inner.shutdown.borrow() {
             return None;
         }
-        let request = SearchRequest {
-            game: position.clone(),
-            limits: limits.clone(),
-            options: SearchOptions {
-                multipv: 1,
-                threads: 1,
-                currmove_after: Duration::ZERO,
-                ..SearchOptions::default()
-            },
-            priority: settings.pool_priority(),
-        };
-        let (tx, rx) = oneshot::channel();
-        let mut tx = Some(tx);
-        let root = position.clone();
-        let sink = move |event: Event<G::Move>| {
-            if let Event::Done(done) = event
-                && let Some(tx) = tx.take()
-            {
-                let _ = tx.send(CachedAnalysis::from_search(&root, &done));
+        match inner.analysis.analyse(request.clone()).await {
+            Ok(answer) => break answer,
+            Err(AnalysisError::Busy(PoolError::Busy { .. })) => tokio::time::sleep(inner.config.busy_retry).await,
+            Err(error) => {
+                debug!(%error, "annotation search ended without an answer");
+                return None;
             }
-        };
-        match inner.pool.submit(request, sink) {
-            Ok(handle) => break (handle, rx),
-            Err(PoolError::Busy { .. }) => tokio::time::sleep(inner.config.busy_retry).await,
-            Err(PoolError::ShuttingDown) => return None,
         }
     };
-    let result = rx.await.ok();
-    drop(handle);
-    let result = result?;
-    if *inner.shutdown.borrow() {
+    if *inner.shutdown.borrow() && !answer.cached {
         return None;
     }
-    if result.satisfies(limits)
-        && let Err(error) = inner.store.put_analysis(&key, &result).await
-    {
-        warn!(%error, "could not cache an annotation search");
-    }
-    Some(PositionEval::searched(&result, false).unwrap_or_else(|| PositionEval::unjudged(&result)))
+    let result = &answer.result;
+    Some(PositionEval::searched(result, answer.cached).unwrap_or_else(|| PositionEval::unjudged(result)))
 }

@@ -11,6 +11,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
+use kibitz::analysis::Analysis;
 use kibitz::annotate::report::{self, JobView};
 use kibitz::annotate::{Annotator, AnnotatorConfig, DEFAULT_THRESHOLD, JobPriority, Settings};
 use kibitz::game::{Game, Side};
@@ -192,7 +193,8 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
     let pool = Pool::new(PoolConfig { workers, queue: 64, hash_mb: args.hash_mb });
     // Alone on the pool: every worker may annotate.
     let config = AnnotatorConfig { max_in_flight: workers, ..AnnotatorConfig::for_workers(workers) };
-    let annotator = Annotator::new(pool.clone(), store.clone(), config);
+    let analysis = Analysis::new(pool.clone(), store.clone());
+    let annotator = Annotator::new(analysis, store.clone(), config);
     let submitted = annotator.submit::<G>(records, settings::<G>(args)).await?;
     let id = submitted.id;
     let games = store.job_games(&id).await?;

@@ -1,7 +1,6 @@
 //! Analysis, legal moves, format conversion and the game list: reading requests into a game's own types
 //! (through the registry), the cache and the pool, and writing answers in the notation the client used.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -9,30 +8,17 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
 
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
 use super::{ApiConfig, AppState, ENGINE};
+pub use crate::analysis::CacheMode;
+use crate::analysis::{Answer, Request};
 use crate::game::{Game, GameEnd, Outcome, Side};
 use crate::games::GameKind;
-use crate::pool::{JobHandle, Priority, SearchRequest};
-use crate::search::{Event, Limits, SearchOptions};
-use crate::store::{CacheKey, CachedAnalysis, CachedScore};
+use crate::search::Limits;
+use crate::store::{CachedAnalysis, CachedScore};
 use crate::with_game;
-
-/// Whether an analysis may be answered from the cache.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheMode {
-    /// Answer from the cache when it holds a deep enough result, else search (and store).
-    #[default]
-    Use,
-    /// Search even if the cache could answer; store the result if it is deeper.
-    Refresh,
-    /// Answer only from the cache: 404 when it cannot.
-    Only,
-}
 
 /// `POST /v1/analysis` (and the WebSocket's `analyse`).
 #[derive(Clone, Debug, Deserialize)]
@@ -71,8 +57,6 @@ pub(super) struct Setup<G: Game> {
     pub game: G,
     /// The position in the game's main format.
     pub position: String,
-    /// The position as the cache knows it ([`Game::position_key`]).
-    pub key: String,
     pub move_format: Option<String>,
 }
 
@@ -125,8 +109,7 @@ pub(super) fn setup<G: Game>(
         game.make(m);
     }
     let position = game.format_position(None).map_err(|e| Problem::internal(e.to_string()))?;
-    let key = game.position_key();
-    Ok(Setup { game, position, key, move_format: move_format.map(str::to_string) })
+    Ok(Setup { game, position, move_format: move_format.map(str::to_string) })
 }
 
 /// Read the one search limit a request may give (depth, time or nodes), clamped to the server's maxima; the
@@ -231,6 +214,7 @@ pub(super) struct AnalysisResponse {
     pub nps: u64,
     pub time_ms: u64,
     pub cached: bool,
+    /// The engine that answered, with its version.
     pub engine: &'static str,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub white_pov: bool,
@@ -301,147 +285,23 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
     }
 }
 
-fn game_over_response<G: Game>(p: &Prepared<G>, end: GameEnd) -> AnalysisResponse {
-    let empty = CachedAnalysis { depth: 0, seldepth: 0, nodes: 0, time_ms: 0, bestmove: None, lines: Vec::new() };
-    let mut r = respond(p, &empty, false);
-    r.outcome = Some(outcome_out::<G>(end));
+/// The service's request for a prepared API request.
+pub(super) fn request_of<G: Game>(p: &Prepared<G>) -> Request<G> {
+    Request::new(p.setup.game.clone(), p.limits.clone()).multipv(p.multipv).cache(p.cache)
+}
+
+/// The API's answer for the service's.
+pub(super) fn answer_out<G: Game>(p: &Prepared<G>, answer: &Answer) -> AnalysisResponse {
+    let mut r = respond(p, &answer.result, answer.cached);
+    r.engine = answer.engine;
+    r.outcome = answer.end.map(outcome_out::<G>);
     r
-}
-
-// ---- searches shared by identical requests ----
-
-type FlightResult = Option<Result<Arc<CachedAnalysis>, String>>;
-
-/// One search, shared by every request that asks the same question while it runs. When the last request
-/// waiting on it goes away, the search is cancelled.
-pub(super) struct Flight {
-    rx: watch::Receiver<FlightResult>,
-    _job: JobHandle,
-}
-
-fn flight_key<G: Game>(p: &Prepared<G>) -> String {
-    let l = &p.limits;
-    format!(
-        "{}\n{}\n{}\n{:?}/{:?}/{:?}",
-        G::NAME,
-        p.setup.key,
-        p.multipv,
-        l.depth,
-        l.movetime.map(|t| t.as_millis()),
-        l.nodes
-    )
-}
-
-fn join_or_start<G: Game>(state: &AppState, p: &Prepared<G>) -> Result<Arc<Flight>, Problem> {
-    let key = flight_key(p);
-    let mut flights = state.flights.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(flight) = flights.get(&key).and_then(std::sync::Weak::upgrade) {
-        state.metrics.shared_searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        return Ok(flight);
-    }
-    // The search's result goes to the store first, then to the requests: a client that asks again right
-    // after its answer finds it cached.
-    let (found_tx, mut found_rx) = watch::channel(None);
-    let (tx, rx) = watch::channel(None);
-    let root = p.setup.game.clone();
-    let sink = move |event: Event<G::Move>| {
-        if let Event::Done(done) = event {
-            found_tx.send_replace(Some(Ok(Arc::new(CachedAnalysis::from_search(&root, &done)))));
-        }
-    };
-    let request = SearchRequest {
-        game: p.setup.game.clone(),
-        limits: p.limits.clone(),
-        options: SearchOptions {
-            multipv: p.multipv as usize,
-            threads: 1,
-            currmove_after: Duration::ZERO,
-            ..SearchOptions::default()
-        },
-        priority: Priority::Normal,
-    };
-    let job = state.pool.submit(request, sink)?;
-    state.metrics.searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let flight = Arc::new(Flight { rx: rx.clone(), _job: job });
-    flights.retain(|_, w| w.strong_count() > 0);
-    flights.insert(key, Arc::downgrade(&flight));
-    drop(flights);
-
-    // Store the result once, whoever is still waiting for it; then answer them.
-    let store = state.store.clone();
-    let cache_key = CacheKey { game: G::NAME.to_string(), position: p.setup.key.clone(), multipv: p.multipv };
-    let pending = state.pending_writes.start();
-    tokio::spawn(async move {
-        let _pending = pending;
-        if let Ok(result) = wait_result(&mut found_rx).await {
-            if let Err(e) = store.put_analysis(&cache_key, &result).await {
-                tracing::warn!(error = %e, "could not store an analysis");
-            }
-            tx.send_replace(Some(Ok(result)));
-        }
-    });
-    Ok(flight)
-}
-
-async fn wait_result(rx: &mut watch::Receiver<FlightResult>) -> Result<Arc<CachedAnalysis>, String> {
-    loop {
-        if let Some(r) = rx.borrow_and_update().clone() {
-            return r;
-        }
-        if rx.changed().await.is_err() {
-            return Err("the search ended without an answer".to_string());
-        }
-    }
-}
-
-async fn lookup(state: &AppState, key: &CacheKey) -> Option<CachedAnalysis> {
-    match state.store.get_analysis(key).await {
-        Ok(found) => found,
-        Err(e) => {
-            tracing::warn!(error = %e, "cache lookup failed; searching instead");
-            None
-        }
-    }
-}
-
-/// The answer a request gets without searching, if any: a finished game, or a deep enough cached result
-/// (with `cache: only`, the cached result or 404).
-pub(super) async fn immediate_answer<G: Game>(
-    state: &AppState,
-    p: &Prepared<G>,
-    key: &CacheKey,
-) -> Result<Option<AnalysisResponse>, Problem> {
-    if let Some(end) = p.setup.game.outcome() {
-        return Ok(Some(game_over_response(p, end)));
-    }
-    if p.cache == CacheMode::Refresh {
-        return Ok(None);
-    }
-    match lookup(state, key).await {
-        Some(cached) if p.cache == CacheMode::Only || cached.satisfies(&p.limits) => {
-            state.metrics.cache_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Ok(Some(respond(p, &cached, true)))
-        }
-        _ => {
-            state.metrics.cache_misses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if p.cache == CacheMode::Only {
-                return Err(Problem::not_found("no cached analysis of this position"));
-            }
-            Ok(None)
-        }
-    }
 }
 
 async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<AnalysisResponse, Problem> {
     let p = prepare::<G>(req, &state.config)?;
-    let key = CacheKey { game: G::NAME.to_string(), position: p.setup.key.clone(), multipv: p.multipv };
-    if let Some(answer) = immediate_answer(state, &p, &key).await? {
-        return Ok(answer);
-    }
-    let flight = join_or_start(state, &p)?;
-    let mut rx = flight.rx.clone();
-    let result = wait_result(&mut rx).await.map_err(Problem::unavailable)?;
-    Ok(respond(&p, &result, false))
+    let answer = state.analysis.analyse(request_of(&p)).await?;
+    Ok(answer_out(&p, &answer))
 }
 
 pub(super) async fn post_analysis(

@@ -39,12 +39,6 @@ impl Histogram {
 pub struct Metrics {
     requests: Mutex<BTreeMap<(String, u16), u64>>,
     latency: Mutex<BTreeMap<String, Histogram>>,
-    pub cache_hits: AtomicU64,
-    pub cache_misses: AtomicU64,
-    /// Searches started for the API (shared requests count once).
-    pub searches: AtomicU64,
-    /// Requests answered by joining a search already running for the same question.
-    pub shared_searches: AtomicU64,
     pub ws_connections: AtomicI64,
 }
 
@@ -61,7 +55,8 @@ impl Metrics {
     /// The exposition text, with the pool's and the store's figures read now.
     pub fn render(&self, state: &AppState) -> String {
         let mut out = String::with_capacity(4096);
-        let pool = state.pool.stats();
+        let pool = state.pool().stats();
+        let analysis = state.analysis.counters();
         let store = state.store.stats();
         let _ = writeln!(out, "# HELP kibitz_http_requests_total HTTP requests by route and status.");
         let _ = writeln!(out, "# TYPE kibitz_http_requests_total counter");
@@ -92,19 +87,24 @@ impl Metrics {
             ("kibitz_pool_queue_capacity", "gauge", "Searches that may wait.", pool.capacity as u64),
             ("kibitz_searches_completed_total", "counter", "Searches finished by the pool.", pool.completed),
             ("kibitz_nodes_searched_total", "counter", "Nodes searched by the pool.", pool.nodes),
-            ("kibitz_cache_hits_total", "counter", "Analyses answered from the cache.", self.get(&self.cache_hits)),
+            ("kibitz_cache_hits_total", "counter", "Analyses answered from the cache.", self.get(&analysis.cache_hits)),
             (
                 "kibitz_cache_misses_total",
                 "counter",
                 "Analyses the cache could not answer.",
-                self.get(&self.cache_misses),
+                self.get(&analysis.cache_misses),
             ),
-            ("kibitz_searches_started_total", "counter", "Searches started for the API.", self.get(&self.searches)),
+            (
+                "kibitz_searches_started_total",
+                "counter",
+                "Searches started by the analysis path (shared ones count once).",
+                self.get(&analysis.searches),
+            ),
             (
                 "kibitz_searches_shared_total",
                 "counter",
                 "Requests that joined a search already running.",
-                self.get(&self.shared_searches),
+                self.get(&analysis.shared),
             ),
         ];
         for (name, kind, help, value) in gauges {

@@ -1,8 +1,8 @@
 //! The HTTP and WebSocket API (axum): analysis, legal moves, format conversion, health, metrics, OpenAPI.
 //!
 //! Handlers are thin: they read and validate the request, name the game through the registry
-//! ([`crate::games::GameKind`]), and hand positions to the worker pool and the store. Every error is an
-//! RFC 9457 problem document ([`problem::Problem`]).
+//! ([`crate::games::GameKind`]), and hand positions to the one analysis path ([`crate::analysis`]). Every
+//! error is an RFC 9457 problem document ([`problem::Problem`]).
 
 mod analysis;
 mod annotations;
@@ -12,10 +12,8 @@ pub mod openapi;
 pub mod problem;
 mod ws;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -29,13 +27,12 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::analysis::Analysis;
+pub use crate::analysis::ENGINE;
 use crate::annotate::{Annotator, AnnotatorConfig};
 use crate::pool::Pool;
 use crate::store::Store;
 pub use metrics::Metrics;
-
-/// The engine name and version reported with every analysis and stored with every cached result.
-pub const ENGINE: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
 
 /// Limits and switches of the API.
 #[derive(Clone, Debug)]
@@ -82,70 +79,40 @@ impl Default for ApiConfig {
 /// What every handler shares. Cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
-    pub pool: Pool,
+    /// The one analysis path: the cache, searches in flight, the pool.
+    pub analysis: Analysis,
     pub store: Store,
     pub config: Arc<ApiConfig>,
     pub metrics: Arc<Metrics>,
-    /// Annotation jobs (persisted in the store, run on the pool).
+    /// Annotation jobs (persisted in the store, evaluated through the analysis path).
     pub annotator: Annotator,
-    flights: Arc<Mutex<HashMap<String, Weak<analysis::Flight>>>>,
     /// Set to true when the server shuts down: open WebSockets close.
     shutdown: Arc<tokio::sync::watch::Sender<bool>>,
-    /// Cache writes not finished yet: shutdown waits for them before the store closes.
-    pub(crate) pending_writes: PendingWrites,
-}
-
-/// Cache writes spawned and not finished yet.
-#[derive(Clone, Default)]
-pub(crate) struct PendingWrites(Arc<AtomicUsize>);
-
-impl PendingWrites {
-    /// Count a cache write about to be spawned; it is counted until the guard is dropped.
-    pub(crate) fn start(&self) -> PendingWrite {
-        self.0.fetch_add(1, Ordering::AcqRel);
-        PendingWrite(Arc::clone(&self.0))
-    }
-
-    fn count(&self) -> usize {
-        self.0.load(Ordering::Acquire)
-    }
-}
-
-/// One cache write in progress.
-pub(crate) struct PendingWrite(Arc<AtomicUsize>);
-
-impl Drop for PendingWrite {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 impl AppState {
     pub fn new(pool: Pool, store: Store, config: ApiConfig) -> Self {
-        let annotator = Annotator::new(pool.clone(), store.clone(), AnnotatorConfig::for_workers(pool.stats().workers));
+        let workers = pool.stats().workers;
+        let analysis = Analysis::new(pool, store.clone());
+        let annotator = Annotator::new(analysis.clone(), store.clone(), AnnotatorConfig::for_workers(workers));
         AppState {
             annotator,
-            pool,
+            analysis,
             store,
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
-            flights: Arc::new(Mutex::new(HashMap::new())),
             shutdown: Arc::new(tokio::sync::watch::Sender::new(false)),
-            pending_writes: PendingWrites::default(),
         }
+    }
+
+    pub fn pool(&self) -> &Pool {
+        self.analysis.pool()
     }
 
     /// Wait (up to `timeout`) for the cache writes in progress, so that answers given before a shutdown are
     /// not lost when the store closes. True when none is left.
     pub async fn finish_writes(&self, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        while self.pending_writes.count() > 0 {
-            if tokio::time::Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        true
+        self.analysis.finish_writes(timeout).await
     }
 
     /// Tell open WebSockets to close and annotation jobs to stop (they resume at the next start).

@@ -111,3 +111,14 @@ impl From<crate::pool::PoolError> for Problem {
         }
     }
 }
+
+impl From<crate::analysis::AnalysisError> for Problem {
+    fn from(e: crate::analysis::AnalysisError) -> Self {
+        use crate::analysis::AnalysisError;
+        match e {
+            AnalysisError::Busy(e) => e.into(),
+            AnalysisError::NotCached => Problem::not_found(e.to_string()),
+            AnalysisError::Interrupted => Problem::unavailable(e.to_string()),
+        }
+    }
+}

@@ -18,13 +18,13 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::AppState;
-use super::analysis::{self, AnalysisRequest, CacheMode, Prepared, convert_line, pov_score};
+use super::analysis::{self, AnalysisRequest, Prepared, convert_line, pov_score};
 use super::extract::{from_value, parse_json};
 use super::problem::Problem;
+use crate::analysis::{Progress, Started};
 use crate::game::{Game, format_line};
-use crate::pool::{JobHandle, Priority, SearchRequest};
-use crate::search::{Event, Info, Limits, ScoreBound, SearchOptions};
-use crate::store::CacheKey;
+use crate::pool::Priority;
+use crate::search::{Info, Limits, ScoreBound};
 use crate::with_game;
 
 /// Messages a socket may have waiting to be sent; progress beyond that is dropped, answers wait.
@@ -91,7 +91,7 @@ fn error_text(id: Option<&str>, p: &Problem) -> String {
 async fn session(state: AppState, mut socket: WebSocket) {
     state.metrics.ws_connections.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING);
-    let mut running: HashMap<String, JobHandle> = HashMap::new();
+    let mut running: HashMap<String, Running> = HashMap::new();
     let mut shutdown = state.shutdown.subscribe();
     loop {
         tokio::select! {
@@ -116,9 +116,7 @@ async fn session(state: AppState, mut socket: WebSocket) {
                 let text = match out {
                     Outgoing::Text(t) => t,
                     Outgoing::Finished { id, text } => {
-                        if let Some(h) = running.remove(&id) {
-                            h.detach();
-                        }
+                        running.remove(&id);
                         text
                     }
                 };
@@ -130,7 +128,7 @@ async fn session(state: AppState, mut socket: WebSocket) {
             }
         }
     }
-    // Dropping the handles cancels every analysis of this socket.
+    // Dropping the followers leaves every analysis of this socket (a search nobody else follows stops).
     drop(running);
     state.metrics.ws_connections.fetch_sub(1, Ordering::Relaxed);
 }
@@ -144,7 +142,7 @@ async fn handle(
     state: &AppState,
     text: &str,
     tx: &mpsc::Sender<Outgoing>,
-    running: &mut HashMap<String, JobHandle>,
+    running: &mut HashMap<String, Running>,
 ) -> Option<String> {
     let mut value: Value = match parse_json(text.as_bytes()) {
         Ok(v) => v,
@@ -162,7 +160,7 @@ async fn handle(
     match envelope.kind.as_str() {
         "stop" => {
             match running.get(&id) {
-                Some(h) => h.stop(),
+                Some(r) => r.stop(),
                 None => {
                     let p = Problem::not_found(format!("no analysis `{id}` is running"));
                     return Some(error_text(Some(&id), &p));
@@ -198,8 +196,8 @@ async fn handle(
             };
             let started = with_game!(kind, G => start::<G>(state, &req, infinite, &id, tx).await);
             match started {
-                Ok(Some(handle)) => {
-                    running.insert(id, handle);
+                Ok(Some(follower)) => {
+                    running.insert(id, follower);
                     None
                 }
                 Ok(None) => None,
@@ -271,85 +269,88 @@ async fn subscribe(state: &AppState, id: String, job: String, tx: mpsc::Sender<O
     Some(message(row.status.as_str(), done, total))
 }
 
-/// Start one analysis; `Ok(None)` when it was answered at once (from the cache, or a finished game).
+/// One analysis of a socket being followed: its task sends the progress and the answer, and ends with it.
+struct Running {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Leaving the analysis: its subscription is dropped with the task.
+        self.task.abort();
+    }
+}
+
+/// Start one analysis through the analysis path; `Ok(None)` when it was answered at once (from the cache,
+/// or a finished game).
 async fn start<G: Game>(
     state: &AppState,
     req: &AnalysisRequest,
     infinite: bool,
     id: &str,
     tx: &mpsc::Sender<Outgoing>,
-) -> Result<Option<JobHandle>, Problem> {
+) -> Result<Option<Running>, Problem> {
     let p: Prepared<G> = analysis::prepare(req, &state.config)?;
-    let key = CacheKey { game: G::NAME.to_string(), position: p.setup.key.clone(), multipv: p.multipv };
-    if p.setup.game.outcome().is_some() || (!infinite && p.cache != CacheMode::Refresh) {
-        let answer = analysis::immediate_answer(state, &p, &key).await?;
-        if let Some(answer) = answer {
-            let mut v = serde_json::to_value(&answer).map_err(|e| Problem::internal(e.to_string()))?;
+    let mut request = analysis::request_of(&p).priority(Priority::High).currmove_after(Duration::from_millis(200));
+    if infinite {
+        request.limits = Limits::infinite();
+    }
+    let mut subscription = match state.analysis.start(request).await? {
+        Started::Answered(answer) => {
+            let mut v = serde_json::to_value(analysis::answer_out(&p, &answer))
+                .map_err(|e| Problem::internal(e.to_string()))?;
             tag(&mut v, "bestmove", id);
             let _ = tx.send(Outgoing::Text(v.to_string())).await;
             return Ok(None);
         }
-    }
-    let limits = if infinite { Limits::infinite() } else { p.limits.clone() };
-    let root = p.setup.game.clone();
-    let format = p.setup.move_format.clone();
-    let flip = p.white_pov && root.side_to_move() != G::WHITE_SIDE;
-    let id_owned = id.to_string();
+        Started::Running(subscription) => subscription,
+    };
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let tx = tx.clone();
-    let store = state.store.clone();
-    let writes = state.pending_writes.clone();
-    let runtime = tokio::runtime::Handle::current();
-    let prepared = std::sync::Arc::new(p);
-    let answer_prepared = std::sync::Arc::clone(&prepared);
-    let mut last_sent: Option<Instant> = None;
-    let sink = move |event: Event<G::Move>| match event {
-        Event::Info(info) => {
-            let complete = !info.pv.is_empty() && info.bound == ScoreBound::Exact;
-            if complete || last_sent.is_none_or(|t| t.elapsed() >= THROTTLE) {
-                last_sent = Some(Instant::now());
-                let text = info_text(&root, &info, format.as_deref(), flip, &id_owned);
-                let _ = tx.try_send(Outgoing::Text(text));
-            }
-        }
-        Event::Done(done) => {
-            let result = crate::store::CachedAnalysis::from_search(&root, &done);
-            let mut v =
-                serde_json::to_value(analysis::respond(&answer_prepared, &result, false)).unwrap_or_else(|_| json!({}));
-            tag(&mut v, "bestmove", &id_owned);
-            let finished = Outgoing::Finished { id: id_owned.clone(), text: v.to_string() };
-            if done.depth > 0 {
-                // Stored before it is sent, so that the client finds it cached when it asks again.
-                let store = store.clone();
-                let key = key.clone();
-                let pending = writes.start();
-                let tx = tx.clone();
-                runtime.spawn(async move {
-                    let _pending = pending;
-                    if let Err(e) = store.put_analysis(&key, &result).await {
-                        tracing::warn!(error = %e, "could not store an analysis");
+    let id = id.to_string();
+    let task = tokio::spawn(async move {
+        let root = &p.setup.game;
+        let flip = p.white_pov && root.side_to_move() != G::WHITE_SIDE;
+        let format = p.setup.move_format.as_deref();
+        let mut last_sent: Option<Instant> = None;
+        let mut stop_asked = false;
+        loop {
+            let next = tokio::select! {
+                next = subscription.next() => next,
+                _ = stopped.wait_for(|s| *s), if !stop_asked => {
+                    subscription.stop();
+                    stop_asked = true;
+                    continue;
+                }
+            };
+            let text = match next {
+                Ok(Progress::Info(info)) => {
+                    let complete = !info.pv.is_empty() && info.bound == ScoreBound::Exact;
+                    if complete || last_sent.is_none_or(|t| t.elapsed() >= THROTTLE) {
+                        last_sent = Some(Instant::now());
+                        let _ = tx.try_send(Outgoing::Text(info_text(root, &info, format, flip, &id)));
                     }
-                    let _ = tx.send(finished).await;
-                });
-            } else {
-                // The answer must arrive: wait for room (this runs on a worker thread, not the runtime).
-                let _ = tx.blocking_send(finished);
-            }
+                    continue;
+                }
+                Ok(Progress::Done(answer)) => {
+                    let mut v = serde_json::to_value(analysis::answer_out(&p, &answer)).unwrap_or_else(|_| json!({}));
+                    tag(&mut v, "bestmove", &id);
+                    v.to_string()
+                }
+                Err(e) => error_text(Some(&id), &Problem::from(e)),
+            };
+            let _ = tx.send(Outgoing::Finished { id: id.clone(), text }).await;
+            return;
         }
-    };
-    let request = SearchRequest {
-        game: prepared.setup.game.clone(),
-        limits,
-        options: SearchOptions {
-            multipv: prepared.multipv as usize,
-            threads: 1,
-            currmove_after: Duration::from_millis(200),
-            ..SearchOptions::default()
-        },
-        priority: Priority::High,
-    };
-    let handle = state.pool.submit(request, sink)?;
-    state.metrics.searches.fetch_add(1, Ordering::Relaxed);
-    Ok(Some(handle))
+    });
+    Ok(Some(Running { stop, task }))
 }
 
 fn tag(v: &mut Value, kind: &str, id: &str) {

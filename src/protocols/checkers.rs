@@ -48,10 +48,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::analysis::{Analysis, Request};
 use crate::game::{Game, GameEnd, NotationError, Outcome};
 use crate::games::checkers::{Checkers, Move};
-use crate::pool::{JobHandle, Pool, PoolConfig, PoolError, Priority, SearchRequest};
-use crate::search::{Event, Info, Limits, Score, ScoreBound, SearchOptions};
+use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
+use crate::search::{Event, Info, Limits, Score, ScoreBound};
 
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
@@ -240,7 +241,7 @@ struct Thinking {
 
 /// One Checkers Protocol session: the internal board, the parameters and the search under way.
 pub struct CheckersSession {
-    pool: Pool,
+    analysis: Analysis,
     notify: Arc<dyn Fn(Event<Move>) + Send + Sync>,
     config: CheckersConfig,
     game: Checkers,
@@ -252,9 +253,13 @@ impl CheckersSession {
     /// A session searching on `pool`; search events are handed to `notify` (on a worker thread), which must
     /// bring them back to [`CheckersSession::on_event`]. The pool's table should already have
     /// `config.hash_mb` MiB.
-    pub fn new(pool: Pool, config: CheckersConfig, notify: impl Fn(Event<Move>) + Send + Sync + 'static) -> Self {
+    pub fn new(
+        analysis: Analysis,
+        config: CheckersConfig,
+        notify: impl Fn(Event<Move>) + Send + Sync + 'static,
+    ) -> Self {
         CheckersSession {
-            pool,
+            analysis,
             notify: Arc::new(notify),
             config,
             game: Checkers::start(),
@@ -388,7 +393,7 @@ impl CheckersSession {
             }
         }
         self.game = game;
-        self.pool.clear_hash();
+        self.analysis.pool().clear_hash();
         Reply::none()
     }
 
@@ -428,26 +433,16 @@ impl CheckersSession {
         if self.game.legal_moves().is_empty() {
             return alert(format!("game over: {}", describe_end(self.game.no_move_end())));
         }
-        let request = SearchRequest {
-            game: self.game.clone(),
-            limits: self.config.limits(),
-            options: SearchOptions {
-                multipv: 1,
-                threads: self.config.threads.max(1) as usize,
-                currmove_after: Duration::ZERO,
-                ..SearchOptions::default()
-            },
-            priority: Priority::High,
-        };
+        let request = Request::new(self.game.clone(), self.config.limits())
+            .priority(Priority::High)
+            .threads(self.config.threads.max(1) as usize);
         let notify = Arc::clone(&self.notify);
-        match self.pool.submit(request, move |e| notify(e)) {
+        match self.analysis.search(&request, move |e| notify(e)) {
             Ok(job) => {
                 self.thinking = Some(Thinking { job, play });
                 Reply::none()
             }
-            Err(e @ PoolError::Busy { .. }) | Err(e @ PoolError::ShuttingDown) => {
-                alert(format!("GO: cannot search now: {e}"))
-            }
+            Err(e) => alert(format!("GO: cannot search now: {e}")),
         }
     }
 
@@ -503,7 +498,7 @@ impl CheckersSession {
             return alert(format!("SETPARAMETER: {e}"));
         }
         if config.hash_mb != self.config.hash_mb {
-            self.pool.set_hash_mb(config.hash_mb as usize);
+            self.analysis.pool().set_hash_mb(config.hash_mb as usize);
         }
         self.config = config;
         Reply::none()
@@ -554,7 +549,9 @@ pub fn run_stdio(config: CheckersConfig) -> std::io::Result<()> {
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<Event<Move>>| CheckersSession::new(pool, config, move |e| events.send(e)),
+        move |events: EventSender<Event<Move>>| {
+            CheckersSession::new(Analysis::local(pool), config, move |e| events.send(e))
+        },
         std::io::stdin(),
         &mut stdout,
     )
@@ -575,7 +572,7 @@ mod tests {
         let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
         let (tx, rx) = mpsc::channel();
         let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1 };
-        let s = CheckersSession::new(pool, config, move |e| {
+        let s = CheckersSession::new(Analysis::local(pool), config, move |e| {
             let _ = tx.send(e);
         });
         (s, rx)

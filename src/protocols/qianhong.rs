@@ -40,10 +40,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::analysis::{Analysis, Request};
 use crate::game::{Game, GameEnd, NotationError, Outcome};
 use crate::games::xiangqi::{Move, Xiangqi};
-use crate::pool::{JobHandle, Pool, PoolConfig, Priority, SearchRequest};
-use crate::search::{Done, Event, Limits, Score, SearchOptions};
+use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
+use crate::search::{Done, Event, Limits, Score};
 
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
@@ -209,7 +210,7 @@ impl ListPurpose {
 
 /// One Qianhong plugin session: the internal board, the level, the banned moves and the search under way.
 pub struct QianhongSession {
-    pool: Pool,
+    analysis: Analysis,
     notify: Arc<dyn Fn(SearchEnded) + Send + Sync>,
     /// 1-based.
     level: usize,
@@ -223,9 +224,9 @@ pub struct QianhongSession {
 impl QianhongSession {
     /// A session searching on `pool`; `notify` (called on a worker thread) must bring each [`SearchEnded`]
     /// back to [`QianhongSession::on_event`].
-    pub fn new(pool: Pool, notify: impl Fn(SearchEnded) + Send + Sync + 'static) -> Self {
+    pub fn new(analysis: Analysis, notify: impl Fn(SearchEnded) + Send + Sync + 'static) -> Self {
         QianhongSession {
-            pool,
+            analysis,
             notify: Arc::new(notify),
             level: DEFAULT_LEVEL,
             game: Xiangqi::start(),
@@ -426,7 +427,7 @@ impl QianhongSession {
         match Xiangqi::from_fen(text) {
             Ok(game) => {
                 self.set_game(game);
-                self.pool.clear_hash();
+                self.analysis.pool().clear_hash();
                 ok(None)
             }
             Err(e) => error(format!("bad FEN: `{}`: {}", shorten(&e.token), e.message)),
@@ -565,17 +566,12 @@ impl QianhongSession {
             return error("every legal move is banned");
         }
         let level = LEVELS[self.level.clamp(1, LEVELS.len()) - 1];
-        let request = SearchRequest {
-            game: self.game.clone(),
-            limits: level.limits(),
-            options: SearchOptions {
-                multipv: if purpose == Purpose::Hints { allowed.min(MAX_HINTS) } else { 1 },
-                threads: level.threads(),
-                currmove_after: Duration::ZERO,
-                excluded: banned.iter().map(|&m| Xiangqi::move_key(m)).collect(),
-            },
-            priority: Priority::High,
-        };
+        let multipv = if purpose == Purpose::Hints { allowed.min(MAX_HINTS) } else { 1 };
+        let request = Request::new(self.game.clone(), level.limits())
+            .multipv(multipv as u32)
+            .priority(Priority::High)
+            .threads(level.threads())
+            .excluded(banned.iter().map(|&m| Xiangqi::move_key(m)).collect());
         self.next_id += 1;
         let id = self.next_id;
         let slot: Arc<Mutex<Option<Done<Move>>>> = Arc::new(Mutex::new(None));
@@ -587,7 +583,7 @@ impl QianhongSession {
                 notify(SearchEnded(id));
             }
         };
-        match self.pool.submit(request, sink) {
+        match self.analysis.search(&request, sink) {
             Ok(job) => {
                 self.thinking = Some(Thinking { id, job, purpose, slot, timed_out: false });
                 Reply::none()
@@ -633,7 +629,7 @@ pub fn run_stdio() -> std::io::Result<()> {
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 64 });
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<SearchEnded>| QianhongSession::new(pool, move |e| events.send(e)),
+        move |events: EventSender<SearchEnded>| QianhongSession::new(Analysis::local(pool), move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
     )
@@ -671,7 +667,7 @@ mod tests {
     fn session() -> (QianhongSession, Receiver<SearchEnded>) {
         let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
         let (tx, rx) = mpsc::channel();
-        let s = QianhongSession::new(pool, move |e| {
+        let s = QianhongSession::new(Analysis::local(pool), move |e| {
             let _ = tx.send(e);
         });
         (s, rx)

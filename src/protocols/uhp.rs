@@ -49,10 +49,11 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::analysis::{Analysis, Request};
 use crate::game::Game;
 use crate::games::hive::{GameType, Hive, Move, MoveStringError};
-use crate::pool::{JobHandle, Pool, PoolConfig, Priority, SearchRequest};
-use crate::search::{Done, Event, Limits, SearchOptions};
+use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
+use crate::search::{Done, Event, Limits};
 
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
@@ -197,7 +198,7 @@ enum Waiting {
 
 /// One UHP session: the game (none before `newgame`), the options and the search under way.
 pub struct UhpSession {
-    pool: Pool,
+    analysis: Analysis,
     notify: Arc<dyn Fn(SearchEnded) + Send + Sync>,
     config: UhpConfig,
     game: Option<Hive>,
@@ -210,9 +211,9 @@ pub struct UhpSession {
 impl UhpSession {
     /// A session searching on `pool` (whose table should have `config.hash_mb` MiB); `notify` (called on a
     /// worker thread) must bring each [`SearchEnded`] back to [`UhpSession::on_event`].
-    pub fn new(pool: Pool, config: UhpConfig, notify: impl Fn(SearchEnded) + Send + Sync + 'static) -> Self {
+    pub fn new(analysis: Analysis, config: UhpConfig, notify: impl Fn(SearchEnded) + Send + Sync + 'static) -> Self {
         UhpSession {
-            pool,
+            analysis,
             notify: Arc::new(notify),
             config,
             game: None,
@@ -382,7 +383,7 @@ impl UhpSession {
         game.set_repetition_rule(self.config.repetition);
         let text = game.game_string();
         self.game = Some(game);
-        self.pool.clear_hash();
+        self.analysis.pool().clear_hash();
         Ok(vec![text])
     }
 
@@ -432,16 +433,7 @@ impl UhpSession {
             _ => return Err(Error::Err(INVALID_COMMAND.into())),
         };
         let game = self.playing()?.clone();
-        let request = SearchRequest {
-            game,
-            limits,
-            options: SearchOptions {
-                threads: self.config.threads.max(1) as usize,
-                currmove_after: Duration::ZERO,
-                ..SearchOptions::default()
-            },
-            priority: Priority::High,
-        };
+        let request = Request::new(game, limits).priority(Priority::High).threads(self.config.threads.max(1) as usize);
         self.next_id += 1;
         let id = self.next_id;
         let slot: Arc<Mutex<Option<Done<Move>>>> = Arc::new(Mutex::new(None));
@@ -453,7 +445,7 @@ impl UhpSession {
                 notify(SearchEnded(id));
             }
         };
-        match self.pool.submit(request, sink) {
+        match self.analysis.search(&request, sink) {
             Ok(job) => {
                 self.thinking = Some(Thinking { id, _job: job, slot });
                 Ok(())
@@ -545,7 +537,7 @@ impl UhpSession {
         let old_hash = self.config.hash_mb;
         (o.set)(&mut self.config, v);
         if self.config.hash_mb != old_hash {
-            self.pool.set_hash_mb(self.config.hash_mb as usize);
+            self.analysis.pool().set_hash_mb(self.config.hash_mb as usize);
         }
         Ok(())
     }
@@ -672,7 +664,7 @@ pub fn run_stdio(config: UhpConfig) -> std::io::Result<()> {
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<SearchEnded>| UhpSession::new(pool, config, move |e| events.send(e)),
+        move |events: EventSender<SearchEnded>| UhpSession::new(Analysis::local(pool), config, move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
     )
@@ -689,7 +681,7 @@ mod tests {
     fn session() -> (UhpSession, Receiver<SearchEnded>) {
         let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
         let (tx, rx) = mpsc::channel();
-        let s = UhpSession::new(pool, UhpConfig::default(), move |e| {
+        let s = UhpSession::new(Analysis::local(pool), UhpConfig::default(), move |e| {
             let _ = tx.send(e);
         });
         (s, rx)

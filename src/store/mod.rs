@@ -35,8 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
-use crate::game::{Game, Score, format_line};
-use crate::search::{Done, Limits};
+use crate::game::Score;
 use memory::ClockCache;
 use sqlite::SqliteBackend;
 
@@ -106,35 +105,9 @@ impl From<CachedScore> for Score {
 }
 
 impl CachedAnalysis {
-    /// The cacheable part of a search from `root`: each line's moves written in the game's main notation,
-    /// move by move from the position they are played in.
-    pub fn from_search<G: Game>(root: &G, done: &Done<G::Move>) -> CachedAnalysis {
-        CachedAnalysis {
-            depth: done.depth,
-            seldepth: done.seldepth,
-            nodes: done.nodes,
-            time_ms: done.time_ms,
-            bestmove: done.best.map(|m| root.format_move(m)),
-            lines: done
-                .lines
-                .iter()
-                .map(|l| CachedLine { moves: format_line(root, &l.pv), score: l.score.into(), depth: l.depth })
-                .collect(),
-        }
-    }
-
-    /// Whether this result answers a search with `limits`: it is at least as deep (or used at least as much
-    /// time, or as many nodes, when those are the limit). An unlimited search is never answered.
-    pub fn satisfies(&self, limits: &Limits) -> bool {
-        if let Some(d) = limits.depth {
-            self.depth >= d
-        } else if let Some(t) = limits.movetime {
-            u128::from(self.time_ms) >= t.as_millis()
-        } else if let Some(n) = limits.nodes {
-            self.nodes >= n
-        } else {
-            false
-        }
+    /// No search at all (a finished game).
+    pub fn empty() -> CachedAnalysis {
+        CachedAnalysis { depth: 0, seldepth: 0, nodes: 0, time_ms: 0, bestmove: None, lines: Vec::new() }
     }
 }
 

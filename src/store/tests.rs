@@ -1,5 +1,4 @@
 use super::*;
-use crate::search::Line;
 
 fn key(position: &str, multipv: u32) -> CacheKey {
     CacheKey { game: "somegame".into(), position: position.into(), multipv }
@@ -28,34 +27,6 @@ fn scores_convert_both_ways() {
     assert_eq!(serde_json::to_string(&CachedScore::Cp(5)).ok().as_deref(), Some(r#"{"cp":5}"#));
     assert_eq!(serde_json::to_string(&CachedScore::Mate(-3)).ok().as_deref(), Some(r#"{"mate":-3}"#));
     assert_eq!(serde_json::from_str::<CachedScore>(r#"{"mate":9}"#).ok(), Some(CachedScore::Mate(9)));
-}
-
-#[test]
-fn from_search_writes_each_move_in_its_own_position() {
-    use crate::search::testgames::TicTacToe;
-    // TicTacToe's notation names cells; a line is written move by move from the root.
-    let root = TicTacToe::start();
-    let done: Done<u8> = Done {
-        best: Some(4),
-        ponder: Some(0),
-        lines: vec![Line { pv: vec![4, 0], score: Score::Mate(3), depth: 9, seldepth: 12 }],
-        depth: 9,
-        seldepth: 12,
-        nodes: 500,
-        nps: 1000,
-        time_ms: 500,
-        neval: 400,
-        game_end: None,
-    };
-    let cached = CachedAnalysis::from_search(&root, &done);
-    assert_eq!(cached.bestmove, Some(root.format_move(4)));
-    let mut after = root.clone();
-    after.make(4);
-    assert_eq!(cached.lines[0].moves, vec![root.format_move(4), after.format_move(0)]);
-    assert_eq!(cached.lines[0].score, CachedScore::Mate(3));
-    assert_eq!((cached.depth, cached.seldepth, cached.nodes, cached.time_ms), (9, 12, 500, 500));
-    assert!(cached.satisfies(&Limits::depth(9)));
-    assert!(!cached.satisfies(&Limits::depth(10)));
 }
 
 #[tokio::test]

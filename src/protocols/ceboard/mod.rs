@@ -39,10 +39,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::analysis::{Analysis, Request};
 use crate::game::{Game, GameEnd, Outcome, Score, Side};
 use crate::games::chess::{Chess, Move};
-use crate::pool::{JobHandle, Pool, PoolConfig, Priority, SearchRequest};
-use crate::search::{Clock, Event, Info, Limits, ScoreBound, SearchOptions};
+use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
+use crate::search::{Clock, Event, Info, Limits, ScoreBound};
 
 /// The name `GetProperties` reports (and `WhoPlays` announces).
 pub const ENGINE_NAME: &str = "kibitz";
@@ -209,7 +210,7 @@ struct Session {
     host: Box<dyn Host>,
     config: Config,
     tx: SyncSender<Msg>,
-    pool: Pool,
+    analysis: Analysis,
     game: Option<Chess>,
     engine_side: Option<Side>,
     analyze: bool,
@@ -259,7 +260,7 @@ impl Session {
             host,
             config,
             tx,
-            pool,
+            analysis: Analysis::local(pool),
             game: None,
             engine_side: None,
             analyze: false,
@@ -285,7 +286,7 @@ impl Session {
             }
         }
         self.cancel();
-        self.pool.shutdown();
+        self.analysis.pool().shutdown();
     }
 
     fn cancel(&mut self) {
@@ -390,8 +391,8 @@ impl Session {
         self.next_id += 1;
         let id = self.next_id;
         let tx = self.tx.clone();
-        let request = SearchRequest { game, limits, options: SearchOptions::default(), priority: Priority::High };
-        let submitted = self.pool.submit(request, move |event| {
+        let request = Request::new(game, limits).priority(Priority::High).currmove_after(Duration::from_secs(1));
+        let submitted = self.analysis.search(&request, move |event| {
             // Progress reports may be dropped when the queue is full; the final answer never is.
             match event {
                 Event::Info(_) => {

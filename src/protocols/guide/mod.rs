@@ -70,10 +70,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::analysis::{Analysis, Request};
+use crate::annotate::judge::{Value, judge};
 use crate::game::{Game, GameEnd, NotationError, Outcome, Side};
 use crate::games::draughts::{Draughts, Move};
-use crate::pool::{JobHandle, Pool, PoolConfig, Priority, SearchRequest};
-use crate::search::{Clock, Done, Event, Info, Limits, Score, ScoreBound, SearchOptions};
+use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
+use crate::search::{Clock, Done, Event, Info, Limits, Score, ScoreBound};
 
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession, Transport};
@@ -224,8 +226,8 @@ struct GameScan {
     /// The position being searched: `game` after `index` moves.
     game: Draughts,
     index: usize,
-    /// The best move and its score (centi-men, for the side to move) of every position searched.
-    results: Vec<(Option<Move>, i32)>,
+    /// The best move and the value for the side to move of every position searched.
+    results: Vec<(Option<Move>, Value)>,
     comments: usize,
 }
 
@@ -265,7 +267,7 @@ type Notify = Arc<dyn Fn(GuideEvent) + Send + Sync>;
 
 /// One GUIDE session: the game, the current move, the mode, the level and the search under way.
 pub struct GuideSession {
-    pool: Pool,
+    analysis: Analysis,
     notify: Notify,
     config: GuideConfig,
     threads: u32,
@@ -323,15 +325,6 @@ pub fn score_value(score: Score) -> i32 {
         Score::Cp(cp) => cp.clamp(-(MATE_SCORE - 1000), MATE_SCORE - 1000),
         Score::Mate(plies) if plies >= 0 => MATE_SCORE - plies.min(999),
         Score::Mate(plies) => -(MATE_SCORE - plies.saturating_neg().min(999)),
-    }
-}
-
-/// The score of a finished game for its side to move.
-fn end_value(end: GameEnd, to_move: Side) -> i32 {
-    match end.outcome {
-        Outcome::Win(side) if side == to_move => MATE_SCORE,
-        Outcome::Win(_) => -MATE_SCORE,
-        Outcome::Draw => 0,
     }
 }
 
@@ -404,10 +397,10 @@ fn arity(command: &str, args: &[&str], n: usize, usage: &str) -> Result<(), Stri
 impl GuideSession {
     /// A session searching on `pool`; `notify` (called on worker threads) must bring each [`GuideEvent`] back
     /// to [`GuideSession::on_event`]. With `config.own_pool` the pool's table should have `config.hash_mb` MiB.
-    pub fn new(pool: Pool, config: GuideConfig, notify: impl Fn(GuideEvent) + Send + Sync + 'static) -> Self {
+    pub fn new(analysis: Analysis, config: GuideConfig, notify: impl Fn(GuideEvent) + Send + Sync + 'static) -> Self {
         let threads = config.threads.clamp(1, config.max_threads.max(1));
         GuideSession {
-            pool,
+            analysis,
             notify: Arc::new(notify),
             threads,
             analysis_depth: config.analysis_depth.clamp(1, MAX_DEPTH),
@@ -603,7 +596,7 @@ impl GuideSession {
         self.set_game(Draughts::start(), Vec::new());
         self.mode = Mode::Normal;
         if self.config.own_pool {
-            self.pool.clear_hash();
+            self.analysis.pool().clear_hash();
         }
         Reply::none()
     }
@@ -806,7 +799,7 @@ impl GuideSession {
             OptionId::AnalysisDepth => self.analysis_depth = value,
             OptionId::HashMb => {
                 if value != self.hash_mb {
-                    self.pool.set_hash_mb(value as usize);
+                    self.analysis.pool().set_hash_mb(value as usize);
                 }
                 self.hash_mb = value;
             }
@@ -936,16 +929,10 @@ impl GuideSession {
 
     /// Start search number `next_id` of `game`.
     fn submit(&mut self, game: Draughts, limits: Limits, task: Task, priority: Priority) -> Result<(), String> {
-        let request = SearchRequest {
-            game: game.clone(),
-            limits,
-            options: SearchOptions {
-                threads: self.threads.max(1) as usize,
-                currmove_after: REPORT_EVERY,
-                ..SearchOptions::default()
-            },
-            priority,
-        };
+        let request = Request::new(game.clone(), limits)
+            .priority(priority)
+            .threads(self.threads.max(1) as usize)
+            .currmove_after(REPORT_EVERY);
         self.next_id += 1;
         let id = self.next_id;
         let notify = Arc::clone(&self.notify);
@@ -957,7 +944,7 @@ impl GuideSession {
             }
             notify(GuideEvent::Search { id, event });
         };
-        let job = self.pool.submit(request, sink).map_err(|e| format!("go: cannot search now: {e}"))?;
+        let job = self.analysis.search(&request, sink).map_err(|e| format!("go: cannot search now: {e}"))?;
         spawn_ticker(id, Arc::clone(&over), Arc::clone(&self.notify));
         let now = Instant::now();
         self.thinking = Some(Thinking {
@@ -1088,7 +1075,7 @@ impl GuideSession {
         let total = self.moves.len();
         // A finished position needs no search.
         while let Some(end) = scan.game.outcome() {
-            let value = end_value(end, scan.game.side_to_move());
+            let value = Value::of_end(end, scan.game.side_to_move());
             lines.extend(self.record(&mut scan, None, value));
             if scan.index > total {
                 lines.push(format!(
@@ -1109,7 +1096,7 @@ impl GuideSession {
 
     /// Record the result of position `scan.index` and advance to the next; the comment on the move that led
     /// to it, if it deserves one.
-    fn record(&mut self, scan: &mut GameScan, best: Option<Move>, value: i32) -> Option<String> {
+    fn record(&mut self, scan: &mut GameScan, best: Option<Move>, value: Value) -> Option<String> {
         scan.results.push((best, value));
         let index = scan.index;
         scan.index += 1;
@@ -1120,44 +1107,39 @@ impl GuideSession {
         comment
     }
 
-    /// The comment on move `i` (from position `i` to `i + 1`), when it loses at least the threshold.
+    /// The comment on move `i` (from position `i` to `i + 1`), when it is flagged: judged exactly as an
+    /// annotation job judges it ([`judge`]: the same values, caps and threshold rule).
     fn comment(&self, scan: &mut GameScan, i: usize) -> Option<String> {
         let (best, before) = scan.results[i];
-        let after = -scan.results[i + 1].1;
+        let after = scan.results[i + 1].1.negate();
         let played = self.moves[i];
         let best = best?;
-        if best == played {
+        let verdict = judge(before, after, best == played, scan.threshold);
+        if !verdict.over_threshold {
             return None;
         }
         let mut position = self.start.clone();
         for &m in &self.moves[..i] {
             position.make(m);
         }
-        if position.legal_moves().len() < 2 {
-            return None;
-        }
-        let loss = before.saturating_sub(after);
-        if loss < scan.threshold {
-            return None;
-        }
         scan.comments += 1;
         let side = Draughts::side_name(position.side_to_move());
         Some(format!(
-            "setcomment {} {} loses {loss} (a man = 100): better {}, score for {side} {:+} instead of {:+}",
+            "setcomment {} {} loses {} (a man = 100; {}): better {}, score for {side} {before} instead of {after}",
             i + 1,
             position.pdn_move(played),
+            verdict.loss,
+            verdict.class.label().to_lowercase(),
             position.pdn_move(best),
-            before,
-            after,
         ))
     }
 
     fn scan_result(&mut self, mut scan: Box<GameScan>, done: &Done<Move>) -> Vec<String> {
         let value = match done.lines.first() {
-            Some(line) => score_value(line.score),
+            Some(line) => Value::of_score(line.score),
             None => match done.game_end {
-                Some(end) => end_value(end, scan.game.side_to_move()),
-                None => 0,
+                Some(end) => Value::of_end(end, scan.game.side_to_move()),
+                None => Value::Cp(0),
             },
         };
         let mut lines: Vec<String> = self.record(&mut scan, done.best, value).into_iter().collect();
@@ -1269,7 +1251,9 @@ pub fn run_stdio(config: GuideConfig) -> std::io::Result<()> {
     let transport = transport(&config);
     let config = GuideConfig { idle: None, own_pool: true, ..config };
     stdio::run_with(
-        move |events: EventSender<GuideEvent>| GuideSession::new(pool, config, move |e| events.send(e)),
+        move |events: EventSender<GuideEvent>| {
+            GuideSession::new(Analysis::local(pool), config, move |e| events.send(e))
+        },
         std::io::stdin(),
         &mut stdout,
         transport,

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{DEFAULT_PORT, GuideConfig, GuideEvent, GuideSession, transport};
+use crate::analysis::Analysis;
 use crate::pool::{Pool, PoolConfig};
 use crate::protocols::stdio::{self, EventSender};
 
@@ -23,7 +24,7 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Run one session on `stream` until it quits, the peer closes the connection, or the session is idle too
 /// long. Blocks the calling thread.
-pub fn serve_stream(stream: TcpStream, pool: Pool, config: GuideConfig) -> io::Result<()> {
+pub fn serve_stream(stream: TcpStream, analysis: Analysis, config: GuideConfig) -> io::Result<()> {
     let peer = stream.peer_addr().map_or_else(|_| "?".to_string(), |a| a.to_string());
     let span = tracing::info_span!("guide_session", %peer);
     let _enter = span.enter();
@@ -38,7 +39,7 @@ pub fn serve_stream(stream: TcpStream, pool: Pool, config: GuideConfig) -> io::R
     let result = {
         let mut output = BufWriter::new(&stream);
         stdio::run_with(
-            move |events: EventSender<GuideEvent>| GuideSession::new(pool, config, move |e| events.send(e)),
+            move |events: EventSender<GuideEvent>| GuideSession::new(analysis, config, move |e| events.send(e)),
             input,
             &mut output,
             transport,
@@ -92,17 +93,17 @@ impl Drop for Admitted {
 /// The GUIDE listener of `kibitz serve`.
 pub struct Gateway {
     listener: tokio::net::TcpListener,
-    pool: Pool,
+    analysis: Analysis,
     config: GatewayConfig,
     sessions: Arc<Sessions>,
 }
 
 impl Gateway {
     /// Listen on `addr`.
-    pub async fn bind(addr: SocketAddr, pool: Pool, config: GatewayConfig) -> io::Result<Gateway> {
+    pub async fn bind(addr: SocketAddr, analysis: Analysis, config: GatewayConfig) -> io::Result<Gateway> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let session = GuideConfig { own_pool: false, ..config.session.clone() };
-        Ok(Gateway { listener, pool, config: GatewayConfig { session, ..config }, sessions: Arc::default() })
+        Ok(Gateway { listener, analysis, config: GatewayConfig { session, ..config }, sessions: Arc::default() })
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -171,11 +172,11 @@ impl Gateway {
                 return;
             }
         }
-        let pool = self.pool.clone();
+        let analysis = self.analysis.clone();
         let config = self.config.session.clone();
         let spawned = std::thread::Builder::new().name(format!("kibitz-guide-{id}")).spawn(move || {
             let _admitted = admitted;
-            if let Err(e) = serve_stream(stream, pool, config) {
+            if let Err(e) = serve_stream(stream, analysis, config) {
                 tracing::debug!(error = %e, "GUIDE session ended with an error");
             }
         });
@@ -323,7 +324,7 @@ pub fn run(options: Options) -> io::Result<()> {
     };
     let config = GuideConfig { own_pool: true, ..options.config };
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize });
-    serve_stream(stream, pool, config)
+    serve_stream(stream, Analysis::local(pool), config)
 }
 
 /// The `kibitz-guide` executable: logging to stderr (`RUST_LOG`, default `warn`), the arguments, [`run`].

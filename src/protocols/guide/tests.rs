@@ -11,7 +11,7 @@ fn session() -> (GuideSession, Receiver<GuideEvent>) {
     let (tx, rx) = mpsc::channel();
     let config =
         GuideConfig { hash_mb: 1, max_threads: 4, idle: Some(Duration::from_secs(60)), ..GuideConfig::default() };
-    let s = GuideSession::new(pool, config, move |e| {
+    let s = GuideSession::new(Analysis::local(pool), config, move |e| {
         let _ = tx.send(e);
     });
     (s, rx)
@@ -75,7 +75,8 @@ fn handshake_capabilities_and_ping() {
 #[test]
 fn a_shared_pool_offers_no_hash_option() {
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
-    let mut s = GuideSession::new(pool, GuideConfig { own_pool: false, ..GuideConfig::default() }, |_| {});
+    let mut s =
+        GuideSession::new(Analysis::local(pool), GuideConfig { own_pool: false, ..GuideConfig::default() }, |_| {});
     assert!(!s.handshake().iter().any(|l| l.contains("Hash_MB")));
     errs(&mut s, "setoption 2 16", "no option 2");
 }

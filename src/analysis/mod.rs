@@ -1,0 +1,606 @@
+//! The one analysis path. Every request for an evaluation, from REST, the WebSocket, an annotation job or a
+//! protocol session, is a [`Request`] handed to [`Analysis`]:
+//!
+//! * [`Analysis::analyse`] answers from the cache when a stored result is deep enough, joins an identical
+//!   search already running, or starts one on the pool; the result is stored before anyone is answered, so a
+//!   client that asks again at once finds it cached;
+//! * [`Analysis::start`] does the same and streams the search's progress to any number of listeners (the
+//!   WebSocket);
+//! * [`Analysis::search`] starts a fresh search and hands its events to a sink, with no cache and no sharing:
+//!   protocol sessions that play a game need exactly that (`go` in a game), through the same request type.
+//!
+//! The engine is a parameter of every request ([`EngineChoice`]); today kibitz's own search is the one engine.
+//! The pool request ([`SearchRequest`]) is built here and nowhere else, and so is the cache key.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+
+use crate::game::{Game, GameEnd, format_line};
+use crate::pool::{JobHandle, Pool, PoolError, Priority, SearchRequest};
+use crate::search::{Done, Event, Info, Limits, ScoreBound, SearchOptions};
+use crate::store::{CacheKey, CachedAnalysis, CachedLine, Store, StoreError};
+
+/// The name and version of kibitz's own engine, reported with every analysis and stored with every result.
+pub const ENGINE: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
+
+/// Progress messages a listener may fall behind by before it misses some (answers are never missed).
+const PROGRESS_BACKLOG: usize = 256;
+
+/// Which engine answers a request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EngineChoice {
+    /// kibitz's own search on the worker pool.
+    #[default]
+    Own,
+}
+
+impl EngineChoice {
+    /// The engine's name and version, as answers report it and the cache keys results by.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EngineChoice::Own => ENGINE,
+        }
+    }
+}
+
+/// Whether an analysis may be answered from the cache.
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// Answer from the cache when it holds a deep enough result, else search (and store).
+    #[default]
+    Use,
+    /// Search even if the cache could answer; store the result.
+    Refresh,
+    /// Answer only from the cache: [`AnalysisError::NotCached`] when it cannot.
+    Only,
+}
+
+/// One request for an evaluation.
+#[derive(Clone, Debug)]
+pub struct Request<G: Game> {
+    /// The position to analyse (with its history: repetitions count).
+    pub position: G,
+    pub limits: Limits,
+    /// Lines wanted (at least 1).
+    pub multipv: u32,
+    pub engine: EngineChoice,
+    pub cache: CacheMode,
+    pub priority: Priority,
+    /// Threads on this one search.
+    pub threads: usize,
+    /// Report the move being searched after this long (zero: never).
+    pub currmove_after: Duration,
+    /// Root moves not to consider (by [`Game::move_key`]).
+    pub excluded: Vec<u32>,
+}
+
+impl<G: Game> Request<G> {
+    /// A request with the defaults: one line, kibitz's engine, the cache used, normal priority, one thread.
+    pub fn new(position: G, limits: Limits) -> Self {
+        Request {
+            position,
+            limits,
+            multipv: 1,
+            engine: EngineChoice::Own,
+            cache: CacheMode::Use,
+            priority: Priority::Normal,
+            threads: 1,
+            currmove_after: Duration::ZERO,
+            excluded: Vec::new(),
+        }
+    }
+
+    pub fn multipv(mut self, multipv: u32) -> Self {
+        self.multipv = multipv.max(1);
+        self
+    }
+
+    pub fn cache(mut self, cache: CacheMode) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    pub fn currmove_after(mut self, after: Duration) -> Self {
+        self.currmove_after = after;
+        self
+    }
+
+    pub fn excluded(mut self, excluded: Vec<u32>) -> Self {
+        self.excluded = excluded;
+        self
+    }
+
+    /// What the cache stores this request's answer under.
+    pub fn cache_key(&self) -> CacheKey {
+        CacheKey { game: G::NAME.to_string(), position: self.position.position_key(), multipv: self.multipv }
+    }
+
+    /// The pool's request: the one place where a search request is built.
+    fn search_request(&self) -> SearchRequest<G> {
+        SearchRequest {
+            game: self.position.clone(),
+            limits: self.limits.clone(),
+            options: SearchOptions {
+                multipv: self.multipv as usize,
+                threads: self.threads.max(1),
+                currmove_after: self.currmove_after,
+                excluded: self.excluded.clone(),
+            },
+            priority: self.priority,
+        }
+    }
+
+    /// Identical questions share one search. Searches without a limit (or with excluded moves, which only
+    /// protocol sessions use) are never shared.
+    fn flight_key(&self) -> Option<String> {
+        let l = &self.limits;
+        if l.infinite || !self.excluded.is_empty() || l.clock.is_some() {
+            return None;
+        }
+        if l.depth.is_none() && l.movetime.is_none() && l.nodes.is_none() {
+            return None;
+        }
+        Some(format!(
+            "{}\n{}\n{}\n{}\n{:?}/{:?}/{:?}\n{}",
+            self.engine.name(),
+            G::NAME,
+            self.position.position_key(),
+            self.multipv,
+            l.depth,
+            l.movetime.map(|t| t.as_millis()),
+            l.nodes,
+            self.threads,
+        ))
+    }
+}
+
+/// Why a request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// Every worker is busy and the queue is full, or the pool is shutting down.
+    #[error(transparent)]
+    Busy(#[from] PoolError),
+    /// `cache: only` and nothing deep enough is cached.
+    #[error("no cached analysis of this position")]
+    NotCached,
+    /// The search ended without an answer (the server is stopping).
+    #[error("the search ended without an answer")]
+    Interrupted,
+}
+
+/// A finished analysis.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub result: Arc<CachedAnalysis>,
+    /// Answered from the cache.
+    pub cached: bool,
+    /// The position is already over (no search was made; `result` is empty).
+    pub end: Option<GameEnd>,
+    /// The engine that answered.
+    pub engine: &'static str,
+}
+
+/// What [`Analysis::start`] gives: an answer at once, or a running search to follow.
+pub enum Started<G: Game> {
+    Answered(Answer),
+    Running(Subscription<G>),
+}
+
+/// Counters of the analysis path, for metrics.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Searches started (a shared search counts once).
+    pub searches: AtomicU64,
+    /// Requests answered by joining a search already running.
+    pub shared: AtomicU64,
+    pub cache_hits: AtomicU64,
+    pub cache_misses: AtomicU64,
+}
+
+struct Inner {
+    pool: Pool,
+    store: Option<Store>,
+    flights: Mutex<HashMap<String, Weak<dyn Any + Send + Sync>>>,
+    counters: Counters,
+    /// Cache writes in progress; shutdown waits for them before the store closes.
+    writes: watch::Sender<usize>,
+}
+
+/// The analysis service. Cheap to clone; every clone shares the pool, the store and the searches in flight.
+#[derive(Clone)]
+pub struct Analysis {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Analysis {
+    /// The service of a server: the pool and the analysis cache.
+    pub fn new(pool: Pool, store: Store) -> Self {
+        Self::build(pool, Some(store))
+    }
+
+    /// The service of a stand-alone protocol engine: the pool only, no cache.
+    pub fn local(pool: Pool) -> Self {
+        Self::build(pool, None)
+    }
+
+    fn build(pool: Pool, store: Option<Store>) -> Self {
+        Analysis {
+            inner: Arc::new(Inner {
+                pool,
+                store,
+                flights: Mutex::new(HashMap::new()),
+                counters: Counters::default(),
+                writes: watch::Sender::new(0),
+            }),
+        }
+    }
+
+    pub fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.inner.counters
+    }
+
+    /// A fresh search of `request`, its events handed to `sink` on a worker thread (the last is `Done`). No
+    /// cache, no sharing: for protocol sessions playing a game. Dropping the handle cancels the search.
+    pub fn search<G: Game>(
+        &self,
+        request: &Request<G>,
+        sink: impl FnMut(Event<G::Move>) + Send + 'static,
+    ) -> Result<JobHandle, AnalysisError> {
+        let job = self.inner.pool.submit(request.search_request(), sink)?;
+        self.inner.counters.searches.fetch_add(1, Ordering::Relaxed);
+        Ok(job)
+    }
+
+    /// The answer to `request`: the game's end, the cache, a search in flight or a new one.
+    pub async fn analyse<G: Game>(&self, request: Request<G>) -> Result<Answer, AnalysisError> {
+        match self.start(request).await? {
+            Started::Answered(answer) => Ok(answer),
+            Started::Running(mut subscription) => subscription.answer().await,
+        }
+    }
+
+    /// Like [`Analysis::analyse`], but a search is returned running, to be followed.
+    pub async fn start<G: Game>(&self, request: Request<G>) -> Result<Started<G>, AnalysisError> {
+        if let Some(answer) = self.immediate(&request).await? {
+            return Ok(Started::Answered(answer));
+        }
+        self.join_or_start(request).map(Started::Running)
+    }
+
+    /// The answer without a search, if there is one: a finished game, or a deep enough cached result.
+    async fn immediate<G: Game>(&self, request: &Request<G>) -> Result<Option<Answer>, AnalysisError> {
+        let engine = request.engine.name();
+        if let Some(end) = request.position.outcome() {
+            let result = Arc::new(CachedAnalysis::empty());
+            return Ok(Some(Answer { result, cached: false, end: Some(end), engine }));
+        }
+        if request.cache == CacheMode::Refresh || request.limits.infinite {
+            return Ok(None);
+        }
+        let found = match self.lookup(&request.cache_key()).await {
+            Some(found) if request.cache == CacheMode::Only || satisfies(&found, &request.limits) => Some(found),
+            _ => None,
+        };
+        let counters = &self.inner.counters;
+        match found {
+            Some(found) => {
+                counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+                Ok(Some(Answer { result: Arc::new(found), cached: true, end: None, engine }))
+            }
+            None => {
+                counters.cache_misses.fetch_add(1, Ordering::Relaxed);
+                if request.cache == CacheMode::Only {
+                    return Err(AnalysisError::NotCached);
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// A cached result, if any; a failing store is logged and treated as a miss (the search goes on).
+    pub async fn lookup(&self, key: &CacheKey) -> Option<CachedAnalysis> {
+        let store = self.inner.store.as_ref()?;
+        match store.get_analysis(key).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "cache lookup failed; searching instead");
+                None
+            }
+        }
+    }
+
+    fn join_or_start<G: Game>(&self, request: Request<G>) -> Result<Subscription<G>, AnalysisError> {
+        let key = request.flight_key();
+        let mut flights = lock(&self.inner.flights);
+        if let Some(key) = &key
+            && let Some(flight) = flights.get(key).and_then(Weak::upgrade)
+            && let Ok(flight) = flight.downcast::<Flight<G>>()
+        {
+            self.inner.counters.shared.fetch_add(1, Ordering::Relaxed);
+            let infos = flight.infos.subscribe();
+            return Ok(Subscription::new(flight, infos, request.engine.name()));
+        }
+        // The first listener's receiver exists before the search starts, so it misses no report.
+        let (infos, first_infos) = broadcast::channel(PROGRESS_BACKLOG);
+        let (found_tx, found_rx) = watch::channel(None);
+        let (result_tx, result) = watch::channel(None);
+        let root = request.position.clone();
+        let sink_infos = infos.clone();
+        let snapshot = Arc::new(Mutex::new(Snapshot::default()));
+        let sink_snapshot = Arc::clone(&snapshot);
+        let sink = move |event: Event<G::Move>| match event {
+            Event::Info(info) => {
+                if info.bound == ScoreBound::Exact && !info.pv.is_empty() {
+                    lock(&sink_snapshot).record(&root, &info);
+                }
+                let _ = sink_infos.send(Arc::new(info));
+            }
+            Event::Done(done) => {
+                found_tx.send_replace(Some(Arc::new(result_of(&root, &done))));
+            }
+        };
+        let job = self.search(&request, sink)?;
+        let flight = Arc::new(Flight { job, infos, result, listeners: AtomicUsize::new(0), snapshot });
+        if let Some(key) = key {
+            flights.retain(|_, w| w.strong_count() > 0);
+            let erased: Arc<dyn Any + Send + Sync> = flight.clone();
+            flights.insert(key, Arc::downgrade(&erased));
+        }
+        drop(flights);
+        self.store_then_publish(request.cache_key(), found_rx, result_tx);
+        Ok(Subscription::new(flight, first_infos, request.engine.name()))
+    }
+
+    /// When the search answers: store the result (if it searched at all), then tell the listeners.
+    fn store_then_publish(
+        &self,
+        key: CacheKey,
+        mut found: watch::Receiver<Option<Arc<CachedAnalysis>>>,
+        publish: watch::Sender<Option<Arc<CachedAnalysis>>>,
+    ) {
+        let store = self.inner.store.clone();
+        let write = self.write_guard();
+        tokio::spawn(async move {
+            let _write = write;
+            let Ok(result) = found.wait_for(Option::is_some).await.map(|r| r.clone()) else { return };
+            let Some(result) = result else { return };
+            if let Some(store) = store
+                && result.depth > 0
+                && let Err(e) = store.put_analysis(&key, &result).await
+            {
+                log_store_error(&e);
+            }
+            publish.send_replace(Some(result));
+        });
+    }
+
+    /// Store a result computed elsewhere (an annotation's own search), counted as a pending write.
+    pub async fn store(&self, key: &CacheKey, result: &CachedAnalysis) {
+        let Some(store) = &self.inner.store else { return };
+        let _write = self.write_guard();
+        if let Err(e) = store.put_analysis(key, result).await {
+            log_store_error(&e);
+        }
+    }
+
+    fn write_guard(&self) -> WriteGuard {
+        self.inner.writes.send_modify(|n| *n += 1);
+        WriteGuard(self.inner.writes.clone())
+    }
+
+    /// Wait (up to `timeout`) for the cache writes in progress, so that answers given before a shutdown are
+    /// not lost when the store closes. True when none is left.
+    pub async fn finish_writes(&self, timeout: Duration) -> bool {
+        let mut rx = self.inner.writes.subscribe();
+        tokio::time::timeout(timeout, rx.wait_for(|n| *n == 0)).await.is_ok_and(|r| r.is_ok())
+    }
+}
+
+fn log_store_error(e: &StoreError) {
+    tracing::warn!(error = %e, "could not store an analysis");
+}
+
+/// One pending cache write.
+struct WriteGuard(watch::Sender<usize>);
+
+impl Drop for WriteGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// The lines of the deepest completed iteration so far: what a listener that stops a shared search gets.
+#[derive(Default)]
+struct Snapshot {
+    result: Option<CachedAnalysis>,
+}
+
+impl Snapshot {
+    fn record<G: Game>(&mut self, root: &G, info: &Info<G::Move>) {
+        let line = CachedLine { moves: format_line(root, &info.pv), score: info.score.into(), depth: info.depth };
+        let r = self.result.get_or_insert_with(CachedAnalysis::empty);
+        if info.multipv == 1 && info.depth > r.depth {
+            r.lines.clear();
+            r.depth = info.depth;
+        }
+        if info.depth == r.depth {
+            let slot = info.multipv.saturating_sub(1) as usize;
+            if slot <= r.lines.len() {
+                r.lines.truncate(slot);
+                r.lines.push(line);
+            }
+        }
+        r.bestmove = r.lines.first().and_then(|l| l.moves.first().cloned());
+        r.seldepth = r.seldepth.max(info.seldepth);
+        r.nodes = info.nodes;
+        r.time_ms = info.time_ms;
+    }
+}
+
+/// One search, shared by every listener that asks the same question while it runs. When the last listener
+/// goes away, the job handle is dropped and the search cancelled.
+struct Flight<G: Game> {
+    job: JobHandle,
+    infos: broadcast::Sender<Arc<Info<G::Move>>>,
+    result: watch::Receiver<Option<Arc<CachedAnalysis>>>,
+    listeners: AtomicUsize,
+    snapshot: Arc<Mutex<Snapshot>>,
+}
+
+/// What a listener of a running search sees next.
+pub enum Progress<M> {
+    Info(Arc<Info<M>>),
+    Done(Answer),
+}
+
+/// A listener of a running search. Dropping it leaves the search (the last listener's leaving cancels it).
+pub struct Subscription<G: Game> {
+    flight: Arc<Flight<G>>,
+    infos: broadcast::Receiver<Arc<Info<G::Move>>>,
+    result: watch::Receiver<Option<Arc<CachedAnalysis>>>,
+    engine: &'static str,
+    /// Stopped while others listen: answered from the snapshot.
+    stopped: Option<Arc<CachedAnalysis>>,
+}
+
+impl<G: Game> Subscription<G> {
+    fn new(flight: Arc<Flight<G>>, infos: broadcast::Receiver<Arc<Info<G::Move>>>, engine: &'static str) -> Self {
+        flight.listeners.fetch_add(1, Ordering::Relaxed);
+        let result = flight.result.clone();
+        Subscription { flight, infos, result, engine, stopped: None }
+    }
+
+    /// Ask for the answer now. The only listener stops the search (its answer is the search's, stored as
+    /// usual); a listener of a search others share gets the lines of the deepest iteration completed so far,
+    /// and the search goes on for the others.
+    pub fn stop(&mut self) {
+        if self.flight.listeners.load(Ordering::Relaxed) <= 1 {
+            self.flight.job.stop();
+            return;
+        }
+        let snapshot = lock(&self.flight.snapshot).result.clone();
+        match snapshot {
+            Some(result) => self.stopped = Some(Arc::new(result)),
+            // Nothing completed yet: the search itself must answer.
+            None => self.flight.job.stop(),
+        }
+    }
+
+    /// The next progress report, or the answer (after which there is nothing more). Every report the search
+    /// made before its answer comes before the answer (unless this listener fell too far behind).
+    pub async fn next(&mut self) -> Result<Progress<G::Move>, AnalysisError> {
+        loop {
+            if let Some(result) = self.stopped.take() {
+                return Ok(Progress::Done(self.answer_of(result)));
+            }
+            match self.infos.try_recv() {
+                Ok(info) => return Ok(Progress::Info(info)),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed) => {}
+            }
+            let published = self.result.borrow_and_update().clone();
+            if let Some(result) = published {
+                return Ok(Progress::Done(self.answer_of(result)));
+            }
+            tokio::select! {
+                info = self.infos.recv() => match info {
+                    Ok(info) => return Ok(Progress::Info(info)),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    // The flight holds a sender: never closed while it is followed.
+                    Err(broadcast::error::RecvError::Closed) => {}
+                },
+                changed = self.result.changed() => {
+                    if changed.is_err() && self.result.borrow().is_none() {
+                        return Err(AnalysisError::Interrupted);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Wait for the answer, skipping the progress reports.
+    pub async fn answer(&mut self) -> Result<Answer, AnalysisError> {
+        loop {
+            if let Some(result) = self.stopped.take() {
+                return Ok(self.answer_of(result));
+            }
+            let published = self.result.borrow_and_update().clone();
+            if let Some(result) = published {
+                return Ok(self.answer_of(result));
+            }
+            if self.result.changed().await.is_err() && self.result.borrow().is_none() {
+                return Err(AnalysisError::Interrupted);
+            }
+        }
+    }
+
+    fn answer_of(&self, result: Arc<CachedAnalysis>) -> Answer {
+        Answer { result, cached: false, end: None, engine: self.engine }
+    }
+}
+
+impl<G: Game> Drop for Subscription<G> {
+    fn drop(&mut self) {
+        self.flight.listeners.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The cacheable part of a search from `root`: each line's moves written in the game's main notation, move by
+/// move from the position they are played in.
+pub fn result_of<G: Game>(root: &G, done: &Done<G::Move>) -> CachedAnalysis {
+    CachedAnalysis {
+        depth: done.depth,
+        seldepth: done.seldepth,
+        nodes: done.nodes,
+        time_ms: done.time_ms,
+        bestmove: done.best.map(|m| root.format_move(m)),
+        lines: done
+            .lines
+            .iter()
+            .map(|l| CachedLine { moves: format_line(root, &l.pv), score: l.score.into(), depth: l.depth })
+            .collect(),
+    }
+}
+
+/// Whether `result` answers a search with `limits`: it is at least as deep (or used at least as much time, or
+/// as many nodes, when those are the limit). An unlimited search is never answered from the cache.
+pub fn satisfies(result: &CachedAnalysis, limits: &Limits) -> bool {
+    if limits.infinite {
+        false
+    } else if let Some(d) = limits.depth {
+        result.depth >= d
+    } else if let Some(t) = limits.movetime {
+        u128::from(result.time_ms) >= t.as_millis()
+    } else if let Some(n) = limits.nodes {
+        result.nodes >= n
+    } else {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests;
