@@ -49,11 +49,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::{Analysis, Request};
-use crate::game::{Game, GameEnd, NotationError, Outcome};
+use crate::game::Game;
 use crate::games::checkers::{Checkers, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Event, Info, Limits, Score, ScoreBound};
+use crate::search::{Event, Info, Limits, ScoreBound};
 
+use super::session::{ErrorForm, SessionError, describe_end, notation_detail, score_number, shorten};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -65,8 +66,6 @@ pub const MAX_TIME: f32 = 86_400.0;
 pub const MAX_HASH_MB: i32 = 1024;
 /// The most `threads` accepted.
 pub const MAX_THREADS: i32 = 64;
-/// An `eval` this far from 0 means a won (or lost) game; a win in n plies reports `MATE_EVAL - n`.
-pub const MATE_EVAL: i32 = 10_000;
 
 /// The parameters and their Checkers Protocol types, in the order `GETPARAMETERS` lists them.
 pub const PARAMETERS: [(&str, &str); 4] = [("depth", "int"), ("time", "float"), ("hash", "int"), ("threads", "int")];
@@ -183,38 +182,22 @@ fn split_position<'a, 'b>(args: &'a [&'b str]) -> (usize, &'a [&'b str]) {
     (n, &args[n..])
 }
 
-/// What was wrong with a move, naming the part of it that was wrong when that is not the whole move.
-fn notation_detail(e: &NotationError, text: &str) -> String {
-    if e.token == text { e.message.clone() } else { format!("{} `{}`", e.message, shorten(&e.token)) }
-}
+/// The Checkers Protocol's error form: `ALERT <text>`.
+const ERRORS: ErrorForm = ErrorForm { command: "ALERT", invalid_move: "ALERT" };
 
-/// A token as it may be quoted back: printable ASCII only, at most 60 characters.
-fn shorten(token: &str) -> String {
-    let mut out: String =
-        token.chars().take(60).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
-    if token.chars().nth(60).is_some() {
-        out.push_str("...");
-    }
-    out
-}
-
-fn alert(message: impl AsRef<str>) -> Reply {
-    Reply::line(format!("ALERT {}", message.as_ref()))
-}
-
-/// An `eval` value from a search score.
-pub fn eval_of(score: Score) -> i32 {
-    match score {
-        Score::Cp(cp) => cp.clamp(-(MATE_EVAL - 1000), MATE_EVAL - 1000),
-        Score::Mate(plies) if plies >= 0 => MATE_EVAL - plies.min(999),
-        Score::Mate(plies) => -(MATE_EVAL - plies.saturating_neg().min(999)),
-    }
+fn alert(message: impl Into<String>) -> Reply {
+    ERRORS.reply(&SessionError::command(message))
 }
 
 /// The `INFO` line for a search report: `INFO nodes N eval E time T depth D pv ...`.
 pub fn info_line(info: &Info<Move>) -> String {
-    let mut line =
-        format!("INFO nodes {} eval {} time {} depth {}", info.nodes, eval_of(info.score), info.time_ms, info.depth);
+    let mut line = format!(
+        "INFO nodes {} eval {} time {} depth {}",
+        info.nodes,
+        score_number(info.score),
+        info.time_ms,
+        info.depth
+    );
     if !info.pv.is_empty() {
         line.push_str(" pv");
         for &m in &info.pv {
@@ -223,13 +206,6 @@ pub fn info_line(info: &Info<Move>) -> String {
         }
     }
     line
-}
-
-fn describe_end(end: GameEnd) -> String {
-    match end.outcome {
-        Outcome::Win(side) => format!("{} wins ({})", Checkers::side_name(side), end.reason),
-        Outcome::Draw => format!("draw ({})", end.reason),
-    }
 }
 
 /// A search under way.
@@ -324,7 +300,7 @@ impl CheckersSession {
                 drop(thinking.job);
                 let Some(best) = done.best else {
                     let end = done.game_end.unwrap_or_else(|| self.game.no_move_end());
-                    return alert(format!("game over: {}", describe_end(end)));
+                    return alert(format!("game over: {}", describe_end::<Checkers>(end)));
                 };
                 if !self.game.legal_moves().contains(&best) {
                     // Cannot happen: the board does not change while thinking.
@@ -431,7 +407,7 @@ impl CheckersSession {
             [_, extra, ..] => return alert(format!("GO takes at most one option, got also `{}`", shorten(extra))),
         };
         if self.game.legal_moves().is_empty() {
-            return alert(format!("game over: {}", describe_end(self.game.no_move_end())));
+            return alert(format!("game over: {}", describe_end::<Checkers>(self.game.no_move_end())));
         }
         let request = Request::new(self.game.clone(), self.config.limits())
             .priority(Priority::High)
@@ -561,8 +537,9 @@ pub fn run_stdio(config: CheckersConfig) -> std::io::Result<()> {
 mod tests {
     use std::sync::mpsc::{self, Receiver};
 
+    use super::super::session::MATE_VALUE;
     use super::*;
-    use crate::search::Done;
+    use crate::search::{Done, Score};
 
     const WAIT: Duration = Duration::from_secs(20);
 
@@ -817,17 +794,17 @@ mod tests {
         let out = finish(&mut s, &rx);
         let info = out.iter().rev().find(|l| l.starts_with("INFO")).expect("INFO");
         let eval: i32 = info.split_whitespace().nth(4).and_then(|e| e.parse().ok()).expect("eval");
-        assert!(eval > MATE_EVAL - 100, "{info}");
+        assert!(eval > MATE_VALUE - 100, "{info}");
         bestmove(&out);
     }
 
     #[test]
     fn eval_and_info_lines() {
-        assert_eq!(eval_of(Score::Cp(-35)), -35);
-        assert_eq!(eval_of(Score::Mate(7)), 9993);
-        assert_eq!(eval_of(Score::Mate(-4)), -9996);
-        assert_eq!(eval_of(Score::Mate(i32::MIN)), -(MATE_EVAL - 999));
-        assert_eq!(eval_of(Score::Cp(50_000)), MATE_EVAL - 1000);
+        assert_eq!(score_number(Score::Cp(-35)), -35);
+        assert_eq!(score_number(Score::Mate(7)), 9993);
+        assert_eq!(score_number(Score::Mate(-4)), -9996);
+        assert_eq!(score_number(Score::Mate(i32::MIN)), -(MATE_VALUE - 999));
+        assert_eq!(score_number(Score::Cp(50_000)), MATE_VALUE - 1000);
         let g = Checkers::start();
         let pv = vec![g.parse_move_text("9-13").expect("legal")];
         let info = Info {

@@ -9,5 +9,6 @@ pub mod ceboard;
 pub mod checkers;
 pub mod guide;
 pub mod qianhong;
+pub mod session;
 pub mod stdio;
 pub mod uhp;

@@ -37,15 +37,17 @@
 //!   legal move or the game's own rules end it (repetition, perpetual check, 60 moves without capture).
 //! * A line longer than 1 MiB is discarded and answered with `ERROR`. The end of input ends the plugin.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::{Analysis, Request};
-use crate::game::{Game, GameEnd, NotationError, Outcome};
+use crate::game::{Game, NotationError};
 use crate::games::xiangqi::{Move, Xiangqi};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Done, Event, Limits, Score};
+use crate::search::{Done, Event, Score};
 
+pub use super::session::SearchEnded;
+use super::session::{AnswerSlot, DEFAULT_LEVEL, ErrorForm, LEVELS, Level, SessionError, describe_end, shorten};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -60,47 +62,6 @@ pub const MAX_HINTS: usize = 5;
 /// How long a command waits for a search told `TIMEOUT` to hand over its answer.
 const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
 
-/// One AI level: its description and how it searches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Level {
-    pub description: &'static str,
-    /// Depth limit in plies (0: none).
-    pub depth: u32,
-    /// Thinking time per move in milliseconds (for depth-limited levels a safety cap).
-    pub time_ms: u64,
-    /// Search threads (0: one per core, at most 8).
-    pub threads: usize,
-}
-
-/// The level ladder, level 1 first: depth-limited play for the easy levels, timed full-strength search above.
-pub const LEVELS: [Level; 8] = [
-    Level { description: "Very easy (1 ply)", depth: 1, time_ms: 5_000, threads: 1 },
-    Level { description: "Easy (2 plies)", depth: 2, time_ms: 5_000, threads: 1 },
-    Level { description: "Casual (4 plies)", depth: 4, time_ms: 10_000, threads: 1 },
-    Level { description: "Medium (6 plies)", depth: 6, time_ms: 10_000, threads: 1 },
-    Level { description: "Hard (1 second a move)", depth: 0, time_ms: 1_000, threads: 0 },
-    Level { description: "Harder (3 seconds a move)", depth: 0, time_ms: 3_000, threads: 0 },
-    Level { description: "Expert (10 seconds a move)", depth: 0, time_ms: 10_000, threads: 0 },
-    Level { description: "Master (30 seconds a move)", depth: 0, time_ms: 30_000, threads: 0 },
-];
-
-/// The level a session starts at.
-pub const DEFAULT_LEVEL: usize = 5;
-
-impl Level {
-    fn limits(&self) -> Limits {
-        Limits {
-            depth: (self.depth > 0).then_some(self.depth),
-            movetime: Some(Duration::from_millis(self.time_ms)),
-            ..Limits::default()
-        }
-    }
-
-    fn threads(&self) -> usize {
-        if self.threads > 0 { self.threads } else { std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) }
-    }
-}
-
 /// What `-info` prints, line by line.
 pub fn info_lines() -> Vec<String> {
     let mut lines = vec![VERSION_LINE.to_string(), ENGINE_NAME.to_string(), format!("LEVELS {}", LEVELS.len())];
@@ -114,18 +75,11 @@ pub fn info_lines() -> Vec<String> {
     lines
 }
 
-/// A token as it may be quoted back: printable ASCII only, at most 60 characters.
-fn shorten(token: &str) -> String {
-    let mut out: String =
-        token.chars().take(60).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
-    if token.chars().nth(60).is_some() {
-        out.push_str("...");
-    }
-    out
-}
+/// Qianhong's error form: `ERROR <text>`.
+const ERRORS: ErrorForm = ErrorForm { command: "ERROR", invalid_move: "ERROR" };
 
-fn error(message: impl AsRef<str>) -> Reply {
-    Reply::line(format!("ERROR {}", message.as_ref()))
+fn error(message: impl Into<String>) -> Reply {
+    ERRORS.reply(&SessionError::command(message))
 }
 
 fn ok(text: Option<&str>) -> Reply {
@@ -144,13 +98,6 @@ fn move_error(e: &NotationError, text: &str) -> String {
     }
 }
 
-fn describe_end(end: GameEnd) -> String {
-    match end.outcome {
-        Outcome::Win(side) => format!("{} wins ({})", Xiangqi::side_name(side), end.reason),
-        Outcome::Draw => format!("draw ({})", end.reason),
-    }
-}
-
 fn score_text(score: Score) -> String {
     match score {
         Score::Cp(cp) => format!("score {cp}"),
@@ -158,11 +105,6 @@ fn score_text(score: Score) -> String {
         Score::Mate(plies) => format!("mated in {}", (plies.saturating_neg() + 1) / 2),
     }
 }
-
-/// A search finished (or told to stop) reports through this: the session's search number, the answer being
-/// in the job's slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SearchEnded(pub u64);
 
 /// Which command a search answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,7 +119,7 @@ struct Thinking {
     job: JobHandle,
     purpose: Purpose,
     /// The answer, filled by the worker.
-    slot: Arc<Mutex<Option<Done<Move>>>>,
+    slot: AnswerSlot<Move>,
     /// TIMEOUT was received: the answer is wanted, not dropped.
     timed_out: bool,
 }
@@ -300,7 +242,7 @@ impl QianhongSession {
             _ => return Reply::none(),
         }
         let Some(thinking) = self.thinking.take() else { return Reply::none() };
-        let done = thinking.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let done = thinking.slot.take();
         match done {
             Some(done) => self.answer(thinking.purpose, done),
             None => error("internal error: the search ended without an answer"),
@@ -339,7 +281,7 @@ impl QianhongSession {
     fn interrupt(&mut self) -> Vec<String> {
         let Some(thinking) = self.thinking.take() else { return Vec::new() };
         if thinking.timed_out && thinking.job.wait_timeout(TIMEOUT_GRACE) {
-            let done = thinking.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let done = thinking.slot.take();
             if let Some(done) = done {
                 return self.answer(thinking.purpose, done).lines;
             }
@@ -360,7 +302,7 @@ impl QianhongSession {
     fn answer(&mut self, purpose: Purpose, done: Done<Move>) -> Reply {
         let Some(best) = done.best else {
             let end = done.game_end.unwrap_or_else(|| self.game.no_move_end());
-            return error(format!("game over: {}", describe_end(end)));
+            return error(format!("game over: {}", describe_end::<Xiangqi>(end)));
         };
         if !self.game.legal_moves().contains(&best) {
             // Cannot happen: the board does not change while thinking.
@@ -559,13 +501,13 @@ impl QianhongSession {
         // The bans hold for this one search.
         let banned = std::mem::take(&mut self.banned);
         if let Some(end) = self.game.outcome() {
-            return error(format!("game over: {}", describe_end(end)));
+            return error(format!("game over: {}", describe_end::<Xiangqi>(end)));
         }
         let allowed = self.game.legal_moves().into_iter().filter(|m| !banned.contains(m)).count();
         if allowed == 0 {
             return error("every legal move is banned");
         }
-        let level = LEVELS[self.level.clamp(1, LEVELS.len()) - 1];
+        let level = Level::numbered(self.level);
         let multipv = if purpose == Purpose::Hints { allowed.min(MAX_HINTS) } else { 1 };
         let request = Request::new(self.game.clone(), level.limits())
             .multipv(multipv as u32)
@@ -574,12 +516,12 @@ impl QianhongSession {
             .excluded(banned.iter().map(|&m| Xiangqi::move_key(m)).collect());
         self.next_id += 1;
         let id = self.next_id;
-        let slot: Arc<Mutex<Option<Done<Move>>>> = Arc::new(Mutex::new(None));
-        let sink_slot = Arc::clone(&slot);
+        let slot = AnswerSlot::default();
+        let sink_slot = slot.clone();
         let notify = Arc::clone(&self.notify);
         let sink = move |e: Event<Move>| {
             if let Event::Done(done) = e {
-                *sink_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+                sink_slot.put(done);
                 notify(SearchEnded(id));
             }
         };

@@ -46,15 +46,17 @@
 //! Threefold repetition is not in the printed rules, hence off by default.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::analysis::{Analysis, Request};
 use crate::game::Game;
 use crate::games::hive::{GameType, Hive, Move, MoveStringError};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Done, Event, Limits};
+use crate::search::{Event, Limits};
 
+pub use super::session::SearchEnded;
+use super::session::{AnswerSlot, ErrorForm, LEVELS, Level, SessionError, shorten};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -69,30 +71,12 @@ pub const MAX_PERFT_DEPTH: u32 = 6;
 /// Lines kept while `bestmove` thinks; more are answered with `err` when their turn comes.
 pub const MAX_WAITING: usize = 1024;
 
+/// UHP's error forms: `err <text>`, and `invalidmove <text>` for moves.
+const ERRORS: ErrorForm = ErrorForm { command: "err", invalid_move: "invalidmove" };
+
 const INVALID_COMMAND: &str = "Invalid command. Try 'help' to see a list of valid commands.";
 const NO_GAME: &str = "No game in progress. Try 'newgame' to start a new game.";
 const GAME_OVER: &str = "The game is over. Try 'newgame' to start a new game.";
-
-/// One playing level: what `bestmove` without arguments searches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Level {
-    /// Depth limit in plies (0: none).
-    pub depth: u32,
-    /// Thinking time in milliseconds (for depth-limited levels a safety cap).
-    pub time_ms: u64,
-}
-
-/// The level ladder, level 1 first: depth-limited play for the easy levels, timed search above.
-pub const LEVELS: [Level; 8] = [
-    Level { depth: 1, time_ms: 5_000 },
-    Level { depth: 2, time_ms: 5_000 },
-    Level { depth: 3, time_ms: 10_000 },
-    Level { depth: 4, time_ms: 10_000 },
-    Level { depth: 0, time_ms: 1_000 },
-    Level { depth: 0, time_ms: 3_000 },
-    Level { depth: 0, time_ms: 10_000 },
-    Level { depth: 0, time_ms: 30_000 },
-];
 
 /// The options and their values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,16 +113,6 @@ const REPETITION_KEY: &str = "RepetitionRule";
 
 fn bool_word(b: bool) -> &'static str {
     if b { "True" } else { "False" }
-}
-
-/// A token as it may be quoted back: printable ASCII only, at most 60 characters.
-fn shorten(token: &str) -> String {
-    let mut out: String =
-        token.chars().take(60).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
-    if token.chars().nth(60).is_some() {
-        out.push_str("...");
-    }
-    out
 }
 
 /// `1234567` as `1,234,567`.
@@ -178,15 +152,11 @@ pub fn parse_time(text: &str) -> Option<Duration> {
     (total <= MAX_TIME).then_some(total)
 }
 
-/// A search finished: the session's search number (the answer is in the job's slot).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SearchEnded(pub u64);
-
 /// A search under way.
 struct Thinking {
     id: u64,
     _job: JobHandle,
-    slot: Arc<Mutex<Option<Done<Move>>>>,
+    slot: AnswerSlot<Move>,
 }
 
 /// A line that arrived while thinking.
@@ -274,7 +244,7 @@ impl UhpSession {
             _ => return Reply::none(),
         }
         let Some(thinking) = self.thinking.take() else { return Reply::none() };
-        let done = thinking.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let done = thinking.slot.take();
         let mut lines = match (done.and_then(|d| d.best), &self.game) {
             (Some(best), Some(game)) if game.legal_moves().contains(&best) => vec![game.move_string(best)],
             _ => vec!["err The search found no move.".to_string()],
@@ -326,9 +296,9 @@ impl UhpSession {
                         .filter(|l| l.split_whitespace().next() == Some(c.as_str()))
                         .map(|l| l.trim().to_string())
                         .collect();
-                    if lines.is_empty() { Err(Error::Err(INVALID_COMMAND.into())) } else { Ok(lines) }
+                    if lines.is_empty() { Err(SessionError::Command(INVALID_COMMAND.into())) } else { Ok(lines) }
                 }
-                _ => Err(Error::Err(INVALID_COMMAND.into())),
+                _ => Err(SessionError::Command(INVALID_COMMAND.into())),
             },
             "newgame" => self.newgame(line, &args),
             "play" if !args.is_empty() => self.play(rest_after_word(line)),
@@ -342,37 +312,40 @@ impl UhpSession {
             "options" => self.options(&args),
             "perft" => self.perft(&args),
             "exit" if args.is_empty() => return Reply::quit(Vec::new()),
-            _ => Err(Error::Err(INVALID_COMMAND.into())),
+            _ => Err(SessionError::Command(INVALID_COMMAND.into())),
         };
         match result {
             Ok(lines) => done_with(lines),
-            Err(Error::Err(e)) => done_with(vec![format!("err {e}")]),
-            Err(Error::InvalidMove(e)) => done_with(vec![format!("invalidmove {e}")]),
+            Err(e) => done_with(vec![ERRORS.line(&e)]),
         }
     }
 
-    fn game_mut(&mut self) -> Result<&mut Hive, Error> {
-        self.game.as_mut().ok_or_else(|| Error::Err(NO_GAME.into()))
+    fn game_mut(&mut self) -> Result<&mut Hive, SessionError> {
+        self.game.as_mut().ok_or_else(|| SessionError::Command(NO_GAME.into()))
     }
 
-    fn playing(&self) -> Result<&Hive, Error> {
-        let game = self.game.as_ref().ok_or_else(|| Error::Err(NO_GAME.into()))?;
+    fn playing(&self) -> Result<&Hive, SessionError> {
+        let game = self.game.as_ref().ok_or_else(|| SessionError::Command(NO_GAME.into()))?;
         if game.is_over() {
-            return Err(Error::Err(GAME_OVER.into()));
+            return Err(SessionError::Command(GAME_OVER.into()));
         }
         Ok(game)
     }
 
-    fn newgame(&mut self, line: &str, args: &[&str]) -> Result<Vec<String>, Error> {
+    fn newgame(&mut self, line: &str, args: &[&str]) -> Result<Vec<String>, SessionError> {
         let mut game = if args.is_empty() {
             Hive::new(GameType::BASE)
         } else {
             let text = rest_after_word(line);
             Hive::from_game_string(text).map_err(|e| {
                 if text.contains(';') {
-                    Error::Err(format!("Unable to load the GameString: {}: `{}`", e.message, shorten(&e.token)))
+                    SessionError::Command(format!(
+                        "Unable to load the GameString: {}: `{}`",
+                        e.message,
+                        shorten(&e.token)
+                    ))
                 } else {
-                    Error::Err(format!(
+                    SessionError::Command(format!(
                         "Unknown GameTypeString '{}'. Try Base, Base+M, Base+L, Base+P, Base+ML, Base+MP, Base+LP \
                          or Base+MLP.",
                         shorten(text)
@@ -387,27 +360,30 @@ impl UhpSession {
         Ok(vec![text])
     }
 
-    fn play(&mut self, text: &str) -> Result<Vec<String>, Error> {
+    fn play(&mut self, text: &str) -> Result<Vec<String>, SessionError> {
         self.playing()?;
         let game = self.game_mut()?;
         match game.play_checked(text) {
             Ok(_) => Ok(vec![game.game_string()]),
-            Err(MoveStringError::Invalid(reason)) => Err(Error::InvalidMove(reason.to_string())),
-            Err(MoveStringError::Unreadable(e)) => {
-                Err(Error::Err(format!("Unable to parse '{}': {}: `{}`", shorten(text), e.message, shorten(&e.token))))
-            }
+            Err(MoveStringError::Invalid(reason)) => Err(SessionError::InvalidMove(reason.to_string())),
+            Err(MoveStringError::Unreadable(e)) => Err(SessionError::Command(format!(
+                "Unable to parse '{}': {}: `{}`",
+                shorten(text),
+                e.message,
+                shorten(&e.token)
+            ))),
         }
     }
 
-    fn validmoves(&mut self) -> Result<Vec<String>, Error> {
+    fn validmoves(&mut self) -> Result<Vec<String>, SessionError> {
         Ok(vec![self.playing()?.valid_moves_string()])
     }
 
     /// Start a search, or say why not.
-    fn bestmove(&mut self, args: &[&str]) -> Result<(), Error> {
+    fn bestmove(&mut self, args: &[&str]) -> Result<(), SessionError> {
         let limits = match args {
             [] => {
-                let level = LEVELS[(self.config.level.clamp(1, LEVELS.len() as u32) - 1) as usize];
+                let level = Level::numbered(self.config.level as usize);
                 Limits {
                     depth: (level.depth > 0).then_some(level.depth),
                     movetime: Some(Duration::from_millis(level.time_ms)),
@@ -416,13 +392,16 @@ impl UhpSession {
             }
             [kind, value] if kind.eq_ignore_ascii_case("depth") => {
                 let depth: u32 = value.parse().map_err(|_| {
-                    Error::Err(format!("Unable to parse the depth '{}': a number of plies is needed.", shorten(value)))
+                    SessionError::Command(format!(
+                        "Unable to parse the depth '{}': a number of plies is needed.",
+                        shorten(value)
+                    ))
                 })?;
                 Limits::depth(depth.clamp(1, MAX_DEPTH))
             }
             [kind, value] if kind.eq_ignore_ascii_case("time") => {
                 let time = parse_time(value).ok_or_else(|| {
-                    Error::Err(format!("Unable to parse the time '{}': hh:mm:ss is needed.", shorten(value)))
+                    SessionError::Command(format!("Unable to parse the time '{}': hh:mm:ss is needed.", shorten(value)))
                 })?;
                 Limits {
                     depth: Some(MAX_DEPTH),
@@ -430,18 +409,18 @@ impl UhpSession {
                     ..Limits::default()
                 }
             }
-            _ => return Err(Error::Err(INVALID_COMMAND.into())),
+            _ => return Err(SessionError::Command(INVALID_COMMAND.into())),
         };
         let game = self.playing()?.clone();
         let request = Request::new(game, limits).priority(Priority::High).threads(self.config.threads.max(1) as usize);
         self.next_id += 1;
         let id = self.next_id;
-        let slot: Arc<Mutex<Option<Done<Move>>>> = Arc::new(Mutex::new(None));
-        let sink_slot = Arc::clone(&slot);
+        let slot = AnswerSlot::default();
+        let sink_slot = slot.clone();
         let notify = Arc::clone(&self.notify);
         let sink = move |e: Event<Move>| {
             if let Event::Done(done) = e {
-                *sink_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+                sink_slot.put(done);
                 notify(SearchEnded(id));
             }
         };
@@ -450,25 +429,25 @@ impl UhpSession {
                 self.thinking = Some(Thinking { id, _job: job, slot });
                 Ok(())
             }
-            Err(e) => Err(Error::Err(format!("Unable to search now: {e}."))),
+            Err(e) => Err(SessionError::Command(format!("Unable to search now: {e}."))),
         }
     }
 
-    fn undo(&mut self, args: &[&str]) -> Result<Vec<String>, Error> {
+    fn undo(&mut self, args: &[&str]) -> Result<Vec<String>, SessionError> {
         let n: usize = match args {
             [] => 1,
-            [n] => n.parse().map_err(|_| Error::Err(format!("Unable to undo '{}' moves.", shorten(n))))?,
-            _ => return Err(Error::Err(INVALID_COMMAND.into())),
+            [n] => n.parse().map_err(|_| SessionError::Command(format!("Unable to undo '{}' moves.", shorten(n))))?,
+            _ => return Err(SessionError::Command(INVALID_COMMAND.into())),
         };
         let game = self.game_mut()?;
         if n < 1 || n > game.plies() {
-            return Err(Error::Err(format!("Unable to undo {n} moves.")));
+            return Err(SessionError::Command(format!("Unable to undo {n} moves.")));
         }
         game.undo_moves(n);
         Ok(vec![game.game_string()])
     }
 
-    fn options(&mut self, args: &[&str]) -> Result<Vec<String>, Error> {
+    fn options(&mut self, args: &[&str]) -> Result<Vec<String>, SessionError> {
         match args {
             [] => {
                 let mut lines: Vec<String> = INT_OPTIONS.iter().map(|o| self.int_line(o)).collect();
@@ -480,7 +459,7 @@ impl UhpSession {
                 self.set_option(key, value)?;
                 Ok(vec![self.option_line(key)?])
             }
-            _ => Err(Error::Err(INVALID_COMMAND.into())),
+            _ => Err(SessionError::Command(INVALID_COMMAND.into())),
         }
     }
 
@@ -494,24 +473,24 @@ impl UhpSession {
         format!("{REPETITION_KEY};bool;{};{}", bool_word(self.config.repetition), bool_word(default))
     }
 
-    fn option_line(&self, key: &str) -> Result<String, Error> {
+    fn option_line(&self, key: &str) -> Result<String, SessionError> {
         if key.eq_ignore_ascii_case(REPETITION_KEY) {
             return Ok(self.repetition_line());
         }
         match INT_OPTIONS.iter().find(|o| o.key.eq_ignore_ascii_case(key)) {
             Some(o) => Ok(self.int_line(o)),
-            None => Err(Error::Err(format!("The option \"{}\" is not valid.", shorten(key)))),
+            None => Err(SessionError::Command(format!("The option \"{}\" is not valid.", shorten(key)))),
         }
     }
 
-    fn set_option(&mut self, key: &str, value: &str) -> Result<(), Error> {
+    fn set_option(&mut self, key: &str, value: &str) -> Result<(), SessionError> {
         if key.eq_ignore_ascii_case(REPETITION_KEY) {
             let on = if value.eq_ignore_ascii_case("true") {
                 true
             } else if value.eq_ignore_ascii_case("false") {
                 false
             } else {
-                return Err(Error::Err(format!(
+                return Err(SessionError::Command(format!(
                     "The value \"{}\" is not valid for the option \"{REPETITION_KEY}\": True or False.",
                     shorten(value)
                 )));
@@ -523,10 +502,10 @@ impl UhpSession {
             return Ok(());
         }
         let Some(o) = INT_OPTIONS.iter().find(|o| o.key.eq_ignore_ascii_case(key)) else {
-            return Err(Error::Err(format!("The option \"{}\" is not valid.", shorten(key))));
+            return Err(SessionError::Command(format!("The option \"{}\" is not valid.", shorten(key))));
         };
         let v = value.parse::<u32>().ok().filter(|v| (o.min..=o.max).contains(v)).ok_or_else(|| {
-            Error::Err(format!(
+            SessionError::Command(format!(
                 "The value \"{}\" is not valid for the option \"{}\": an integer from {} to {}.",
                 shorten(value),
                 o.key,
@@ -542,19 +521,19 @@ impl UhpSession {
         Ok(())
     }
 
-    fn perft(&mut self, args: &[&str]) -> Result<Vec<String>, Error> {
+    fn perft(&mut self, args: &[&str]) -> Result<Vec<String>, SessionError> {
         let max = match args {
             [] => MAX_PERFT_DEPTH,
             [d] => match d.parse::<u32>() {
                 Ok(d) if d <= MAX_PERFT_DEPTH => d,
                 _ => {
-                    return Err(Error::Err(format!(
+                    return Err(SessionError::Command(format!(
                         "Unable to calculate perft({}): the depth must be from 0 to {MAX_PERFT_DEPTH}.",
                         shorten(d)
                     )));
                 }
             },
-            _ => return Err(Error::Err(INVALID_COMMAND.into())),
+            _ => return Err(SessionError::Command(INVALID_COMMAND.into())),
         };
         let game = self.game_mut()?;
         let mut lines = Vec::with_capacity(max as usize + 1);
@@ -590,15 +569,6 @@ fn rest_after_word(line: &str) -> &str {
     let t = line.trim_start();
     let end = t.find(char::is_whitespace).unwrap_or(t.len());
     t[end..].trim()
-}
-
-/// A command's failure.
-#[derive(Debug)]
-enum Error {
-    /// `err <text>`
-    Err(String),
-    /// `invalidmove <text>`
-    InvalidMove(String),
 }
 
 /// The `info` answer (without `ok`).

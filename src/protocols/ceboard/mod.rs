@@ -39,6 +39,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::session::shorten;
 use crate::analysis::{Analysis, Request};
 use crate::game::{Game, GameEnd, Outcome, Score, Side};
 use crate::games::chess::{Chess, Move};
@@ -538,14 +539,6 @@ pub fn engine_move_text(game: &Chess, m: Move) -> String {
         text[..4].make_ascii_lowercase();
     }
     text
-}
-
-fn shorten(s: &str) -> String {
-    let mut out: String = s.chars().take(40).map(|c| if c.is_control() { '?' } else { c }).collect();
-    if s.chars().nth(40).is_some() {
-        out.push_str("...");
-    }
-    out
 }
 
 #[cfg(test)]

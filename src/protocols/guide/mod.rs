@@ -70,12 +70,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::session::{ErrorForm, MATE_VALUE, SessionError, describe_end, score_number, shorten};
 use crate::analysis::{Analysis, Request};
 use crate::annotate::judge::{Value, judge};
-use crate::game::{Game, GameEnd, NotationError, Outcome, Side};
+use crate::game::{Game, NotationError, Side};
 use crate::games::draughts::{Draughts, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Clock, Done, Event, Info, Limits, Score, ScoreBound};
+use crate::search::{Clock, Done, Event, Info, Limits, ScoreBound};
 
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession, Transport};
@@ -90,8 +91,6 @@ pub const MAX_DEPTH: u32 = 60;
 pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
 /// The most moves a game may have.
 pub const MAX_GAME_MOVES: usize = 2_000;
-/// A won game scores this minus the plies to its end.
-pub const MATE_SCORE: i32 = 10_000;
 /// How often a search reports at least.
 const REPORT_EVERY: Duration = Duration::from_secs(1);
 
@@ -290,18 +289,11 @@ pub struct GuideSession {
     next_id: u64,
 }
 
-/// A token as it may be quoted back: printable ASCII only, at most 60 characters.
-fn shorten(token: &str) -> String {
-    let mut out: String =
-        token.chars().take(60).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
-    if token.chars().nth(60).is_some() {
-        out.push_str("...");
-    }
-    out
-}
+/// GUIDE's error form: `error <text>`.
+const ERRORS: ErrorForm = ErrorForm { command: "error", invalid_move: "error" };
 
-fn error(message: impl AsRef<str>) -> Reply {
-    Reply::line(format!("error {}", message.as_ref()))
+fn error(e: impl Into<SessionError>) -> Reply {
+    ERRORS.reply(&e.into())
 }
 
 fn notation(e: &NotationError) -> String {
@@ -310,22 +302,6 @@ fn notation(e: &NotationError) -> String {
 
 fn side_index(side: Side) -> usize {
     if side == Draughts::WHITE_SIDE { 0 } else { 1 }
-}
-
-fn describe_end(end: GameEnd) -> String {
-    match end.outcome {
-        Outcome::Win(side) => format!("{} wins ({})", Draughts::side_name(side), end.reason),
-        Outcome::Draw => format!("draw ({})", end.reason),
-    }
-}
-
-/// A score in centi-men for the side to move; a won game is [`MATE_SCORE`] minus the plies to its end.
-pub fn score_value(score: Score) -> i32 {
-    match score {
-        Score::Cp(cp) => cp.clamp(-(MATE_SCORE - 1000), MATE_SCORE - 1000),
-        Score::Mate(plies) if plies >= 0 => MATE_SCORE - plies.min(999),
-        Score::Mate(plies) => -(MATE_SCORE - plies.saturating_neg().min(999)),
-    }
 }
 
 fn seconds(d: Duration) -> String {
@@ -346,7 +322,7 @@ pub fn info_line(root: &Draughts, info: &Info<Move>) -> String {
             line.push_str(&format!(" currmovenumber {n}"));
         }
     } else {
-        line.push_str(&format!(" score {}", score_value(info.score)));
+        line.push_str(&format!(" score {}", score_number(info.score)));
     }
     line.push_str(&format!(
         " nodes {} neval {} time {}",
@@ -697,7 +673,7 @@ impl GuideSession {
             ["0"] => Mode::Normal,
             ["2"] => Mode::PositionAnalysis,
             ["1", threshold] => {
-                Mode::GameAnalysis { threshold: parse_int("enginemode 1 threshold", threshold, 1, MATE_SCORE)? }
+                Mode::GameAnalysis { threshold: parse_int("enginemode 1 threshold", threshold, 1, MATE_VALUE)? }
             }
             ["1"] => return Err("enginemode 1 needs a threshold (a man = 100)".into()),
             ["0" | "2", extra, ..] | ["1", _, extra, ..] => {
@@ -900,7 +876,7 @@ impl GuideSession {
         match self.mode {
             Mode::Normal | Mode::PositionAnalysis => {
                 if let Some(end) = self.board.outcome() {
-                    return Err(format!("go: the game is over: {}", describe_end(end)));
+                    return Err(format!("go: the game is over: {}", describe_end::<Draughts>(end)));
                 }
                 let (limits, task) = if self.mode == Mode::Normal {
                     let play = self.engine_plays[side_index(self.board.side_to_move())];
@@ -1054,7 +1030,7 @@ impl GuideSession {
     fn answer(&mut self, thinking: &Thinking, done: &Done<Move>, play: bool) -> Reply {
         let Some(best) = done.best else {
             let end = done.game_end.unwrap_or_else(|| self.board.no_move_end());
-            return error(format!("the game is over: {}", describe_end(end)));
+            return error(format!("the game is over: {}", describe_end::<Draughts>(end)));
         };
         if !self.board.legal_moves().contains(&best) {
             // Cannot happen: the board does not change while a search runs.
@@ -1153,7 +1129,7 @@ impl GuideSession {
         }
         match self.scan_next(scan) {
             Ok(more) => lines.extend(more),
-            Err(e) => lines.push(format!("error {e}")),
+            Err(e) => lines.push(ERRORS.line(&SessionError::command(e))),
         }
         lines
     }

@@ -1,6 +1,7 @@
 use std::sync::mpsc::{self, Receiver};
 
 use super::*;
+use crate::search::Score;
 
 const WAIT: Duration = Duration::from_secs(30);
 const START: &str = "white bbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww";
@@ -406,9 +407,9 @@ fn idle_closes_only_when_not_searching() {
 
 #[test]
 fn info_lines_and_scores() {
-    assert_eq!(score_value(Score::Cp(-35)), -35);
-    assert_eq!(score_value(Score::Mate(7)), 9993);
-    assert_eq!(score_value(Score::Mate(-4)), -9996);
+    assert_eq!(score_number(Score::Cp(-35)), -35);
+    assert_eq!(score_number(Score::Mate(7)), 9993);
+    assert_eq!(score_number(Score::Mate(-4)), -9996);
     let g = Draughts::start();
     let a = g.parse_guide_move("32 28 0").expect("legal");
     let mut after = g.clone();

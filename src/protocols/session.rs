@@ -1,0 +1,227 @@
+//! What every protocol session shares: one error type, which each protocol renders in its own words
+//! ([`ErrorForm`]); the small helpers every session needs (quoting a bad token back, describing the end of a
+//! game, a score as one number); the slot a search leaves its answer in; the level ladder of the protocols
+//! that play by levels.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::stdio::Reply;
+use crate::game::{Game, GameEnd, NotationError, Outcome, Score};
+use crate::search::{Done, Limits};
+
+/// A command that failed, as the GUI is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionError {
+    /// The command could not be carried out: a bad argument, the wrong state.
+    Command(String),
+    /// A move that cannot be read or is not legal (UHP answers these with `invalidmove`).
+    InvalidMove(String),
+}
+
+impl SessionError {
+    pub fn command(message: impl Into<String>) -> Self {
+        SessionError::Command(message.into())
+    }
+
+    pub fn invalid_move(message: impl Into<String>) -> Self {
+        SessionError::InvalidMove(message.into())
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            SessionError::Command(m) | SessionError::InvalidMove(m) => m,
+        }
+    }
+}
+
+impl From<String> for SessionError {
+    fn from(message: String) -> Self {
+        SessionError::Command(message)
+    }
+}
+
+impl From<&str> for SessionError {
+    fn from(message: &str) -> Self {
+        SessionError::Command(message.to_string())
+    }
+}
+
+/// How one protocol writes an error: the word that starts the line, for commands and for moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorForm {
+    pub command: &'static str,
+    pub invalid_move: &'static str,
+}
+
+impl ErrorForm {
+    /// The error line.
+    pub fn line(&self, error: &SessionError) -> String {
+        let word = match error {
+            SessionError::Command(_) => self.command,
+            SessionError::InvalidMove(_) => self.invalid_move,
+        };
+        format!("{word} {}", error.message())
+    }
+
+    /// The reply that carries the error line.
+    pub fn reply(&self, error: &SessionError) -> Reply {
+        Reply::line(self.line(error))
+    }
+}
+
+/// The longest piece of input quoted back in an error.
+pub const QUOTE_CHARS: usize = 60;
+
+/// A token as it may be quoted back: printable ASCII only, at most [`QUOTE_CHARS`] characters.
+pub fn shorten(token: &str) -> String {
+    let mut out: String =
+        token.chars().take(QUOTE_CHARS).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+    if token.chars().nth(QUOTE_CHARS).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// A notation error for a message: what was wrong, and the bad part when it is not the whole text.
+pub fn notation_detail(e: &NotationError, text: &str) -> String {
+    if e.token == text.trim() { e.message.clone() } else { format!("{} `{}`", e.message, shorten(&e.token)) }
+}
+
+/// A finished game in a few words: "white wins (no legal move)", "draw (threefold repetition)".
+pub fn describe_end<G: Game>(end: GameEnd) -> String {
+    match end.outcome {
+        Outcome::Win(side) => format!("{} wins ({})", G::side_name(side), end.reason),
+        Outcome::Draw => format!("draw ({})", end.reason),
+    }
+}
+
+/// The value of a forced win in the protocols that report one number: a win in n plies is `MATE_VALUE - n`.
+pub const MATE_VALUE: i32 = 10_000;
+
+/// A score as the one number the line protocols report (centi-units; a forced result as ±([`MATE_VALUE`] minus
+/// the plies), and a centi-unit score never reaching the range of forced results).
+pub fn score_number(score: Score) -> i32 {
+    match score {
+        Score::Cp(cp) => cp.clamp(-(MATE_VALUE - 1000), MATE_VALUE - 1000),
+        Score::Mate(plies) if plies >= 0 => MATE_VALUE - plies.min(999),
+        Score::Mate(plies) => -(MATE_VALUE - plies.saturating_neg().min(999)),
+    }
+}
+
+/// A search finished: the session's search number (its answer is in the search's [`AnswerSlot`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchEnded(pub u64);
+
+/// Where a search leaves its answer for the session to pick up when it is told the search ended.
+pub struct AnswerSlot<M>(Arc<Mutex<Option<Done<M>>>>);
+
+impl<M> Clone for AnswerSlot<M> {
+    fn clone(&self) -> Self {
+        AnswerSlot(Arc::clone(&self.0))
+    }
+}
+
+impl<M> Default for AnswerSlot<M> {
+    fn default() -> Self {
+        AnswerSlot(Arc::new(Mutex::new(None)))
+    }
+}
+
+impl<M> AnswerSlot<M> {
+    pub fn put(&self, done: Done<M>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+    }
+
+    pub fn take(&self) -> Option<Done<M>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// One playing level of the protocols that play by levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level {
+    pub description: &'static str,
+    /// Depth limit in plies (0: none).
+    pub depth: u32,
+    /// Thinking time per move in milliseconds (for depth-limited levels a safety cap).
+    pub time_ms: u64,
+    /// Search threads (0: one per core, at most 8), where the protocol lets the level choose.
+    pub threads: usize,
+}
+
+/// The level ladder, level 1 first: depth-limited play for the easy levels, timed full-strength search above.
+pub const LEVELS: [Level; 8] = [
+    Level { description: "Very easy (1 ply)", depth: 1, time_ms: 5_000, threads: 1 },
+    Level { description: "Easy (2 plies)", depth: 2, time_ms: 5_000, threads: 1 },
+    Level { description: "Casual (4 plies)", depth: 4, time_ms: 10_000, threads: 1 },
+    Level { description: "Medium (6 plies)", depth: 6, time_ms: 10_000, threads: 1 },
+    Level { description: "Hard (1 second a move)", depth: 0, time_ms: 1_000, threads: 0 },
+    Level { description: "Harder (3 seconds a move)", depth: 0, time_ms: 3_000, threads: 0 },
+    Level { description: "Expert (10 seconds a move)", depth: 0, time_ms: 10_000, threads: 0 },
+    Level { description: "Master (30 seconds a move)", depth: 0, time_ms: 30_000, threads: 0 },
+];
+
+/// The level a session starts at (1-based).
+pub const DEFAULT_LEVEL: usize = 5;
+
+impl Level {
+    /// The level numbered `n` (1-based, clamped to the ladder).
+    pub fn numbered(n: usize) -> Level {
+        LEVELS[n.clamp(1, LEVELS.len()) - 1]
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            depth: (self.depth > 0).then_some(self.depth),
+            movetime: Some(Duration::from_millis(self.time_ms)),
+            ..Limits::default()
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        if self.threads > 0 { self.threads } else { std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_written_in_each_protocol_s_words() {
+        let uhp = ErrorForm { command: "err", invalid_move: "invalidmove" };
+        assert_eq!(uhp.line(&SessionError::command("No game.")), "err No game.");
+        assert_eq!(uhp.line(&SessionError::invalid_move("Not legal.")), "invalidmove Not legal.");
+        let alert = ErrorForm { command: "ALERT", invalid_move: "ALERT" };
+        assert_eq!(alert.line(&"bad".into()), "ALERT bad");
+    }
+
+    #[test]
+    fn tokens_are_quoted_back_short_and_printable() {
+        assert_eq!(shorten("e2e4"), "e2e4");
+        assert_eq!(shorten("a\u{7}b\u{e9}"), "a?b?");
+        let long = "x".repeat(100);
+        assert_eq!(shorten(&long), format!("{}...", "x".repeat(QUOTE_CHARS)));
+    }
+
+    #[test]
+    fn scores_as_one_number() {
+        assert_eq!(score_number(Score::Cp(-35)), -35);
+        assert_eq!(score_number(Score::Mate(7)), MATE_VALUE - 7);
+        assert_eq!(score_number(Score::Mate(-4)), -(MATE_VALUE - 4));
+        assert_eq!(score_number(Score::Mate(i32::MIN)), -(MATE_VALUE - 999));
+        assert_eq!(score_number(Score::Cp(50_000)), MATE_VALUE - 1000);
+    }
+
+    #[test]
+    fn the_ladder_climbs() {
+        assert_eq!(Level::numbered(0), LEVELS[0]);
+        assert_eq!(Level::numbered(99), LEVELS[7]);
+        assert_eq!(Level::numbered(1).limits().depth, Some(1));
+        assert_eq!(Level::numbered(DEFAULT_LEVEL).limits().depth, None);
+        for pair in LEVELS.windows(2) {
+            assert!(pair[0].depth == 0 || pair[1].depth == 0 || pair[0].depth < pair[1].depth);
+        }
+    }
+}
