@@ -430,7 +430,35 @@ pub fn document() -> Value {
             into.extend(extra);
         }
     }
+    // An optional member given as null is taken as absent (the handlers read them as `Option`s).
+    for (schema, members) in [
+        ("AnalysisRequest", &["position", "format", "depth", "movetime_ms", "nodes", "multipv", "move_format"][..]),
+        ("MovesRequest", &["position", "format", "move_format"][..]),
+        ("ConvertRequest", &["position", "format", "to", "move_format"][..]),
+        (
+            "AnnotationRequest",
+            &["text", "games", "format", "depth", "movetime_ms", "nodes", "threshold", "priority"][..],
+        ),
+    ] {
+        for member in members {
+            if let Some(Value::Object(property)) =
+                doc.pointer_mut(&format!("/components/schemas/{schema}/properties/{member}"))
+            {
+                nullable(property);
+            }
+        }
+    }
     doc
+}
+
+/// Let a property's schema take null as well.
+fn nullable(property: &mut serde_json::Map<String, Value>) {
+    if let Some(Value::String(t)) = property.get("type").cloned() {
+        property.insert("type".into(), json!([t, "null"]));
+    }
+    if let Some(Value::Array(values)) = property.get_mut("enum") {
+        values.push(Value::Null);
+    }
 }
 
 /// The document as committed in `api/openapi.json`: pretty-printed, with a final newline.
