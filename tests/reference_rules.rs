@@ -12,3 +12,6 @@ mod common;
 
 #[path = "reference/checkers.rs"]
 mod checkers;
+
+#[path = "reference/draughts.rs"]
+mod draughts;
