@@ -15,3 +15,6 @@ mod checkers;
 
 #[path = "reference/draughts.rs"]
 mod draughts;
+
+#[path = "reference/xiangqi.rs"]
+mod xiangqi;

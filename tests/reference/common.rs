@@ -58,6 +58,12 @@ pub trait Reference: Clone {
 
     /// How much more likely a playout is to choose this move (≥ 1): biases games toward interesting cases.
     fn weight(&self, m: &Self::Move) -> u32;
+
+    /// Features of the position worth counting (in check, a move refused because it would leave the king
+    /// attacked, ...).
+    fn position_features(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 /// Totals over the games played.
@@ -143,6 +149,9 @@ pub fn play_game<R: Reference, K: Game>(
                     .push(format!("{p}\n  position {here}\n  reached from {start}\n  by {}", line.join(" ")));
             }
             return;
+        }
+        for f in reference.position_features() {
+            *stats.counts.entry(f).or_insert(0) += 1;
         }
         for (_, m) in &rmoves {
             for f in reference.features(m) {
