@@ -309,7 +309,7 @@ impl Game for Chess {
         if rev >= FIFTY_MOVE_PLIES && !self.mate_on_board() {
             return Some(GameEnd::draw("50-move rule"));
         }
-        if self.board.occupied().len() <= 4 && self.insufficient_material() {
+        if self.insufficient_material() {
             return Some(GameEnd::draw("insufficient material"));
         }
         None

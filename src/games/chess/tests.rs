@@ -226,11 +226,21 @@ fn the_end_of_the_game() {
     play(&mut g, "Ra8");
     assert_eq!(g.outcome().map(|e| e.outcome), Some(Outcome::Win(Side::First)));
     // Insufficient material.
-    for fen in ["8/8/4k3/8/8/3K4/8/8 w - - 0 1", "8/8/4k3/8/8/3KN3/8/8 w - - 0 1", "8/2b5/4k3/8/8/3KB3/8/8 w - - 0 1"] {
+    // Bishops all on one colour of square draw however many there are (three here, on dark squares).
+    for fen in [
+        "8/8/4k3/8/8/3K4/8/8 w - - 0 1",
+        "8/8/4k3/8/8/3KN3/8/8 w - - 0 1",
+        "8/2b5/4k3/8/8/3KB3/8/8 w - - 0 1",
+        "8/8/8/4B2k/3b4/b7/8/7K w - - 0 1",
+    ] {
         assert_eq!(game(fen).outcome(), Some(GameEnd::draw("insufficient material")), "{fen}");
     }
-    for fen in ["8/3b4/4k3/8/8/3KB3/8/8 w - - 0 1", "8/8/4k3/8/8/3KNN2/8/8 w - - 0 1", "8/8/4k3/8/8/3KP3/8/8 w - - 0 1"]
-    {
+    for fen in [
+        "8/3b4/4k3/8/8/3KB3/8/8 w - - 0 1",
+        "8/8/4k3/8/8/3KNN2/8/8 w - - 0 1",
+        "8/8/4k3/8/8/3KP3/8/8 w - - 0 1",
+        "8/8/8/4B2k/3b4/1b6/8/7K w - - 0 1",
+    ] {
         assert_eq!(game(fen).outcome(), None, "{fen}");
     }
 }
