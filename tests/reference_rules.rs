@@ -18,3 +18,6 @@ mod draughts;
 
 #[path = "reference/xiangqi.rs"]
 mod xiangqi;
+
+#[path = "reference/chess.rs"]
+mod chess;
