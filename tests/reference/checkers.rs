@@ -331,7 +331,7 @@ fn random_position(rng: &mut Prng) -> RefCheckers {
 }
 
 fn setup(rng: &mut Prng, game: u64) -> (RefCheckers, Checkers) {
-    let reference = if game % 3 == 0 { RefCheckers::start() } else { random_position(rng) };
+    let reference = if game.is_multiple_of(3) { RefCheckers::start() } else { random_position(rng) };
     let fen = reference.fen();
     let kibitz = Checkers::parse_position(&fen, None).unwrap_or_else(|e| panic!("{fen}: {e}"));
     (reference, kibitz)

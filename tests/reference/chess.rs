@@ -171,7 +171,7 @@ fn attacked(grid: &Grid, sq: Square, by: Color) -> bool {
         for (df, dr) in directions {
             let mut s = (sq.0 + df, sq.1 + dr);
             while on_board(s) {
-                if let Some(_) = at(grid, s) {
+                if at(grid, s).is_some() {
                     if is(s, &kinds) {
                         return true;
                     }
@@ -701,7 +701,7 @@ fn random_position(rng: &mut Prng) -> RefChess {
 
 fn setup(rng: &mut Prng, game: u64) -> (RefChess, Chess) {
     loop {
-        let mut reference = if game % 3 == 0 { RefChess::start() } else { random_position(rng) };
+        let mut reference = if game.is_multiple_of(3) { RefChess::start() } else { random_position(rng) };
         reference.repeat_bias = rng.chance(1, 3);
         reference.quiet_bias = !reference.repeat_bias && rng.chance(1, 3);
         // cozy-chess refuses some positions no game can reach (three pieces giving check, a pawn and a bishop
@@ -709,7 +709,7 @@ fn setup(rng: &mut Prng, game: u64) -> (RefChess, Chess) {
         if let Ok(kibitz) = Chess::parse_position(&reference.fen(), None) {
             return (reference, kibitz);
         }
-        assert!(game % 3 != 0, "the start position must be read");
+        assert!(!game.is_multiple_of(3), "the start position must be read");
     }
 }
 

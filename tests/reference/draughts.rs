@@ -545,7 +545,7 @@ fn random_position(rng: &mut Prng) -> RefDraughts {
 }
 
 fn setup(rng: &mut Prng, game: u64) -> (RefDraughts, Draughts) {
-    let mut reference = if game % 3 == 0 { RefDraughts::start() } else { random_position(rng) };
+    let mut reference = if game.is_multiple_of(3) { RefDraughts::start() } else { random_position(rng) };
     reference.repeat_bias = rng.chance(1, 3);
     let fen = reference.fen();
     let kibitz = Draughts::parse_position(&fen, None).unwrap_or_else(|e| panic!("{fen}: {e}"));

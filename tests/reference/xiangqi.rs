@@ -406,7 +406,7 @@ impl Reference for RefXiangqi {
             let previous = seen[seen.len() - 2];
             let cycle = &self.gave_check[previous..];
             let n = cycle.len();
-            let mover_all_checks = (0..n).filter(|i| (n - 1 - i) % 2 == 0).all(|i| cycle[i]);
+            let mover_all_checks = (0..n).filter(|i| (n - 1 - i).is_multiple_of(2)).all(|i| cycle[i]);
             let other_all_checks = (0..n).filter(|i| (n - 1 - i) % 2 == 1).all(|i| cycle[i]);
             let mover = self.to_move.other();
             return Some(match (mover_all_checks, other_all_checks) {
@@ -538,7 +538,7 @@ fn random_position(rng: &mut Prng) -> RefXiangqi {
 }
 
 fn setup(rng: &mut Prng, game: u64) -> (RefXiangqi, Xiangqi) {
-    let mut reference = if game % 3 == 0 { RefXiangqi::start() } else { random_position(rng) };
+    let mut reference = if game.is_multiple_of(3) { RefXiangqi::start() } else { random_position(rng) };
     reference.repeat_bias = rng.chance(1, 2);
     reference.check_bias = rng.chance(1, 2);
     let fen = reference.fen();
