@@ -13,7 +13,7 @@ mod notation;
 mod record;
 
 pub use cozy_chess::Move;
-use cozy_chess::{BitBoard, Board, Color, Piece, Square};
+use cozy_chess::{BitBoard, Board, Color, Piece, Rank, Square};
 pub use eval::{
     COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, PHASE_MAX, S, Tables, Trace, WEIGHTS, Weights,
     evaluate_with, see, trace,
@@ -47,10 +47,22 @@ impl std::fmt::Debug for EvalTables {
     }
 }
 
+/// The hash the repetition rule compares: cozy-chess's hash, less the en passant file when no en passant
+/// capture is legal. Positions are the same when the same moves are possible (FIDE 9.2.3), so a double step
+/// that no pawn can take en passant does not make a new position.
+fn repetition_hash(b: &Board) -> u64 {
+    let Some(file) = b.en_passant() else { return b.hash() };
+    let us = b.side_to_move();
+    let target = Square::new(file, Rank::Sixth.relative_to(us));
+    // A pawn's only move to the square a pawn just passed is the en passant capture.
+    let possible = b.generate_moves_for(b.colors(us) & b.pieces(Piece::Pawn), |pm| pm.to.has(target));
+    if possible { b.hash() } else { b.hash_without_ep() }
+}
+
 impl Chess {
     fn from_board(board: Board, chess960: bool) -> Chess {
         let mut history = RepetitionHistory::new();
-        history.push(board.hash());
+        history.push(repetition_hash(&board));
         Chess { board, stack: Vec::with_capacity(256), history, chess960, tables: EvalTables(&eval::TABLES) }
     }
 
@@ -252,7 +264,7 @@ impl Game for Chess {
     fn make(&mut self, m: Move) {
         self.stack.push(self.board.clone());
         self.board.play_unchecked(m);
-        self.history.push(self.board.hash());
+        self.history.push(repetition_hash(&self.board));
     }
 
     #[inline]
@@ -274,7 +286,7 @@ impl Game for Chess {
         // A repetition across a null move is not one: the window restarts here.
         next.set_halfmove_clock(0);
         self.stack.push(std::mem::replace(&mut self.board, next));
-        self.history.push(self.board.hash());
+        self.history.push(repetition_hash(&self.board));
         true
     }
 
@@ -291,13 +303,13 @@ impl Game for Chess {
     #[inline]
     fn rule_end(&self, plies_since_root: usize) -> Option<GameEnd> {
         let rev = self.board.halfmove_clock();
-        if rev >= 4 && self.history.is_draw(self.board.hash(), rev as usize, plies_since_root) {
+        if rev >= 4 && self.history.is_draw(repetition_hash(&self.board), rev as usize, plies_since_root) {
             return Some(GameEnd::draw("threefold repetition"));
         }
         if rev >= FIFTY_MOVE_PLIES && !self.mate_on_board() {
             return Some(GameEnd::draw("50-move rule"));
         }
-        if self.board.occupied().len() <= 4 && self.insufficient_material() {
+        if self.insufficient_material() {
             return Some(GameEnd::draw("insufficient material"));
         }
         None

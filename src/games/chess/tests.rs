@@ -199,6 +199,26 @@ fn the_end_of_the_game() {
     }
     play(&mut g, "Ng8");
     assert_eq!(g.outcome().map(|e| e.reason), Some("threefold repetition"));
+    // A double step that no pawn can take en passant makes no new position: the position right after it
+    // is the first of the three.
+    let mut g = game("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1");
+    play(&mut g, "e4");
+    for m in ["Kd8", "Kd1", "Ke8", "Ke1", "Kd8", "Kd1", "Ke8"] {
+        assert_eq!(g.outcome(), None);
+        play(&mut g, m);
+    }
+    play(&mut g, "Ke1");
+    assert_eq!(g.outcome().map(|e| e.reason), Some("threefold repetition"));
+    // When it can be taken en passant, the position after it is a different one.
+    let mut g = game("4k3/8/8/8/3p4/8/4P3/4K3 w - - 0 1");
+    play(&mut g, "e4");
+    for m in ["Kd8", "Kd1", "Ke8", "Ke1", "Kd8", "Kd1", "Ke8", "Ke1"] {
+        assert_eq!(g.outcome(), None);
+        play(&mut g, m);
+    }
+    assert_eq!(g.outcome(), None, "the position after e4 differs from the later ones");
+    play(&mut g, "Kd8");
+    assert_eq!(g.outcome().map(|e| e.reason), Some("threefold repetition"));
     // 50 moves: a draw, unless the 100th ply mates.
     let g = game("4k3/8/8/8/8/8/8/R3K3 w - - 100 80");
     assert_eq!(g.outcome(), Some(GameEnd::draw("50-move rule")));
@@ -206,11 +226,21 @@ fn the_end_of_the_game() {
     play(&mut g, "Ra8");
     assert_eq!(g.outcome().map(|e| e.outcome), Some(Outcome::Win(Side::First)));
     // Insufficient material.
-    for fen in ["8/8/4k3/8/8/3K4/8/8 w - - 0 1", "8/8/4k3/8/8/3KN3/8/8 w - - 0 1", "8/2b5/4k3/8/8/3KB3/8/8 w - - 0 1"] {
+    // Bishops all on one colour of square draw however many there are (three here, on dark squares).
+    for fen in [
+        "8/8/4k3/8/8/3K4/8/8 w - - 0 1",
+        "8/8/4k3/8/8/3KN3/8/8 w - - 0 1",
+        "8/2b5/4k3/8/8/3KB3/8/8 w - - 0 1",
+        "8/8/8/4B2k/3b4/b7/8/7K w - - 0 1",
+    ] {
         assert_eq!(game(fen).outcome(), Some(GameEnd::draw("insufficient material")), "{fen}");
     }
-    for fen in ["8/3b4/4k3/8/8/3KB3/8/8 w - - 0 1", "8/8/4k3/8/8/3KNN2/8/8 w - - 0 1", "8/8/4k3/8/8/3KP3/8/8 w - - 0 1"]
-    {
+    for fen in [
+        "8/3b4/4k3/8/8/3KB3/8/8 w - - 0 1",
+        "8/8/4k3/8/8/3KNN2/8/8 w - - 0 1",
+        "8/8/4k3/8/8/3KP3/8/8 w - - 0 1",
+        "8/8/8/4B2k/3b4/1b6/8/7K w - - 0 1",
+    ] {
         assert_eq!(game(fen).outcome(), None, "{fen}");
     }
 }

@@ -303,7 +303,10 @@ impl Game for Draughts {
             h ^= ZOBRIST[opp * 2 + ((b.kings >> bit) & 1) as usize][bit];
         }
         let reversible = if m.cap != 0 || !was_king { 0 } else { old.reversible.saturating_add(1) };
-        let (endgame, endgame_limit) = if m.cap == 0 && old.endgame_limit == 0 {
+        // Without a capture the material changes only by a crowning, which can bring it under the endgame
+        // rules (three men and a king against a king becoming king and two men; a lone man crowned).
+        let crowned = !was_king && kind_to != kind_from;
+        let (endgame, endgame_limit) = if m.cap == 0 && old.endgame_limit == 0 && !crowned {
             (0, 0)
         } else {
             let limit = endgame_limit(&new);

@@ -225,6 +225,24 @@ fn fmjd_endgame_rules() {
     assert_eq!(m.captured_squares(), [12]);
     g.make(m);
     assert_eq!(g.endgame_plies(), (0, ENDGAME_LONG_PLIES));
+    // A crowning without a capture can bring the material under the rules: the count starts there.
+    let mut g = game("B:WK38:B35");
+    assert_eq!(g.endgame_plies(), (0, 0));
+    for (i, mv) in ["35-40", "38-15", "40-44", "15-24", "44-49"].into_iter().enumerate() {
+        play(&mut g, mv);
+        assert_eq!(g.endgame_plies(), (0, if i == 4 { ENDGAME_SHORT_PLIES } else { 0 }), "after {mv}");
+    }
+    play(&mut g, "24-8");
+    assert_eq!(g.endgame_plies(), (1, ENDGAME_SHORT_PLIES));
+    let mut g = game("W:WK47,6,7,8:BK45");
+    play(&mut g, "6-1");
+    assert_eq!(g.endgame_plies(), (0, 0), "four pieces against a king");
+    let mut g = game("W:WK47,6,7:B45,40");
+    play(&mut g, "6-1");
+    assert_eq!(g.endgame_plies(), (0, 0), "the other side has two men");
+    let mut g = game("W:W6,7,8:BK45");
+    play(&mut g, "6-1");
+    assert_eq!(g.endgame_plies(), (0, ENDGAME_LONG_PLIES), "a king and two men against a king");
 }
 
 #[test]
