@@ -413,6 +413,13 @@ impl Position {
         !self.in_hand(Piece { colour, bug: Bug::Queen, number: 0 })
     }
 
+    /// What makes two positions the same for a repetition count: the stacks and the side to move.
+    pub fn key(&self) -> (Vec<(Cell, Vec<Piece>)>, Colour) {
+        let mut stacks: Vec<(Cell, Vec<Piece>)> = self.stacks.iter().map(|(&c, s)| (c, s.clone())).collect();
+        stacks.sort();
+        (stacks, self.to_move())
+    }
+
     /// A Queen is surrounded when all six cells around it are occupied.
     pub fn queen_surrounded(&self, colour: Colour) -> bool {
         match self.find(Piece { colour, bug: Bug::Queen, number: 0 }) {
