@@ -363,7 +363,7 @@ impl Position {
     }
 
     pub fn to_move(&self) -> Colour {
-        if self.plies % 2 == 0 { Colour::White } else { Colour::Black }
+        if self.plies.is_multiple_of(2) { Colour::White } else { Colour::Black }
     }
 
     /// The side to move's turn number: 1 on its first turn.
