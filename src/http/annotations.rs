@@ -14,7 +14,7 @@ use super::AppState;
 use super::analysis::{check_format, game_kind, read_limits};
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
-use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, SubmitError, report};
+use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
 use crate::game::{Game, GameRecord, RecordError};
 use crate::games::GameKind;
 use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
@@ -112,15 +112,7 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
     let records = tokio::task::spawn_blocking(move || read_records::<G>(&req))
         .await
         .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
-    let submitted = state.annotator.submit::<G>(records, settings).await.map_err(|e| match e {
-        SubmitError::NoGames(first) => {
-            Problem::invalid("text", format!("no game could be read; {first}")).with_token(first.token)
-        }
-        SubmitError::Empty => Problem::invalid("text", "the text holds no game"),
-        e @ SubmitError::TooManyPositions { .. } => Problem::invalid("text", e.to_string()),
-        SubmitError::ShuttingDown => Problem::unavailable("the server is shutting down"),
-        SubmitError::Store(e) => Problem::internal(format!("the job could not be stored: {e}")),
-    })?;
+    let submitted = state.annotator.submit::<G>(records, settings).await?;
     let status_url = format!("/v1/annotations/{}", submitted.id);
     let body = Accepted {
         export_url: format!("{status_url}/export"),
@@ -148,18 +140,12 @@ pub(super) async fn post_annotations(
 
 /// A job's rows, or 404.
 async fn load(state: &AppState, id: &str) -> Result<(JobRow, Vec<JobGameRow>, Vec<PositionRow>), Problem> {
-    let store_error = |e: crate::store::StoreError| Problem::unavailable(format!("the job store failed: {e}"));
     if id.is_empty() || id.len() > MAX_ID || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(Problem::not_found(format!("no annotation job `{}`", id.chars().take(MAX_ID).collect::<String>())));
     }
-    let job = state
-        .store
-        .job(id)
-        .await
-        .map_err(store_error)?
-        .ok_or_else(|| Problem::not_found(format!("no annotation job `{id}`")))?;
-    let games = state.store.job_games(id).await.map_err(store_error)?;
-    let positions = state.store.job_positions(id).await.map_err(store_error)?;
+    let job = state.store.job(id).await?.ok_or_else(|| Problem::not_found(format!("no annotation job `{id}`")))?;
+    let games = state.store.job_games(id).await?;
+    let positions = state.store.job_positions(id).await?;
     Ok((job, games, positions))
 }
 
@@ -250,11 +236,7 @@ pub(super) async fn delete_annotation(
     Path(id): Path<String>,
 ) -> Result<Response, Problem> {
     let (job, _, _) = load(&state, &id).await?;
-    let cancelled = state
-        .annotator
-        .cancel(&job.id)
-        .await
-        .map_err(|e| Problem::unavailable(format!("the job store failed: {e}")))?;
+    let cancelled = state.annotator.cancel(&job.id).await?;
     if !cancelled && job.status != JobStatus::Cancelled {
         let status = state.store.job(&job.id).await.ok().flatten().map_or(job.status, |j| j.status);
         if status != JobStatus::Cancelled {

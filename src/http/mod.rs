@@ -177,7 +177,7 @@ async fn healthz() -> &'static str {
 async fn readyz(State(state): State<AppState>) -> Response {
     match state.store.ping().await {
         Ok(()) => (StatusCode::OK, "ready\n").into_response(),
-        Err(e) => problem::Problem::unavailable(format!("the store is not ready: {e}")).into_response(),
+        Err(e) => problem::Problem::from(e).into_response(),
     }
 }
 

@@ -5,6 +5,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+/// How long a client is asked to wait after a 503 for an unavailable store or a stopping server, in seconds.
+pub const UNAVAILABLE_RETRY_S: u32 = 5;
+
 /// A problem document. `field` names the request member that was wrong, `token` the offending text in it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Problem {
@@ -75,8 +78,12 @@ impl Problem {
         p
     }
 
+    /// Something the request needs is not available now (the store, a shutting-down server): 503 with
+    /// Retry-After.
     pub fn unavailable(detail: impl Into<String>) -> Self {
-        Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", detail)
+        let mut p = Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", detail);
+        p.retry_after = Some(UNAVAILABLE_RETRY_S);
+        p
     }
 
     pub fn internal(detail: impl Into<String>) -> Self {
@@ -120,5 +127,58 @@ impl From<crate::analysis::AnalysisError> for Problem {
             AnalysisError::NotCached => Problem::not_found(e.to_string()),
             AnalysisError::Interrupted => Problem::unavailable(e.to_string()),
         }
+    }
+}
+
+/// The one mapping of store errors: an outage is a 503 with Retry-After (logged here, once per request); a
+/// result that cannot be encoded is the server's own fault (500).
+impl From<crate::store::StoreError> for Problem {
+    fn from(e: crate::store::StoreError) -> Self {
+        use crate::store::StoreError;
+        match e {
+            StoreError::Encode(_) => {
+                tracing::error!(error = %e, "a value could not be encoded for the store");
+                Problem::internal(e.to_string())
+            }
+            _ => {
+                tracing::warn!(error = %e, "the store failed; answering 503");
+                Problem::unavailable(format!("the store is unavailable: {e}"))
+            }
+        }
+    }
+}
+
+/// Why an annotation job was not accepted, as the API answers it.
+impl From<crate::annotate::SubmitError> for Problem {
+    fn from(e: crate::annotate::SubmitError) -> Self {
+        use crate::annotate::SubmitError;
+        match e {
+            SubmitError::NoGames(first) => {
+                Problem::invalid("text", format!("no game could be read; {first}")).with_token(first.token)
+            }
+            SubmitError::Empty => Problem::invalid("text", "the text holds no game"),
+            e @ SubmitError::TooManyPositions { .. } => Problem::invalid("text", e.to_string()),
+            SubmitError::ShuttingDown => Problem::unavailable("the server is shutting down"),
+            SubmitError::Store(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+
+    #[test]
+    fn a_store_outage_is_503_with_retry_after_and_an_encoding_failure_is_ours() {
+        let p = Problem::from(StoreError::Closed);
+        assert_eq!((p.status, p.retry_after), (503, Some(UNAVAILABLE_RETRY_S)));
+        let response = p.into_response();
+        assert_eq!(response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("5"));
+        let bad = serde_json::from_str::<u8>("x").expect_err("not a number");
+        assert_eq!(Problem::from(StoreError::Encode(bad)).status, 500);
+        let submit = Problem::from(crate::annotate::SubmitError::Store(StoreError::Closed));
+        assert_eq!(submit.status, 503);
+        assert_eq!(Problem::unavailable("stopping").retry_after, Some(UNAVAILABLE_RETRY_S));
     }
 }

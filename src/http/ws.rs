@@ -262,7 +262,7 @@ async fn subscribe(state: &AppState, id: String, job: String, tx: mpsc::Sender<O
     let row = match store.job(&job).await {
         Ok(Some(row)) => row,
         Ok(None) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
-        Err(e) => return Some(error_text(Some(&id), &Problem::unavailable(format!("the job store failed: {e}")))),
+        Err(e) => return Some(error_text(Some(&id), &Problem::from(e))),
     };
     let total: u64 = store.job_games(&job).await.map_or(0, |g| g.iter().map(|g| u64::from(g.positions)).sum());
     let done = store.job_positions(&job).await.map_or(0, |p| p.len() as u64);
