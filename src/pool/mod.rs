@@ -198,10 +198,6 @@ impl JobHandle {
         self.state.stop.store(true, Ordering::Relaxed);
     }
 
-    pub fn is_finished(&self) -> bool {
-        *lock(&self.state.finished)
-    }
-
     /// Wait up to `timeout` for the job to finish; true when it has.
     pub fn wait_timeout(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;

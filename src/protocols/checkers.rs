@@ -1,5 +1,5 @@
-//! The Checkers Protocol (a line protocol for English checkers engines; the spec is in
-//! `shared/specs/checkers-protocol.md`) as a transport-free session state machine, and [`run_stdio`], the
+//! The Checkers Protocol (the line protocol of English checkers engines and their
+//! GUIs) as a transport-free session state machine, and [`run_stdio`], the
 //! engine on stdin/stdout.
 //!
 //! The engine writes `READY` once, then answers the GUI's commands:

@@ -1,4 +1,4 @@
-//! The Qianhong plugin protocol (QHPLUGIN V1.3, `shared/specs/qianhong-plugin-1.3.html`) as a transport-free
+//! The Qianhong plugin protocol (QHPLUGIN V1.3, the plugin document published with Qianhong) as a transport-free
 //! session state machine, [`info_lines`] (what `-info` prints) and [`run_stdio`] (the `-plugin` mode on
 //! stdin/stdout).
 //!

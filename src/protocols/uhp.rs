@@ -1,4 +1,4 @@
-//! The Universal Hive Protocol (UHP, `shared/specs/universal-hive-protocol.txt`) as a transport-free session
+//! The Universal Hive Protocol (UHP, as Mzinga's wiki specifies it) as a transport-free session
 //! state machine, and [`run_stdio`], the engine on stdin/stdout (`kibitz-uhp`, `kibitz engine uhp`).
 //!
 //! The engine writes the `info` answer on start; every command's output ends with `ok`:

@@ -95,19 +95,6 @@ impl Checkers {
         v
     }
 
-    /// The squares (1-32, ascending) of `side`'s kings (`kings`) or men.
-    pub fn squares(&self, side: Side, kings: bool) -> Vec<u8> {
-        let b = &self.cur.board;
-        let mut set = b.pieces[side.index()] & if kings { b.kings } else { !b.kings };
-        let mut out = Vec::new();
-        while set != 0 {
-            out.push(board::square_of_bit(set.trailing_zeros()));
-            set &= set - 1;
-        }
-        out.sort_unstable();
-        out
-    }
-
     /// Plies since the last capture or man move.
     pub fn reversible_plies(&self) -> u32 {
         self.cur.reversible

@@ -188,14 +188,6 @@ impl GameType {
         GameType::all().into_iter().find(|g| g.name().eq_ignore_ascii_case(t))
     }
 
-    pub fn enables(self, bug: Bug) -> bool {
-        match bug {
-            Bug::Mosquito => self.mosquito,
-            Bug::Ladybug => self.ladybug,
-            Bug::Pillbug => self.pillbug,
-            _ => true,
-        }
-    }
 }
 
 /// A move: a piece and the cell it goes to (on top of whatever is there). Placements and movements look
@@ -251,13 +243,6 @@ impl Cells {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
-    }
-
-    #[inline]
-    pub fn union(&mut self, other: &Cells) {
-        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
-            *a |= *b;
-        }
     }
 
     /// Call `f` with every cell of the set, ascending.
@@ -1060,21 +1045,6 @@ impl Board {
         v
     }
 
-    /// The piece's own moves if it could move now (ignores whose turn it is); for evaluation.
-    pub fn mobility_of(&self, p: u8, pinned: u32) -> u32 {
-        if !self.on_top(p) {
-            return 0;
-        }
-        let mut dests = Cells::EMPTY;
-        self.piece_moves(p, pinned, &mut dests);
-        dests.count()
-    }
-
-    /// Pieces in play of one colour.
-    pub fn pieces_in_play(&self, color: usize) -> impl Iterator<Item = u8> + '_ {
-        let lo = color as u8 * PER_SIDE;
-        (lo..lo + PER_SIDE).filter(move |&p| self.in_play(p))
-    }
 }
 
 /// perft on the bare board, bulk counting at the last ply.

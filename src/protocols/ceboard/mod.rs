@@ -1,4 +1,4 @@
-//! The CEBoard engine interface (spec: `shared/specs/ceboard-engine-interface.txt`): the engine as a
+//! The CEBoard engine interface (CEBoard's engine interface v2 document): the engine as a
 //! transport-free state machine ([`Engine`] and its [`Host`] trait) and, in [`ffi`], the C ABI that
 //! `libkibitz.so` exports: `LoadEngine(ICEBoard20 *) -> IEngine *`, with `include/ceboard.h` for hosts.
 //!

@@ -1,4 +1,4 @@
-//! GUIDE 0.5 (Graphical Universal Interface Draughts Engines, `shared/specs/guide-0.5.txt`) for international
+//! GUIDE 0.5 (Graphical Universal Interface Draughts Engines, Tuyt & Grimminck, 2004) for international
 //! draughts, as a transport-free session state machine; [`net`] serves it on TCP (the `kibitz serve` gateway
 //! and the `kibitz-guide` executable) and [`run_stdio`] on stdin/stdout.
 //!
