@@ -453,3 +453,19 @@ fn kibitz_engine_uhp_is_the_same_engine() {
     e.send("exit");
     e.ends();
 }
+
+#[test]
+fn a_depth_beyond_the_maximum_is_refused_and_the_end_of_input_stops_a_search() {
+    let mut e = Engine::start();
+    e.says(&format!("newgame {MIDDLEGAME}"), MIDDLEGAME);
+    e.says("bestmove depth 999999", "err Unable to search to depth 999999: the deepest is 64.");
+    e.says("bestmove depth 65", "err Unable to search to depth 65: the deepest is 64.");
+    // A search that would run for hours: the end of input makes it answer with what it has, and the engine
+    // exits (REPLY only guards against a hang).
+    e.send("bestmove depth 60");
+    e.close_stdin();
+    let out = e.block();
+    assert_eq!(out.len(), 1, "{out:?}");
+    after(MIDDLEGAME, &out[0]);
+    e.ends();
+}

@@ -215,9 +215,24 @@ impl JobHandle {
         true
     }
 
+    /// A handle that can only ask for the answer now, usable from anywhere (a timer thread, say).
+    pub fn stopper(&self) -> Stopper {
+        Stopper(Arc::clone(&self.state.stop))
+    }
+
     /// Let the job run to its end even when this handle is dropped.
     pub fn detach(mut self) {
         self.detached = true;
+    }
+}
+
+/// Asks one job for its answer now ([`JobHandle::stop`]); cloning it is cheap, dropping it does nothing.
+#[derive(Clone)]
+pub struct Stopper(Arc<AtomicBool>);
+
+impl Stopper {
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 

@@ -28,9 +28,9 @@
 //!   way), its answer is written instead of `ABORTED`.
 //! * Every malformed command, FEN or move is answered `ERROR <what was wrong>` and changes nothing. `LOAD`
 //!   and `BAN` read all their lines first and check every move before anything changes; a count must be
-//!   0-[`MAX_LIST`] (a larger number still has its lines read and discarded, then gets `ERROR`; a count that is
-//!   not a number gets `ERROR` at once and no lines are read for it). A `LOAD` cut short by the end of input
-//!   changes nothing.
+//!   0-[`MAX_LIST`]: a larger one, or one that is not a number, gets `ERROR` at once and no lines are read for
+//!   it (so a huge count cannot swallow the commands after it). A `LOAD` cut short by the end of input changes
+//!   nothing.
 //! * `BAN` replaces the banned moves; they hold for the next `AI` or `HINTS` only and are forgotten when the
 //!   board changes. If every legal move is banned, `AI` and `HINTS` answer `ERROR`.
 //! * The game is over (for `AI` and `HINTS`, which answer `ERROR game over: ...`) when the side to move has no
@@ -129,10 +129,8 @@ struct Pending {
     purpose: ListPurpose,
     /// Lines still to read.
     remaining: usize,
-    /// The lines read (empty when the count was too large and the lines are only skipped).
+    /// The lines read.
     moves: Vec<String>,
-    /// The count was above [`MAX_LIST`]: skip the lines, then answer ERROR.
-    too_many: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -426,30 +424,25 @@ impl QianhongSession {
         let Ok(count) = text.parse::<usize>() else {
             return error(format!("{name} count `{}` is not a number", shorten(text)));
         };
-        let too_many = (count > MAX_LIST).then_some(count);
+        // Checked before any line is read: a huge count would swallow every later command.
+        if count > MAX_LIST {
+            return error(format!("{name} of {count} moves: at most {MAX_LIST} allowed; nothing changed"));
+        }
         if count == 0 {
             return self.finish_list(purpose, Vec::new());
         }
-        self.pending = Some(Pending { purpose, remaining: count, moves: Vec::new(), too_many });
+        self.pending = Some(Pending { purpose, remaining: count, moves: Vec::new() });
         Reply::none()
     }
 
     fn list_line(&mut self, line: &str) -> Reply {
         let Some(p) = &mut self.pending else { return Reply::none() };
         p.remaining -= 1;
-        if p.too_many.is_none() {
-            p.moves.push(line.trim().to_string());
-        }
+        p.moves.push(line.trim().to_string());
         if p.remaining > 0 {
             return Reply::none();
         }
         let Some(p) = self.pending.take() else { return Reply::none() };
-        if let Some(count) = p.too_many {
-            return error(format!(
-                "{} of {count} moves: at most {MAX_LIST} allowed; nothing changed",
-                p.purpose.name()
-            ));
-        }
         self.finish_list(p.purpose, p.moves)
     }
 
@@ -717,11 +710,10 @@ mod tests {
         says(&mut s, "LOAD 0", &["OK"]);
         errs(&mut s, "LOAD x", "`x`");
         errs(&mut s, "LOAD -1", "`-1`");
-        says(&mut s, "LOAD 1001", &[]);
-        for _ in 0..1000 {
-            says(&mut s, "I9-H9", &[]);
-        }
-        errs(&mut s, "I9-H9", "at most 1000");
+        // A count above the maximum is refused before any line is read: the next lines are commands again.
+        errs(&mut s, "LOAD 1001", "at most 1000");
+        errs(&mut s, "BAN 2147483648", "at most 1000");
+        says(&mut s, "LEVEL 1", &["OK - Set AI level to 1"]);
         assert_eq!(s.game().to_fen(), before);
         says(&mut s, "LOAD 2", &[]);
         says(&mut s, "I9-H9", &[]);

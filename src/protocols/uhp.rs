@@ -30,8 +30,9 @@
 //! * Command words and option names are read case-insensitively; empty lines are ignored. A line longer than
 //!   1 MiB is discarded and answered with `err`.
 //! * `bestmove` searches on the pool; lines that arrive meanwhile wait (up to [`MAX_WAITING`] of them) and
-//!   run in order after the answer. The end of input ends the engine once the search has answered and the
-//!   waiting lines have run, so `newgame <GameString>`, `bestmove ...` and a closed stdin get their move.
+//!   run in order after the answer. The end of input gives a running search at most [`END_OF_INPUT_GRACE`]
+//!   more, then it answers with what it has; the engine ends once the waiting lines have run, so
+//!   `newgame <GameString>`, `bestmove ...` and a closed stdin get their move within a second.
 //! * No search progress is written: stdout carries only protocol lines.
 //!
 //! Options:
@@ -66,6 +67,8 @@ pub const CAPABILITIES: &str = "Mosquito;Ladybug;Pillbug";
 pub const MAX_DEPTH: u32 = 64;
 /// The longest `bestmove time` accepted.
 pub const MAX_TIME: Duration = Duration::from_secs(24 * 3600);
+/// How long a search may go on once the input has ended, before it answers with what it has.
+pub const END_OF_INPUT_GRACE: Duration = Duration::from_secs(1);
 /// The deepest `perft`, and its default depth (it runs on the session's thread).
 pub const MAX_PERFT_DEPTH: u32 = 6;
 /// Lines kept while `bestmove` thinks; more are answered with `err` when their turn comes.
@@ -155,7 +158,7 @@ pub fn parse_time(text: &str) -> Option<Duration> {
 /// A search under way.
 struct Thinking {
     id: u64,
-    _job: JobHandle,
+    job: JobHandle,
     slot: AnswerSlot<Move>,
 }
 
@@ -234,7 +237,22 @@ impl UhpSession {
     /// The input ended: quit now, or once the search has answered and the waiting lines have run.
     pub fn on_end_of_input(&mut self) -> Reply {
         self.input_ended = true;
-        if self.thinking.is_some() { Reply::none() } else { Reply::quit(Vec::new()) }
+        match &self.thinking {
+            // Nobody can ask for more: the search gets at most `END_OF_INPUT_GRACE` more, answers with what it
+            // has, and the engine exits.
+            Some(thinking) => {
+                let stopper = thinking.job.stopper();
+                let timer = std::thread::Builder::new().name("kibitz-uhp-eof".into()).spawn(move || {
+                    std::thread::sleep(END_OF_INPUT_GRACE);
+                    stopper.stop();
+                });
+                if timer.is_err() {
+                    thinking.job.stop();
+                }
+                Reply::none()
+            }
+            None => Reply::quit(Vec::new()),
+        }
     }
 
     /// A search reported its end: its answer, then the lines that waited for it.
@@ -397,7 +415,12 @@ impl UhpSession {
                         shorten(value)
                     ))
                 })?;
-                Limits::depth(depth.clamp(1, MAX_DEPTH))
+                if depth > MAX_DEPTH {
+                    return Err(SessionError::Command(format!(
+                        "Unable to search to depth {depth}: the deepest is {MAX_DEPTH}."
+                    )));
+                }
+                Limits::depth(depth.max(1))
             }
             [kind, value] if kind.eq_ignore_ascii_case("time") => {
                 let time = parse_time(value).ok_or_else(|| {
@@ -426,7 +449,7 @@ impl UhpSession {
         };
         match self.analysis.search(&request, sink) {
             Ok(job) => {
-                self.thinking = Some(Thinking { id, _job: job, slot });
+                self.thinking = Some(Thinking { id, job, slot });
                 Ok(())
             }
             Err(e) => Err(SessionError::Command(format!("Unable to search now: {e}."))),
