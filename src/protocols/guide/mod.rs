@@ -287,6 +287,8 @@ pub struct GuideSession {
     own_used: [Duration; 2],
     thinking: Option<Thinking>,
     next_id: u64,
+    /// Since when the session has been idle: no command and no search.
+    idle_since: Instant,
 }
 
 /// GUIDE's error form: `error <text>`.
@@ -393,6 +395,7 @@ impl GuideSession {
             own_used: [Duration::ZERO; 2],
             thinking: None,
             next_id: 0,
+            idle_since: Instant::now(),
         }
     }
 
@@ -443,6 +446,7 @@ impl GuideSession {
 
     /// One command line (commands are already split at control characters).
     pub fn on_line(&mut self, line: &str) -> Reply {
+        self.idle_since = Instant::now();
         let (command, escape) = match line.split_once('#') {
             Some((c, e)) => (c, Some(e)),
             None => (line, None),
@@ -1139,12 +1143,18 @@ impl GuideSession {
         error(format!("line of {bytes} bytes is longer than the limit of {} bytes, ignored", self.config.max_line))
     }
 
-    /// Nothing arrived for the idle period: close the session unless it is searching.
+    /// The input was quiet for a while (the transport asks every quarter of the idle limit): close the session
+    /// once it has been idle, with no command and no search, for the whole limit.
     pub fn on_idle(&mut self) -> Reply {
+        let Some(idle) = self.config.idle else { return Reply::none() };
         if self.thinking.is_some() {
+            self.idle_since = Instant::now();
             return Reply::none();
         }
-        let limit = self.config.idle.map_or(0, |d| d.as_secs());
+        if self.idle_since.elapsed() < idle {
+            return Reply::none();
+        }
+        let limit = idle.as_secs();
         self.abandon();
         Reply::quit(vec![format!("error no command for {limit} seconds (the idle limit): closing the connection")])
     }

@@ -32,7 +32,8 @@ pub fn serve_stream(stream: TcpStream, analysis: Analysis, config: GuideConfig) 
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");
     }
-    stream.set_read_timeout(config.idle.filter(|d| !d.is_zero()))?;
+    // The session decides when it has been idle long enough; it is asked four times per idle period.
+    stream.set_read_timeout(config.idle.filter(|d| !d.is_zero()).map(|d| (d / 4).max(Duration::from_millis(50))))?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let input = stream.try_clone()?;
     let transport = transport(&config);

@@ -397,8 +397,19 @@ fn idle_closes_only_when_not_searching() {
     silent(&mut s, "go");
     assert_eq!(s.on_idle(), Reply::none());
     silent(&mut s, "halt 0");
+    // The idle clock starts when the session is idle: a command a moment ago, so not yet.
+    assert_eq!(s.on_idle(), Reply::none());
+    s.idle_since -= Duration::from_secs(61);
     let r = s.on_idle();
     assert!(r.quit && r.lines[0].starts_with("error no command for 60 seconds"), "{r:?}");
+    // A search that just ended restarts the clock too.
+    let (mut s, _rx) = session();
+    silent(&mut s, "levelsinfiniteanalysis");
+    silent(&mut s, "go");
+    s.idle_since -= Duration::from_secs(120);
+    assert_eq!(s.on_idle(), Reply::none(), "searching");
+    s.thinking = None;
+    assert_eq!(s.on_idle(), Reply::none(), "the search ended just now");
     let (mut s, _rx) = session();
     silent(&mut s, "go");
     assert!(LineSession::on_end_of_input(&mut s).quit);
