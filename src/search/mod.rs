@@ -6,8 +6,24 @@
 //! [`search`] runs on the calling thread (plus `threads - 1` helpers it starts itself), streams [`Event`]s to a
 //! sink, and returns the final [`Done`]. A stop flag is polled every few hundred nodes, so a stop is answered
 //! within milliseconds, and the result always holds a legal move when the position has one.
+//!
+//! The files, by job:
+//! - `threads.rs`: the entry point ([`search`] calls it): the shared state, the initial order of the root
+//!   moves, the Lazy SMP helper threads next to the main one, and the final [`Done`];
+//! - `root.rs`: iterative deepening, aspiration windows and MultiPV at the root, and the progress reports;
+//! - `node.rs`: the alpha-beta node search with its pruning, extensions and reductions;
+//! - `quiescence.rs`: the quiescence search over noisy moves at the horizon;
+//! - `searcher.rs`: the per-thread state they all work on (move lists, killers, history, lines), node
+//!   counting and the stop polls, move ordering, and the mate-score conventions;
+//! - `params.rs`: every tuning number of the above, named and documented;
+//! - `time.rs`: the time budget of a clock or a move time; `tt.rs`: the transposition table.
 
-mod engine;
+mod node;
+mod params;
+mod quiescence;
+mod root;
+mod searcher;
+mod threads;
 mod time;
 pub mod tt;
 
@@ -166,17 +182,17 @@ pub fn search<G: Game>(
     stop: &Arc<AtomicBool>,
     sink: &mut dyn FnMut(Event<G::Move>),
 ) -> Done<G::Move> {
-    let done = engine::run(game, limits, options, tt, stop, sink);
+    let done = threads::run(game, limits, options, tt, stop, sink);
     sink(Event::Done(done.clone()));
     done
 }
 
 /// Convert an internal score to the reported form.
 pub(crate) fn to_score(value: i32) -> Score {
-    if value >= engine::MATE_BOUND {
-        Score::Mate(engine::MATE - value)
-    } else if value <= -engine::MATE_BOUND {
-        Score::Mate(-(engine::MATE + value))
+    if value >= searcher::MATE_BOUND {
+        Score::Mate(searcher::MATE - value)
+    } else if value <= -searcher::MATE_BOUND {
+        Score::Mate(-(searcher::MATE + value))
     } else {
         Score::Cp(value)
     }

@@ -1,0 +1,87 @@
+//! The search's tuning numbers, in one place. Each one is used by exactly the code that the doc comment names;
+//! changing one changes the search (and `kibitz bench`'s node counts), so measure before and after.
+
+// --- Stop conditions -------------------------------------------------------------------------------------
+
+/// Nodes between two polls of the stop flags, the clock and the node limit (each thread counts its own).
+pub(super) const POLL_INTERVAL: u64 = 256;
+
+// --- Move ordering ---------------------------------------------------------------------------------------
+
+/// Ordering score of the transposition table's move in the node search: always tried first.
+pub(super) const ORDER_TT_MOVE: i32 = i32::MAX;
+/// Ordering score of a noisy move in the node search, before adding [`Game::noisy_order`]'s hint: above the
+/// killers and any history score.
+///
+/// [`Game::noisy_order`]: crate::game::Game::noisy_order
+pub(super) const ORDER_NOISY: i32 = 1_000_000_000;
+/// Ordering score of the first (most recent) killer move of a ply.
+pub(super) const ORDER_KILLER_1: i32 = 900_000_000;
+/// Ordering score of the second killer move of a ply.
+pub(super) const ORDER_KILLER_2: i32 = 800_000_000;
+/// Ordering score of a noisy move in quiescence, before adding its hint (quiet moves, only searched there
+/// when in check, score 0).
+pub(super) const QUIESCENCE_ORDER_NOISY: i32 = 1_000_000;
+/// Initial order of the root moves: the table's move first.
+pub(super) const ROOT_ORDER_TT_MOVE: i64 = i64::MAX;
+/// Initial order of the root moves: a noisy move's key is this plus its hint, so noisy moves come after the
+/// table's move and before the quiet ones (key 0).
+pub(super) const ROOT_ORDER_NOISY: i64 = 1 << 32;
+
+// --- History heuristic -----------------------------------------------------------------------------------
+
+/// Entries per side in the history table (a power of two: a move's key is folded into it).
+pub(super) const HISTORY_SIZE: usize = 1 << 14;
+/// History scores stay within `±HISTORY_MAX` (the "gravity" update pulls them back towards zero).
+pub(super) const HISTORY_MAX: i32 = 1 << 14;
+/// History bonus of a quiet move that fails high at `depth`: `HISTORY_BONUS_SCALE * depth * depth`, capped at
+/// [`HISTORY_BONUS_MAX`]; the quiet moves tried before it get the same amount as a malus.
+pub(super) const HISTORY_BONUS_SCALE: i32 = 32;
+/// The largest history bonus (or malus) given at once.
+pub(super) const HISTORY_BONUS_MAX: i32 = HISTORY_MAX / 4;
+/// Quiet moves remembered per node for the history malus when a later quiet move fails high.
+pub(super) const QUIETS_TRIED_MAX: usize = 32;
+
+// --- Null move pruning -----------------------------------------------------------------------------------
+
+/// Null move pruning is tried from this remaining depth on (and never in PV nodes, in check, or near mates).
+pub(super) const NULL_MOVE_MIN_DEPTH: i32 = 3;
+/// Depth reduction of the null-move search: `NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR`, on
+/// top of the ply the null move itself uses.
+pub(super) const NULL_MOVE_REDUCTION: i32 = 3;
+/// See [`NULL_MOVE_REDUCTION`].
+pub(super) const NULL_MOVE_REDUCTION_DIVISOR: i32 = 4;
+
+// --- Extensions ------------------------------------------------------------------------------------------
+
+/// Checks and single replies are extended by one ply only while the ply is below this many times the
+/// iteration's depth (so extensions cannot make a line endless).
+pub(super) const EXTENSION_PLY_FACTOR: i32 = 2;
+
+// --- Late-move reductions --------------------------------------------------------------------------------
+
+/// Rows (remaining depth) and columns (move number) of the reduction table; larger values use the last one.
+pub(super) const LMR_TABLE_SIZE: usize = 64;
+/// Reduction table entry: `LMR_BASE + ln(depth) * ln(move number) / LMR_DIVISOR`, rounded down.
+pub(super) const LMR_BASE: f64 = 0.5;
+/// See [`LMR_BASE`].
+pub(super) const LMR_DIVISOR: f64 = 2.25;
+/// Late moves are reduced from this remaining depth on.
+pub(super) const LMR_MIN_DEPTH: i32 = 3;
+/// Moves before this index (in search order) are never reduced.
+pub(super) const LMR_MIN_MOVE_INDEX: usize = 2;
+/// Plies taken off the reduction in PV nodes.
+pub(super) const LMR_PV_LESS: i32 = 1;
+
+// --- Iterative deepening and aspiration windows ----------------------------------------------------------
+
+/// Aspiration windows are used from this iteration on (earlier ones search the full window).
+pub(super) const ASPIRATION_MIN_DEPTH: u32 = 4;
+/// Half-width of the first aspiration window around the previous iteration's score; it doubles after each
+/// fail high or low.
+pub(super) const ASPIRATION_DELTA: i32 = 30;
+/// Once the half-width grows past this, the window opens to the full range.
+pub(super) const ASPIRATION_MAX_DELTA: i32 = 1000;
+/// With a forced win or loss `n` plies away, iterative deepening stops at depth `2 * n + MATE_STOP_MARGIN`
+/// (deeper iterations only repeat it).
+pub(super) const MATE_STOP_MARGIN: u32 = 4;

@@ -1,0 +1,216 @@
+//! The root: iterative deepening with aspiration windows and MultiPV (each line searched with the better ones
+//! excluded), the search of the root moves, and the progress reports (`info` lines) of the main thread.
+
+use std::time::Duration;
+
+use super::params::{ASPIRATION_DELTA, ASPIRATION_MAX_DELTA, ASPIRATION_MIN_DEPTH, MATE_STOP_MARGIN};
+use super::searcher::{INF, MATE, MATE_BOUND, RootMove, Searcher};
+use super::{Event, Info, Limits, MAX_MULTIPV, ScoreBound, SearchOptions, to_score};
+use crate::game::Game;
+
+impl<G: Game> Searcher<'_, G> {
+    /// Search the root moves from `first` on (the earlier ones are the better lines of MultiPV).
+    pub(super) fn search_root(
+        &mut self,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        first: usize,
+        sink: &mut dyn FnMut(Event<G::Move>),
+        currmove_after: Duration,
+    ) -> i32 {
+        let mut best = -INF;
+        self.pv[0].clear();
+        for i in first..self.root.len() {
+            let m = self.root[i].m;
+            if self.main && !currmove_after.is_zero() && self.shared.budget.elapsed() >= currmove_after {
+                self.emit_currmove(sink, m, (i + 1 - first) as u32, depth as u32);
+            }
+            self.seldepth = self.seldepth.max(1);
+            self.game.make(m);
+            let score = if i == first {
+                -self.search(depth - 1, -beta, -alpha, 1, true)
+            } else {
+                let s = -self.search(depth - 1, -alpha - 1, -alpha, 1, true);
+                if s > alpha && s < beta { -self.search(depth - 1, -beta, -alpha, 1, true) } else { s }
+            };
+            self.game.unmake();
+            if self.stopped {
+                return best;
+            }
+            let rm = &mut self.root[i];
+            if i == first || score > alpha {
+                rm.score = score;
+                rm.seldepth = self.seldepth;
+                rm.pv.clear();
+                rm.pv.push(m);
+                rm.pv.extend_from_slice(&self.pv[1]);
+            } else {
+                rm.score = -INF;
+            }
+            if score > best {
+                best = score;
+            }
+            if score > alpha {
+                alpha = score;
+                if score >= beta {
+                    break;
+                }
+            }
+        }
+        best
+    }
+
+    fn emit_currmove(&self, sink: &mut dyn FnMut(Event<G::Move>), m: G::Move, number: u32, depth: u32) {
+        let elapsed = self.shared.budget.elapsed();
+        let nodes = self.total_nodes();
+        sink(Event::Info(Info {
+            depth,
+            seldepth: self.seldepth,
+            multipv: 1,
+            score: to_score(self.root[0].previous),
+            bound: ScoreBound::Exact,
+            nodes,
+            nps: nps(nodes, elapsed),
+            time_ms: elapsed.as_millis() as u64,
+            pv: Vec::new(),
+            currmove: Some(m),
+            currmovenumber: Some(number),
+            neval: self.total_neval(),
+            hashfull: self.shared.tt.hashfull(),
+        }));
+    }
+
+    fn line_info(&self, index: usize, depth: u32, bound: ScoreBound) -> Info<G::Move> {
+        let rm = &self.root[index];
+        let elapsed = self.shared.budget.elapsed();
+        let nodes = self.total_nodes();
+        let score = if rm.score == -INF { rm.previous } else { rm.score };
+        Info {
+            depth,
+            seldepth: rm.seldepth.max(depth.min(1)),
+            multipv: index as u32 + 1,
+            score: to_score(score),
+            bound,
+            nodes,
+            nps: nps(nodes, elapsed),
+            time_ms: elapsed.as_millis() as u64,
+            pv: rm.pv.clone(),
+            currmove: None,
+            currmovenumber: None,
+            neval: self.total_neval(),
+            hashfull: self.shared.tt.hashfull(),
+        }
+    }
+
+    /// Stable sort of the root moves from `from` on, best score first (unsearched moves keep their order).
+    fn sort_root(&mut self, from: usize) {
+        self.root[from..].sort_by_key(|rm| std::cmp::Reverse(rm.score));
+    }
+
+    /// Iterative deepening. Helpers (`main == false`) start one ply deeper on odd threads and report nothing.
+    pub(super) fn iterate(
+        &mut self,
+        limits: &Limits,
+        options: &SearchOptions,
+        offset: u32,
+        sink: &mut dyn FnMut(Event<G::Move>),
+    ) -> u32 {
+        let max_depth = if limits.infinite || limits.depth.is_none() && !limits.is_unlimited() {
+            (G::MAX_PLY - 1) as u32
+        } else {
+            limits.depth.unwrap_or(Limits::DEFAULT_DEPTH).clamp(1, (G::MAX_PLY - 1) as u32)
+        };
+        let multipv = options.multipv.clamp(1, MAX_MULTIPV).min(self.root.len());
+        let mut depth = 1 + offset;
+        let mut completed_depth = 0;
+        while depth <= max_depth {
+            self.root_depth = depth as i32;
+            // Scores of the last iteration become the previous ones; a move this iteration does not search
+            // to the end (a stop, or a fail low) keeps -INF and its place in the order.
+            for rm in &mut self.root {
+                if rm.score != -INF {
+                    rm.previous = rm.score;
+                }
+                rm.score = -INF;
+            }
+            for pv_index in 0..multipv {
+                self.seldepth = 0;
+                let previous = self.root[pv_index].previous;
+                let mut delta = ASPIRATION_DELTA;
+                let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH && previous.abs() < MATE_BOUND {
+                    ((previous - delta).max(-INF), (previous + delta).min(INF))
+                } else {
+                    (-INF, INF)
+                };
+                loop {
+                    let score = self.search_root(depth as i32, alpha, beta, pv_index, sink, options.currmove_after);
+                    self.sort_root(pv_index);
+                    if self.stopped {
+                        break;
+                    }
+                    if score <= alpha {
+                        if self.main {
+                            sink(Event::Info(self.line_info(pv_index, depth, ScoreBound::Upper)));
+                        }
+                        beta = (alpha + beta) / 2;
+                        alpha = (score - delta).max(-INF);
+                    } else if score >= beta {
+                        if self.main {
+                            sink(Event::Info(self.line_info(pv_index, depth, ScoreBound::Lower)));
+                        }
+                        beta = (score + delta).min(INF);
+                    } else {
+                        break;
+                    }
+                    delta += delta;
+                    if delta > ASPIRATION_MAX_DELTA {
+                        alpha = -INF;
+                        beta = INF;
+                    }
+                }
+                self.sort_root(0);
+                if self.stopped {
+                    break;
+                }
+            }
+            if self.stopped {
+                break;
+            }
+            completed_depth = depth;
+            self.completed = depth;
+            if self.main {
+                for i in 0..multipv {
+                    sink(Event::Info(self.line_info(i, depth, ScoreBound::Exact)));
+                }
+                let elapsed = self.shared.budget.elapsed();
+                let forced = self.root.len() == 1 && limits.clock.is_some();
+                if forced || !self.shared.budget.next_iteration_fits(elapsed) {
+                    break;
+                }
+                if self.shared.node_limit.is_some_and(|n| self.total_nodes() >= n) {
+                    break;
+                }
+                // A decided game: once the iterations reach well past the end, deeper ones only repeat it.
+                let best = score_of(&self.root[0]);
+                if !limits.infinite && multipv == 1 && best.abs() >= MATE_BOUND {
+                    let plies = (MATE - best.abs()) as u32;
+                    if depth >= 2 * plies + MATE_STOP_MARGIN {
+                        break;
+                    }
+                }
+            }
+            depth += 1;
+        }
+        completed_depth
+    }
+}
+
+pub(super) fn nps(nodes: u64, elapsed: Duration) -> u64 {
+    let micros = elapsed.as_micros().max(1) as u64;
+    nodes.saturating_mul(1_000_000) / micros
+}
+
+pub(super) fn score_of(rm: &RootMove<impl Copy>) -> i32 {
+    if rm.score == -INF { rm.previous } else { rm.score }
+}

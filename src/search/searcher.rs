@@ -1,0 +1,238 @@
+//! One [`Searcher`] per thread, all sharing the transposition table and the stop flags ([`Shared`]): its state
+//! (move lists, killers, history, principal variations, root moves), node counting with the stop polls, move
+//! ordering, and the score conventions (mate distances, table scores). The search itself is in the sibling
+//! files: `node.rs`, `quiescence.rs`, `root.rs`, and `threads.rs` starts it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::params::{
+    HISTORY_MAX, HISTORY_SIZE, LMR_BASE, LMR_DIVISOR, LMR_TABLE_SIZE, ORDER_KILLER_1, ORDER_KILLER_2, ORDER_NOISY,
+    ORDER_TT_MOVE, POLL_INTERVAL,
+};
+use super::time::TimeBudget;
+use super::tt::TranspositionTable;
+use crate::game::{Game, GameEnd, Outcome};
+
+/// A win at the root scores `MATE`; a win `n` plies away scores `MATE - n`.
+pub(crate) const MATE: i32 = 32000;
+/// Scores at least this far from zero are wins or losses, not evaluations.
+pub(crate) const MATE_BOUND: i32 = MATE - 1000;
+/// Beyond every score: the open window's bounds, and the score of a root move not searched to the end.
+pub(super) const INF: i32 = MATE + 1;
+
+/// What every thread of one search shares.
+pub(super) struct Shared<'a> {
+    pub(super) tt: &'a TranspositionTable,
+    /// The caller's stop flag.
+    pub(super) stop: &'a AtomicBool,
+    /// Set by the main thread when the search is over (limits reached): helpers stop too.
+    pub(super) finished: AtomicBool,
+    pub(super) nodes: AtomicU64,
+    pub(super) neval: AtomicU64,
+    pub(super) budget: TimeBudget,
+    pub(super) node_limit: Option<u64>,
+}
+
+pub(super) struct RootMove<M> {
+    pub(super) m: M,
+    pub(super) score: i32,
+    pub(super) previous: i32,
+    pub(super) pv: Vec<M>,
+    pub(super) seldepth: u32,
+}
+
+pub(super) struct Searcher<'a, G: Game> {
+    pub(super) game: G,
+    pub(super) shared: &'a Shared<'a>,
+    pub(super) main: bool,
+    pub(super) moves: Vec<Vec<G::Move>>,
+    pub(super) order: Vec<Vec<i32>>,
+    pub(super) pv: Vec<Vec<G::Move>>,
+    pub(super) killers: Vec<[Option<u32>; 2]>,
+    pub(super) history: Vec<i32>,
+    pub(super) lmr: Vec<[u8; LMR_TABLE_SIZE]>,
+    pub(super) root: Vec<RootMove<G::Move>>,
+    pub(super) root_depth: i32,
+    /// Nodes searched by this thread and not yet added to the shared count.
+    pub(super) pending_nodes: u64,
+    pub(super) pending_neval: u64,
+    pub(super) seldepth: u32,
+    /// Iterations completed; stops are ignored until the first one is, so there is always a move.
+    pub(super) completed: u32,
+    pub(super) stopped: bool,
+}
+
+fn lmr_table() -> Vec<[u8; LMR_TABLE_SIZE]> {
+    (0..LMR_TABLE_SIZE)
+        .map(|depth| {
+            let mut row = [0u8; LMR_TABLE_SIZE];
+            for (count, r) in row.iter_mut().enumerate() {
+                if depth > 0 && count > 0 {
+                    let v = LMR_BASE + (depth as f64).ln() * (count as f64).ln() / LMR_DIVISOR;
+                    *r = v.max(0.0) as u8;
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+pub(super) fn end_score(end: GameEnd, side_to_move: crate::game::Side, ply: usize) -> i32 {
+    match end.outcome {
+        Outcome::Draw => 0,
+        Outcome::Win(side) if side == side_to_move => MATE - ply as i32,
+        Outcome::Win(_) => -(MATE - ply as i32),
+    }
+}
+
+pub(super) fn to_tt(score: i32, ply: usize) -> i16 {
+    let s = if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    };
+    s.clamp(-MATE, MATE) as i16
+}
+
+pub(super) fn from_tt(score: i16, ply: usize) -> i32 {
+    let s = score as i32;
+    if s >= MATE_BOUND {
+        s - ply as i32
+    } else if s <= -MATE_BOUND {
+        s + ply as i32
+    } else {
+        s
+    }
+}
+
+impl<'a, G: Game> Searcher<'a, G> {
+    pub(super) fn new(game: &G, shared: &'a Shared<'a>, main: bool) -> Self {
+        let plies = G::MAX_PLY + 2;
+        Searcher {
+            game: game.clone(),
+            shared,
+            main,
+            moves: (0..plies).map(|_| Vec::with_capacity(64)).collect(),
+            order: (0..plies).map(|_| Vec::with_capacity(64)).collect(),
+            pv: (0..plies).map(|_| Vec::with_capacity(16)).collect(),
+            killers: vec![[None; 2]; plies],
+            history: vec![0; 2 * HISTORY_SIZE],
+            lmr: lmr_table(),
+            root: Vec::new(),
+            root_depth: 0,
+            pending_nodes: 0,
+            pending_neval: 0,
+            seldepth: 0,
+            completed: 0,
+            stopped: false,
+        }
+    }
+
+    pub(super) fn total_nodes(&self) -> u64 {
+        self.shared.nodes.load(Ordering::Relaxed) + self.pending_nodes
+    }
+
+    pub(super) fn total_neval(&self) -> u64 {
+        self.shared.neval.load(Ordering::Relaxed) + self.pending_neval
+    }
+
+    /// Count a node; every [`POLL_INTERVAL`] nodes, publish the count and look at the stop conditions.
+    #[inline]
+    pub(super) fn count_node(&mut self) {
+        self.pending_nodes += 1;
+        if self.pending_nodes >= POLL_INTERVAL {
+            self.poll();
+        }
+    }
+
+    #[cold]
+    fn poll(&mut self) {
+        let total = self.shared.nodes.fetch_add(self.pending_nodes, Ordering::Relaxed) + self.pending_nodes;
+        self.shared.neval.fetch_add(self.pending_neval, Ordering::Relaxed);
+        self.pending_nodes = 0;
+        self.pending_neval = 0;
+        if self.completed == 0 {
+            return;
+        }
+        if self.shared.stop.load(Ordering::Relaxed) || self.shared.finished.load(Ordering::Relaxed) {
+            self.stopped = true;
+            return;
+        }
+        if self.main {
+            let over_nodes = self.shared.node_limit.is_some_and(|n| total >= n);
+            let over_time = self.shared.budget.hard.is_some_and(|h| self.shared.budget.elapsed() >= h);
+            if over_nodes || over_time {
+                self.stopped = true;
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn evaluate(&mut self) -> i32 {
+        self.pending_neval += 1;
+        self.game.evaluate().clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+    }
+
+    #[inline]
+    fn history_index(&self, key: u32) -> usize {
+        let side = self.game.side_to_move().index();
+        // Fold the whole 32-bit key into the table's 14 bits (the shifts go with HISTORY_SIZE = 1 << 14).
+        side * HISTORY_SIZE + ((key ^ (key >> 14) ^ (key >> 28)) as usize & (HISTORY_SIZE - 1))
+    }
+
+    pub(super) fn update_history(&mut self, key: u32, bonus: i32) {
+        let i = self.history_index(key);
+        let h = &mut self.history[i];
+        // Gravity: the entry moves towards the bonus and stays within +-HISTORY_MAX.
+        *h += bonus - *h * bonus.abs() / HISTORY_MAX;
+    }
+
+    /// Score the moves at `ply` for ordering: the table's move, then noisy moves, killers, history.
+    pub(super) fn score_moves(&mut self, ply: usize, tt_key: Option<u32>) {
+        let mut order = std::mem::take(&mut self.order[ply]);
+        order.clear();
+        let killers = self.killers[ply];
+        for &m in &self.moves[ply] {
+            let key = G::move_key(m);
+            let s = if Some(key) == tt_key {
+                ORDER_TT_MOVE
+            } else if self.game.is_noisy(m) {
+                ORDER_NOISY + self.game.noisy_order(m)
+            } else if Some(key) == killers[0] {
+                ORDER_KILLER_1
+            } else if Some(key) == killers[1] {
+                ORDER_KILLER_2
+            } else {
+                self.history[self.history_index(key)]
+            };
+            order.push(s);
+        }
+        self.order[ply] = order;
+    }
+
+    /// Move the best-ordered remaining move to index `i` and return it.
+    #[inline]
+    pub(super) fn pick(&mut self, ply: usize, i: usize) -> G::Move {
+        let order = &mut self.order[ply];
+        let moves = &mut self.moves[ply];
+        let mut best = i;
+        for j in i + 1..order.len() {
+            if order[j] > order[best] {
+                best = j;
+            }
+        }
+        order.swap(i, best);
+        moves.swap(i, best);
+        moves[i]
+    }
+
+    pub(super) fn update_pv(&mut self, ply: usize, m: G::Move) {
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        let line = &mut head[ply];
+        line.clear();
+        line.push(m);
+        line.extend_from_slice(&tail[0]);
+    }
+}
