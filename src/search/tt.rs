@@ -81,11 +81,6 @@ impl TranspositionTable {
         TranspositionTable { clusters, generation: AtomicU8::new(0) }
     }
 
-    /// The size in MiB, rounded down.
-    pub fn size_mb(&self) -> usize {
-        (self.clusters.len() * std::mem::size_of::<Cluster>()) >> 20
-    }
-
     /// Forget everything (a new game).
     pub fn clear(&self) {
         for c in self.clusters.iter() {
@@ -107,14 +102,6 @@ impl TranspositionTable {
     fn cluster(&self, key: u64) -> &Cluster {
         let index = ((key as u128 * self.clusters.len() as u128) >> 64) as usize;
         &self.clusters[index]
-    }
-
-    /// Hint the processor to fetch the cluster of `key` (call before making a move whose child is probed).
-    #[inline]
-    pub fn prefetch(&self, key: u64) {
-        let c = self.cluster(key);
-        // A plain load of the first word pulls the line into the cache; its value is not used.
-        std::hint::black_box(c.slots[0][0].load(Ordering::Relaxed));
     }
 
     #[inline]
