@@ -327,12 +327,9 @@ pub fn run(options: Options) -> io::Result<()> {
     serve_stream(stream, Analysis::local(pool), config)
 }
 
-/// The `kibitz-guide` executable: logging to stderr (`RUST_LOG`, default `warn`), the arguments, [`run`].
+/// The `kibitz-guide` executable: logging to stderr (`KIBITZ_LOG`, default `warn`), the arguments, [`run`].
 pub fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .init();
+    crate::logging::init(crate::protocols::engine::DEFAULT_LOG);
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "-help")) {
         println!("{USAGE}");
