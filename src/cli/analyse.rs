@@ -156,4 +156,3 @@ fn analyse<G: Game>(args: &AnalyseArgs) -> Result<()> {
         None => Ok(()),
     }
 }
-

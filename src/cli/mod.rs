@@ -35,4 +35,3 @@ pub fn score_text(score: Score) -> String {
         Score::Mate(n) => format!("mate {n}"),
     }
 }
-

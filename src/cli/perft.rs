@@ -75,4 +75,3 @@ fn perft<G: Game>(args: &PerftArgs) -> Result<()> {
     }
     Ok(())
 }
-

@@ -202,4 +202,3 @@ async fn shutdown_signal() {
         let _ = interrupt.await;
     }
 }
-
