@@ -10,6 +10,7 @@ pub mod annotate;
 pub mod game;
 pub mod games;
 pub mod http;
+pub mod logging;
 pub mod pool;
 pub mod protocols;
 pub mod search;

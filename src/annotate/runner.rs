@@ -99,7 +99,8 @@ struct Inner {
     permits: Semaphore,
     running: Mutex<HashMap<String, Arc<Control>>>,
     shutdown: watch::Sender<bool>,
-    tasks: AtomicUsize,
+    /// Job tasks running.
+    tasks: watch::Sender<usize>,
 }
 
 /// The annotation runner. Cheap to clone.
@@ -141,7 +142,7 @@ impl Annotator {
                 permits,
                 running: Mutex::new(HashMap::new()),
                 shutdown: watch::Sender::new(false),
-                tasks: AtomicUsize::new(0),
+                tasks: watch::Sender::new(0),
             }),
         }
     }
@@ -261,14 +262,8 @@ impl Annotator {
     /// Wait up to `timeout` for the job tasks to end (after [`Annotator::begin_shutdown`]); true when none is
     /// left.
     pub async fn wait_stopped(&self, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        while self.inner.tasks.load(Ordering::Acquire) > 0 {
-            if tokio::time::Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        true
+        let mut tasks = self.inner.tasks.subscribe();
+        tokio::time::timeout(timeout, tasks.wait_for(|n| *n == 0)).await.is_ok_and(|r| r.is_ok())
     }
 
     fn control(&self, id: &str) -> Option<Arc<Control>> {
@@ -288,7 +283,7 @@ impl Annotator {
             }
             running.insert(id.clone(), Arc::clone(&control));
         }
-        self.inner.tasks.fetch_add(1, Ordering::AcqRel);
+        self.inner.tasks.send_modify(|n| *n += 1);
         let inner = Arc::clone(&self.inner);
         let span = info_span!("annotation", job = %id, game);
         tokio::spawn(
@@ -312,7 +307,7 @@ impl Annotator {
                     }
                 }
                 inner.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-                inner.tasks.fetch_sub(1, Ordering::AcqRel);
+                inner.tasks.send_modify(|n| *n = n.saturating_sub(1));
             }
             .instrument(span),
         );

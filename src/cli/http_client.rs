@@ -1,22 +1,29 @@
-//! Just enough of an HTTP/1.1 client for `kibitz annotate --server`: one request per connection
-//! (`Connection: close`), bodies by length or chunked, every step under a timeout. Plain `http://` only.
+//! The HTTP client of `kibitz annotate --server`: hyper's client over plain `http://` (HTTP/1.1, kept-alive
+//! connections), every request and its whole body under a timeout, the body's size bounded.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Bytes;
+use hyper::{Method, Request, Uri, header};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 
-/// Longest any one request may take.
+/// Longest any one request may take, its response body included.
 const TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest a connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest response accepted.
 const MAX_RESPONSE: usize = 256 << 20;
 
-/// A server's address.
+/// A server's address, and the client that talks to it.
 pub struct Base {
     host: String,
     port: u16,
     prefix: String,
+    client: Client<HttpConnector, Full<Bytes>>,
 }
 
 /// A response.
@@ -43,94 +50,66 @@ impl Base {
             bail!("no host in `{url}`");
         }
         let prefix = path.trim_end_matches('/');
-        Ok(Base { host, port, prefix: if prefix.is_empty() { String::new() } else { format!("/{prefix}") } })
+        let prefix = if prefix.is_empty() { String::new() } else { format!("/{prefix}") };
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        let base = Base { host, port, prefix, client };
+        // A URL that does not make a request URI is reported now, not at the first request.
+        base.uri("/").with_context(|| format!("bad URL `{url}`"))?;
+        Ok(base)
+    }
+
+    /// The server's address, as messages name it.
+    fn origin(&self) -> String {
+        if self.host.contains(':') {
+            format!("http://[{}]:{}", self.host, self.port)
+        } else {
+            format!("http://{}:{}", self.host, self.port)
+        }
+    }
+
+    fn uri(&self, path: &str) -> Result<Uri> {
+        let text = format!("{}{}{path}", self.origin(), self.prefix);
+        text.parse::<Uri>().with_context(|| format!("bad request URL `{text}`"))
     }
 
     /// Send one request (a JSON body when given) and read the whole response.
     pub async fn request(&self, method: &str, path: &str, json: Option<&str>) -> Result<Reply> {
         tokio::time::timeout(TIMEOUT, self.exchange(method, path, json))
             .await
-            .map_err(|_| anyhow!("{method} {path}: no answer from {}:{} within {TIMEOUT:?}", self.host, self.port))?
+            .map_err(|_| anyhow!("{method} {path}: no answer from {} within {TIMEOUT:?}", self.origin()))?
     }
 
     async fn exchange(&self, method: &str, path: &str, json: Option<&str>) -> Result<Reply> {
-        let mut stream = TcpStream::connect((self.host.as_str(), self.port))
-            .await
-            .with_context(|| format!("cannot connect to {}:{}", self.host, self.port))?;
-        let mut head = format!(
-            "{method} {}{path} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\nAccept: */*\r\n",
-            self.prefix, self.host, self.port
-        );
-        if let Some(body) = json {
-            head.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).await?;
-        if let Some(body) = json {
-            stream.write_all(body.as_bytes()).await?;
-        }
-        let mut raw = Vec::new();
-        let mut chunk = [0u8; 16 * 1024];
-        loop {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                break;
+        let uri = self.uri(path)?;
+        let method = Method::from_bytes(method.as_bytes()).with_context(|| format!("bad method `{method}`"))?;
+        let mut request = Request::builder().method(method.clone()).uri(uri.clone()).header(header::ACCEPT, "*/*");
+        let body = match json {
+            Some(text) => {
+                request = request.header(header::CONTENT_TYPE, "application/json");
+                Full::new(Bytes::copy_from_slice(text.as_bytes()))
             }
-            raw.extend_from_slice(&chunk[..n]);
-            if raw.len() > MAX_RESPONSE {
-                bail!("the response is larger than {MAX_RESPONSE} bytes");
+            None => Full::new(Bytes::new()),
+        };
+        let request = request.body(body).context("cannot build the request")?;
+        let response = self.client.request(request).await.map_err(|e| {
+            let error = anyhow::Error::new(e);
+            if error.downcast_ref::<hyper_util::client::legacy::Error>().is_some_and(|e| e.is_connect()) {
+                error.context(format!("cannot connect to the kibitz server at {}", self.origin()))
+            } else {
+                error.context(format!("{method} {uri}: the request failed"))
             }
-        }
-        parse_response(&raw)
-    }
-}
-
-fn parse_response(raw: &[u8]) -> Result<Reply> {
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| anyhow!("malformed HTTP response"))?;
-    let head = std::str::from_utf8(&raw[..end]).map_err(|_| anyhow!("malformed HTTP response head"))?;
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or("");
-    let status: u16 = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| anyhow!("malformed status line `{status_line}`"))?;
-    let mut chunked = false;
-    let mut length = None;
-    for line in lines {
-        if let Some((name, value)) = line.split_once(':') {
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked") {
-                chunked = true;
-            } else if name.eq_ignore_ascii_case("content-length") {
-                length = value.parse::<usize>().ok();
+        })?;
+        let status = response.status().as_u16();
+        let body = Limited::new(response.into_body(), MAX_RESPONSE).collect().await.map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                anyhow!("{method} {uri}: the response is larger than {MAX_RESPONSE} bytes")
+            } else {
+                anyhow!("{method} {uri}: cannot read the response: {e}")
             }
-        }
-    }
-    let rest = &raw[end + 4..];
-    let body = if chunked {
-        dechunk(rest)?
-    } else if let Some(n) = length {
-        rest.get(..n).ok_or_else(|| anyhow!("the response body is shorter than its Content-Length"))?.to_vec()
-    } else {
-        rest.to_vec()
-    };
-    Ok(Reply { status, body })
-}
-
-fn dechunk(mut data: &[u8]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = data.windows(2).position(|w| w == b"\r\n").ok_or_else(|| anyhow!("malformed chunk"))?;
-        let size_text = std::str::from_utf8(&data[..line_end]).map_err(|_| anyhow!("malformed chunk size"))?;
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| anyhow!("malformed chunk size `{size_text}`"))?;
-        data = &data[line_end + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        out.extend_from_slice(data.get(..size).ok_or_else(|| anyhow!("truncated chunk"))?);
-        data = data.get(size + 2..).ok_or_else(|| anyhow!("truncated chunk"))?;
+        })?;
+        Ok(Reply { status, body: body.to_bytes().to_vec() })
     }
 }
 
@@ -160,19 +139,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_and_responses() {
+    fn urls() {
         let b = Base::parse("http://127.0.0.1:8080/").expect("parses");
         assert_eq!((b.host.as_str(), b.port, b.prefix.as_str()), ("127.0.0.1", 8080, ""));
+        assert_eq!(b.uri("/v1/annotations").expect("uri").to_string(), "http://127.0.0.1:8080/v1/annotations");
         let b = Base::parse("http://example.org/kibitz").expect("parses");
         assert_eq!((b.host.as_str(), b.port, b.prefix.as_str()), ("example.org", 80, "/kibitz"));
+        assert_eq!(b.uri("/v1/x").expect("uri").to_string(), "http://example.org:80/kibitz/v1/x");
+        let b = Base::parse("http://[::1]:9000").expect("parses");
+        assert_eq!((b.host.as_str(), b.port), ("::1", 9000));
+        assert_eq!(b.uri("/a").expect("uri").to_string(), "http://[::1]:9000/a");
         assert!(Base::parse("https://x").is_err());
-        let r = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi").expect("reads");
-        assert_eq!((r.status, r.body.as_slice()), (200, &b"hi"[..]));
-        let r = parse_response(
-            b"HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
-        )
-        .expect("reads");
-        assert_eq!((r.status, r.body.as_slice()), (202, &b"abcde"[..]));
-        assert!(parse_response(b"garbage").is_err());
+        assert!(Base::parse("http://:80").is_err());
+        assert!(Base::parse("http://host:port").is_err());
+    }
+
+    #[test]
+    fn a_server_that_is_down_is_named() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        // A port just freed: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a port").port();
+        let base = Base::parse(&format!("http://127.0.0.1:{port}")).expect("parses");
+        let error = runtime.block_on(base.request("GET", "/v1/health", None)).err().expect("no server");
+        let text = format!("{error:#}");
+        assert!(text.contains(&format!("cannot connect to the kibitz server at http://127.0.0.1:{port}")), "{text}");
     }
 }

@@ -1,4 +1,37 @@
-//! Parts of the `kibitz` command line too large for `main.rs`.
+//! The subcommands of the `kibitz` command line, one module each (`main.rs` only parses and dispatches), and
+//! the little they share.
 
+pub mod analyse;
 pub mod annotate;
+pub mod bench;
+pub mod engine;
 mod http_client;
+pub mod perft;
+pub mod serve;
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use kibitz::game::{Game, Score};
+
+/// The position `text` in any format the game reads; the start position when none.
+pub fn read_position<G: Game>(text: Option<&str>) -> Result<G> {
+    match text {
+        Some(t) => G::parse_position(t, None).with_context(|| format!("bad {} position", G::NAME)),
+        None => Ok(G::start()),
+    }
+}
+
+/// Nodes per second.
+pub fn nps(nodes: u64, elapsed: Duration) -> u64 {
+    (nodes as u128 * 1_000_000 / elapsed.as_micros().max(1)) as u64
+}
+
+/// A score as the text lines print it.
+pub fn score_text(score: Score) -> String {
+    match score {
+        Score::Cp(cp) => format!("cp {cp}"),
+        Score::Mate(n) => format!("mate {n}"),
+    }
+}

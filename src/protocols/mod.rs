@@ -7,6 +7,7 @@
 
 pub mod ceboard;
 pub mod checkers;
+pub mod engine;
 pub mod guide;
 pub mod qianhong;
 pub mod session;

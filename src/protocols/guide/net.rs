@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::io::{self, BufWriter};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,11 +64,12 @@ pub struct GatewayConfig {
     pub session: GuideConfig,
 }
 
-/// The sessions a gateway has open: their sockets, so that shutdown can close them.
+/// The sessions a gateway has open: their sockets, so that shutdown can close them, and their number, which
+/// shutdown waits to see at 0.
 #[derive(Default)]
 struct Sessions {
     open: Mutex<HashMap<u64, TcpStream>>,
-    count: AtomicUsize,
+    count: tokio::sync::watch::Sender<usize>,
     next: AtomicU64,
 }
 
@@ -87,7 +88,7 @@ struct Admitted {
 impl Drop for Admitted {
     fn drop(&mut self) {
         self.sessions.lock().remove(&self.id);
-        self.sessions.count.fetch_sub(1, Ordering::AcqRel);
+        self.sessions.count.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -131,11 +132,9 @@ impl Gateway {
         for stream in self.sessions.lock().values() {
             let _ = stream.shutdown(Shutdown::Both);
         }
-        let deadline = Instant::now() + grace;
-        while self.sessions.count.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let left = self.sessions.count.load(Ordering::Acquire);
+        let mut count = self.sessions.count.subscribe();
+        let _ = tokio::time::timeout(grace, count.wait_for(|n| *n == 0)).await;
+        let left = *self.sessions.count.borrow();
         if left > 0 {
             tracing::warn!(sessions = left, "GUIDE sessions still closing at shutdown");
         }
@@ -150,7 +149,11 @@ impl Gateway {
             }
         };
         let max = self.config.max_sessions;
-        let taken = self.sessions.count.fetch_add(1, Ordering::AcqRel);
+        let mut taken = 0;
+        self.sessions.count.send_modify(|n| {
+            taken = *n;
+            *n += 1;
+        });
         let id = self.sessions.next.fetch_add(1, Ordering::Relaxed);
         let admitted = Admitted { sessions: Arc::clone(&self.sessions), id };
         if taken >= max {
@@ -328,12 +331,9 @@ pub fn run(options: Options) -> io::Result<()> {
     serve_stream(stream, Analysis::local(pool), config)
 }
 
-/// The `kibitz-guide` executable: logging to stderr (`RUST_LOG`, default `warn`), the arguments, [`run`].
+/// The `kibitz-guide` executable: logging to stderr (`KIBITZ_LOG`, default `warn`), the arguments, [`run`].
 pub fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .init();
+    crate::logging::init(crate::protocols::engine::DEFAULT_LOG);
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "-help")) {
         println!("{USAGE}");

@@ -1,0 +1,204 @@
+//! `kibitz serve`: the HTTP/WebSocket API and the GUIDE gateway on one pool and one store, until SIGINT or
+//! SIGTERM; then an orderly shutdown.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address of the HTTP/WebSocket API (port 0: any free port; the address is printed).
+    #[arg(long, env = "KIBITZ_HTTP", default_value = "127.0.0.1:8080")]
+    pub http: std::net::SocketAddr,
+    /// Address of the GUIDE gateway for international draughts GUIs (port 0: any free port; the address is
+    /// printed).
+    #[arg(long, env = "KIBITZ_GUIDE", default_value = "0.0.0.0:27533")]
+    pub guide: std::net::SocketAddr,
+    /// Do not open the GUIDE gateway (the variable takes 1/0, true/false, yes/no, on/off).
+    #[arg(long, env = "KIBITZ_NO_GUIDE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_guide: bool,
+    /// Most GUIDE sessions open at once (more connections are told so and closed).
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_SESSIONS", default_value_t = 16)]
+    pub guide_max_sessions: usize,
+    /// Seconds a GUIDE session may go without a command while not searching before it is closed (0: never).
+    #[arg(long, env = "KIBITZ_GUIDE_IDLE_S", default_value_t = 3600)]
+    pub guide_idle_s: u64,
+    /// Longest GUIDE command in bytes (a longer one is answered with an error and ignored).
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_LINE", default_value_t = 65_536)]
+    pub guide_max_line: usize,
+    /// Most search threads a GUIDE session may set with its Threads option.
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_THREADS", default_value_t = 1)]
+    pub guide_max_threads: u32,
+    /// The analysis cache: a SQLite file path (created and migrated) or an sqlx URL.
+    #[arg(long, env = "KIBITZ_DB", default_value = "./kibitz.db")]
+    pub db: String,
+    /// Search worker threads (default: one per core).
+    #[arg(long, env = "KIBITZ_WORKERS")]
+    pub workers: Option<usize>,
+    /// Searches that may wait for a worker before requests are answered 503.
+    #[arg(long, env = "KIBITZ_QUEUE", default_value_t = 64)]
+    pub queue: usize,
+    /// Transposition table size in MiB, shared by the workers.
+    #[arg(long, env = "KIBITZ_HASH_MB", default_value_t = 128)]
+    pub hash_mb: usize,
+    /// Entries of analysis results kept in memory in front of the database.
+    #[arg(long, env = "KIBITZ_CACHE_ENTRIES", default_value_t = 100_000)]
+    pub cache_entries: usize,
+    /// Origins allowed by CORS, comma-separated (`*` for any).
+    #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+    /// Largest depth a request may ask for.
+    #[arg(long, env = "KIBITZ_MAX_DEPTH", default_value_t = 64)]
+    pub max_depth: u32,
+    /// Longest search a request may ask for, in milliseconds.
+    #[arg(long, env = "KIBITZ_MAX_MOVETIME_MS", default_value_t = 60_000)]
+    pub max_movetime_ms: u64,
+    /// Most nodes a request may ask for.
+    #[arg(long, env = "KIBITZ_MAX_NODES", default_value_t = 5_000_000_000)]
+    pub max_nodes: u64,
+    /// Largest request body in bytes.
+    #[arg(long, env = "KIBITZ_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+    /// Longest an HTTP request may take, in seconds.
+    #[arg(long, env = "KIBITZ_REQUEST_TIMEOUT_S", default_value_t = 120)]
+    pub request_timeout_s: u64,
+}
+
+pub fn run(args: ServeArgs) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    use kibitz::http::{ApiConfig, AppState};
+    use kibitz::pool::{Pool, PoolConfig};
+    use kibitz::store::{Store, StoreConfig};
+
+    let store =
+        Store::open_with(&args.db, StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() })
+            .await
+            .with_context(|| format!("cannot open the store `{}`", args.db))?;
+    let pool = Pool::new(PoolConfig {
+        workers: args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1),
+        queue: args.queue,
+        hash_mb: args.hash_mb,
+    });
+    let config = ApiConfig {
+        max_depth: args.max_depth.max(1),
+        max_movetime_ms: args.max_movetime_ms.max(1),
+        max_nodes: args.max_nodes.max(1),
+        max_body_bytes: args.max_body_bytes,
+        request_timeout: Duration::from_secs(args.request_timeout_s.max(1)),
+        cors_origins: args.cors_origins.clone(),
+        ..ApiConfig::default()
+    };
+    let state = AppState::new(pool.clone(), store.clone(), config);
+    match state.annotator.resume().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(jobs = n, "resuming annotation jobs"),
+        Err(e) => tracing::warn!(error = %e, "cannot resume annotation jobs"),
+    }
+    let listener =
+        tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
+    let address = listener.local_addr()?;
+    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis).await?) };
+    tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
+    if let Some(gateway) = &gateway {
+        println!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
+    }
+    println!("kibitz listening on http://{address}");
+    std::io::stdout().flush()?;
+
+    let (guide_stop, mut guide_stopping) = tokio::sync::watch::channel(false);
+    let guide_task = gateway.map(|gateway| {
+        tokio::spawn(async move {
+            let stop = async move {
+                let _ = guide_stopping.wait_for(|stop| *stop).await;
+            };
+            gateway.run(stop, Duration::from_secs(10)).await;
+        })
+    });
+    let on_signal = {
+        let state = state.clone();
+        let pool = pool.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: stopping searches, closing sockets");
+            guide_stop.send_replace(true);
+            state.begin_shutdown();
+            // Running searches answer with what they have; queued ones are dropped.
+            let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
+        }
+    };
+    kibitz::http::serve(listener, state.clone(), on_signal).await?;
+    // Annotation jobs write each finished position; let the writes under way end before the store closes.
+    if !state.annotator.wait_stopped(Duration::from_secs(10)).await {
+        tracing::warn!("some annotation jobs did not stop in time; they resume at the next start");
+    }
+    if let Some(task) = guide_task
+        && tokio::time::timeout(Duration::from_secs(15), task).await.is_err()
+    {
+        tracing::warn!("the GUIDE gateway did not close in time");
+    }
+    // Answers given before the shutdown are cached: let their writes finish before the store closes.
+    if !state.finish_writes(Duration::from_secs(10)).await {
+        tracing::warn!("some analyses could not be stored before shutdown");
+    }
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Listen for GUIDE connections on `--guide`.
+async fn open_gateway(
+    args: &ServeArgs,
+    analysis: &kibitz::analysis::Analysis,
+) -> Result<kibitz::protocols::guide::net::Gateway> {
+    use kibitz::protocols::guide::GuideConfig;
+    use kibitz::protocols::guide::net::{Gateway, GatewayConfig};
+    let config = GatewayConfig {
+        max_sessions: args.guide_max_sessions,
+        session: GuideConfig {
+            threads: 1,
+            max_threads: args.guide_max_threads.max(1),
+            own_pool: false,
+            hash_mb: args.hash_mb.min(u32::MAX as usize) as u32,
+            max_line: args.guide_max_line.max(64),
+            idle: (args.guide_idle_s > 0).then(|| Duration::from_secs(args.guide_idle_s)),
+            ..GuideConfig::default()
+        },
+    };
+    Gateway::bind(args.guide, analysis.clone(), config).await.with_context(|| {
+        format!(
+            "cannot open the GUIDE gateway on {} (choose another address with --guide ADDR or KIBITZ_GUIDE, \
+             or turn it off with --no-guide)",
+            args.guide
+        )
+    })
+}
+
+/// SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
