@@ -116,10 +116,10 @@ impl UciEngine {
                         name = Some(rest.trim().to_string());
                     } else if let Some(rest) = line.strip_prefix("id author ") {
                         author = Some(rest.trim().to_string());
-                    } else if let Some(option) = line.strip_prefix("option ").and_then(UciOption::parse) {
-                        if options.len() < MAX_OPTIONS {
-                            options.push(option);
-                        }
+                    } else if let Some(option) = line.strip_prefix("option ").and_then(UciOption::parse)
+                        && options.len() < MAX_OPTIONS
+                    {
+                        options.push(option);
                     }
                 }
             }
@@ -576,10 +576,7 @@ impl<M: Clone> LineBook<M> {
     /// The deepest depth with every line, or failing that whatever the deepest reported.
     fn finish(self) -> (u32, Vec<Line<M>>) {
         let chosen = if self.is_complete(&self.current.1) { Some(self.current) } else { self.complete };
-        let (depth, lines) = match chosen {
-            Some(c) => c,
-            None => (0, BTreeMap::new()),
-        };
+        let (depth, lines) = chosen.unwrap_or_default();
         (depth, lines.into_values().collect())
     }
 }
