@@ -14,6 +14,9 @@ use crate::search::{Done, Event, Info, Limits, Line, Score, ScoreBound};
 /// How often a waiting search looks at its stop flag.
 const POLL: Duration = Duration::from_millis(10);
 
+/// Moves of a reported line kept (the rest is dropped).
+const MAX_PV: usize = 256;
+
 /// Options declared by an engine are kept up to this many (a sane engine declares a few dozen).
 const MAX_OPTIONS: usize = 1024;
 
@@ -474,7 +477,7 @@ impl<'a> RawInfo<'a> {
                 "upperbound" => info.bound = Some(ScoreBound::Upper),
                 // The rest of the line is the line of play; `string` is free text.
                 "pv" => {
-                    info.pv = words.by_ref().take(crate::search::MAX_MULTIPV.max(256)).collect();
+                    info.pv = words.by_ref().take(MAX_PV).collect();
                     break;
                 }
                 "string" => break,
