@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod annotate;
+pub mod engines;
 pub mod game;
 pub mod games;
 pub mod http;

@@ -1,0 +1,153 @@
+//! How a game's positions and moves are written for a UCI engine: the per-game hook [`UciNotation`].
+//!
+//! Each game writes and reads through its own notation functions (`format_position`, `format_move_as`,
+//! `parse_move`), so every move an engine sends is checked by kibitz's rules; this file only adapts the text
+//! where an engine's coordinates differ from kibitz's.
+
+use crate::game::{Game, NotationError};
+use crate::games::chess::Chess;
+use crate::games::xiangqi::Xiangqi;
+
+/// An option a game needs set on the engine before it searches a position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UciSetting {
+    pub name: &'static str,
+    pub value: String,
+    /// An engine without the option cannot search the position (otherwise the setting is skipped there).
+    pub required: bool,
+}
+
+/// A game a UCI engine can analyse.
+pub trait UciNotation: Game {
+    /// Options this position needs (the variant for multi-variant engines, Chess960 castling...).
+    fn uci_settings(&self) -> Vec<UciSetting>;
+
+    /// The position for `position fen`.
+    fn uci_position(&self) -> Result<String, NotationError> {
+        self.format_position(None)
+    }
+
+    /// A legal move of this position as the engine writes it.
+    fn uci_move(&self, m: Self::Move) -> String;
+
+    /// A move as the engine wrote it, checked legal here by the game's own rules.
+    fn parse_uci_move(&self, text: &str) -> Result<Self::Move, NotationError>;
+}
+
+impl UciNotation for Chess {
+    fn uci_settings(&self) -> Vec<UciSetting> {
+        vec![
+            UciSetting { name: "UCI_Variant", value: "chess".into(), required: false },
+            UciSetting { name: "UCI_Chess960", value: self.is_chess960().to_string(), required: self.is_chess960() },
+        ]
+    }
+
+    fn uci_move(&self, m: Self::Move) -> String {
+        self.move_to_uci(m)
+    }
+
+    fn parse_uci_move(&self, text: &str) -> Result<Self::Move, NotationError> {
+        coordinate_shaped(text)?;
+        self.parse_move(text)
+    }
+}
+
+impl UciNotation for Xiangqi {
+    fn uci_settings(&self) -> Vec<UciSetting> {
+        vec![UciSetting { name: "UCI_Variant", value: "xiangqi".into(), required: true }]
+    }
+
+    /// Fairy-Stockfish numbers the ranks 1-10 where kibitz's coordinates use 0-9: `h2e2` is `h3e3` there.
+    fn uci_move(&self, m: Self::Move) -> String {
+        let coord = Xiangqi::move_to_coord(m);
+        shift_ranks(&coord, 1).unwrap_or(coord)
+    }
+
+    fn parse_uci_move(&self, text: &str) -> Result<Self::Move, NotationError> {
+        let ours = shift_ranks(text, -1).ok_or_else(|| NotationError::new(text, "not a move in coordinates"))?;
+        self.parse_move(&ours).map_err(|e| NotationError::new(text, e.message))
+    }
+}
+
+/// A UCI move is two squares (a letter and a number each) and an optional promotion letter, nothing else.
+fn coordinate_shaped(text: &str) -> Result<(), NotationError> {
+    let b = text.as_bytes();
+    let square =
+        |i: usize| b.get(i).is_some_and(u8::is_ascii_lowercase) && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+    let ok = (4..=5).contains(&b.len()) && square(0) && square(2) && b.get(4).is_none_or(u8::is_ascii_lowercase);
+    if ok { Ok(()) } else { Err(NotationError::new(text, "not a move in coordinates")) }
+}
+
+/// Coordinates (`h3e3`, `a10a9`) with every rank number moved by `delta`; `None` when the text is not a
+/// sequence of squares (a lower-case letter and a number) or a rank would become negative.
+pub fn shift_ranks(text: &str, delta: i32) -> Option<String> {
+    let b = text.as_bytes();
+    if b.is_empty() || b.len() > 12 {
+        return None;
+    }
+    let mut out = String::with_capacity(b.len() + 2);
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_lowercase() {
+            return None;
+        }
+        out.push(b[i] as char);
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start || i - start > 2 {
+            return None;
+        }
+        let rank: i32 = text[start..i].parse().ok()?;
+        let shifted = rank + delta;
+        if shifted < 0 {
+            return None;
+        }
+        out.push_str(&shifted.to_string());
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_shift_both_ways() {
+        assert_eq!(shift_ranks("h2e2", 1).as_deref(), Some("h3e3"));
+        assert_eq!(shift_ranks("a9a8", 1).as_deref(), Some("a10a9"));
+        assert_eq!(shift_ranks("a10a9", -1).as_deref(), Some("a9a8"));
+        assert_eq!(shift_ranks("a1a0", -1), None);
+        assert_eq!(shift_ranks("h3", -1).as_deref(), Some("h2"));
+        for bad in ["", "H3E3", "h3-e3", "hh", "h123a1", "(none)", "0000"] {
+            assert_eq!(shift_ranks(bad, -1), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn xiangqi_moves_round_trip_through_engine_coordinates() {
+        let game = Xiangqi::start();
+        let mut moves = Vec::new();
+        game.generate_moves(&mut moves);
+        assert_eq!(moves.len(), 44);
+        for m in moves {
+            let text = game.uci_move(m);
+            assert_eq!(game.parse_uci_move(&text), Ok(m), "{text}");
+        }
+        let cannon = game.parse_uci_move("h3e3").expect("the central cannon opening");
+        assert_eq!(Xiangqi::move_to_coord(cannon), "h2e2");
+        assert!(game.parse_uci_move("h2e2").is_err(), "h2 is empty in the engine's numbering");
+    }
+
+    #[test]
+    fn chess_moves_are_coordinates_only() {
+        let game = Chess::start();
+        let m = game.parse_uci_move("g1f3").expect("legal");
+        assert_eq!(game.uci_move(m), "g1f3");
+        assert!(game.parse_uci_move("Nf3").is_err());
+        assert!(game.parse_uci_move("e2e5").is_err());
+        assert!(game.parse_uci_move("e7e8qq").is_err());
+    }
+}

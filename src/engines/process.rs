@@ -1,0 +1,265 @@
+//! Driving an external engine process over its standard input and output, protocol-free: spawn it, write
+//! lines, read lines with a deadline on every wait, and kill it when done.
+//!
+//! The process's output is untrusted: a reader thread cuts it into lines of at most [`MAX_LINE`] bytes (a
+//! longer line is an error, not an allocation), hands them over through a bounded channel, and reports the end
+//! of the output. Standard error is read the same way and logged at debug level, so an engine that writes a lot
+//! there never blocks on a full pipe.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::EngineError;
+
+/// The longest line accepted from an engine, in bytes (without its newline).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Lines read ahead of the caller before the reader waits (bounds memory to this many [`MAX_LINE`]s).
+const READ_AHEAD: usize = 64;
+
+/// How to start an engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineCommand {
+    /// The executable (a path, or a name looked up in `PATH`).
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The working directory (default: the server's).
+    pub dir: Option<PathBuf>,
+}
+
+impl EngineCommand {
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        EngineCommand { program: program.into(), args: Vec::new(), dir: None }
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    /// The name errors use until the engine has said its own.
+    pub fn label(&self) -> String {
+        self.program.display().to_string()
+    }
+}
+
+/// What the reader thread hands over.
+enum Output {
+    Line(String),
+    TooLong,
+    End,
+    Failed(std::io::Error),
+}
+
+/// What waiting for a line gave.
+pub(crate) enum Received {
+    Line(String),
+    /// The deadline passed first.
+    Timeout,
+}
+
+/// A running engine process. Killed when dropped.
+pub(crate) struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Output>,
+    /// The name errors use (the program until the engine says its name).
+    pub(crate) label: String,
+    /// Set once the process failed or was killed: every later call fails at once.
+    dead: bool,
+}
+
+impl Process {
+    pub(crate) fn spawn(command: &EngineCommand) -> Result<Process, EngineError> {
+        let label = command.label();
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        if let Some(dir) = &command.dir {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|source| EngineError::Spawn { engine: label.clone(), source })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(EngineError::Protocol { engine: label, message: "no pipes to the process".into() });
+        };
+        let (tx, lines) = sync_channel(READ_AHEAD);
+        let reader = thread::Builder::new().name(format!("engine-out {label}")).spawn(move || read_lines(stdout, &tx));
+        if let Err(source) = reader {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(EngineError::Spawn { engine: label, source });
+        }
+        if let Some(stderr) = child.stderr.take() {
+            let name = label.clone();
+            // Logging only: if the thread cannot start, the engine's stderr pipe is closed instead.
+            let _ = thread::Builder::new().name(format!("engine-err {label}")).spawn(move || log_stderr(stderr, &name));
+        }
+        Ok(Process { child, stdin, lines, label, dead: false })
+    }
+
+    /// Write one line (a newline is added).
+    pub(crate) fn send(&mut self, line: &str) -> Result<(), EngineError> {
+        self.check_alive()?;
+        tracing::trace!(engine = %self.label, "> {line}");
+        let written = self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.write_all(b"\n"));
+        match written.and_then(|()| self.stdin.flush()) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.fail(EngineError::Died { engine: self.label.clone(), during: "writing to it" })),
+        }
+    }
+
+    /// The next line, waiting until `deadline` at most. `during` says what was awaited, for the errors.
+    pub(crate) fn receive(&mut self, deadline: Instant, during: &'static str) -> Result<Received, EngineError> {
+        self.check_alive()?;
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(Output::Line(line)) => {
+                tracing::trace!(engine = %self.label, "< {line}");
+                Ok(Received::Line(line))
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(Received::Timeout),
+            Ok(Output::TooLong) => {
+                Err(self.fail(EngineError::LineTooLong { engine: self.label.clone(), limit: MAX_LINE }))
+            }
+            Ok(Output::End) | Err(RecvTimeoutError::Disconnected) => {
+                Err(self.fail(EngineError::Died { engine: self.label.clone(), during }))
+            }
+            Ok(Output::Failed(e)) => Err(self.fail(EngineError::Died {
+                engine: self.label.clone(),
+                during: if e.kind() == std::io::ErrorKind::InvalidData { "reading its output" } else { during },
+            })),
+        }
+    }
+
+    /// Record a failure: the process is killed and `error` is handed back for the caller to return.
+    pub(crate) fn fail(&mut self, error: EngineError) -> EngineError {
+        tracing::warn!(engine = %self.label, "engine failed: {error}");
+        self.kill();
+        error
+    }
+
+    /// The process failed earlier (and was killed).
+    pub(crate) fn is_dead(&self) -> bool {
+        self.dead
+    }
+
+    fn check_alive(&self) -> Result<(), EngineError> {
+        if self.dead { Err(EngineError::Dead { engine: self.label.clone() }) } else { Ok(()) }
+    }
+
+    /// Kill the process now and reap it.
+    pub(crate) fn kill(&mut self) {
+        self.dead = true;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Ask the process to exit with `line` (e.g. `quit`), give it `patience` to do so, then kill it.
+    pub(crate) fn shut_down(&mut self, line: &str, patience: Duration) {
+        if !self.dead && self.send(line).is_ok() {
+            let deadline = Instant::now() + patience;
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    self.dead = true;
+                    return;
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.kill();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if !self.dead {
+            self.kill();
+        }
+    }
+}
+
+/// Cut `source` into lines of at most [`MAX_LINE`] bytes and hand them over until the end, an error or a line
+/// that is too long (then stop reading: the owner kills the process).
+fn read_lines(source: impl Read, tx: &SyncSender<Output>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, source);
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let (used, complete) = match reader.fill_buf() {
+            Ok([]) => {
+                if !line.is_empty() {
+                    let _ = tx.send(Output::Line(text_of(&line)));
+                }
+                let _ = tx.send(Output::End);
+                return;
+            }
+            Ok(buf) => match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    line.extend_from_slice(&buf[..i]);
+                    (i + 1, true)
+                }
+                None => {
+                    line.extend_from_slice(buf);
+                    (buf.len(), false)
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Output::Failed(e));
+                return;
+            }
+        };
+        reader.consume(used);
+        if line.len() > MAX_LINE {
+            let _ = tx.send(Output::TooLong);
+            return;
+        }
+        if complete {
+            if tx.send(Output::Line(text_of(&line))).is_err() {
+                return;
+            }
+            line.clear();
+        }
+    }
+}
+
+fn text_of(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Log what the engine writes to standard error, a line at a time (long lines shortened, the rest of them
+/// dropped), until it closes: the pipe is always drained, so the engine never blocks on it.
+fn log_stderr(mut source: impl Read, label: &str) {
+    const SHOWN: usize = 200;
+    let mut chunk = [0u8; 8192];
+    let mut line: Vec<u8> = Vec::with_capacity(SHOWN);
+    loop {
+        let n = match source.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        for &b in &chunk[..n] {
+            if b == b'\n' {
+                tracing::debug!(engine = %label, "stderr: {}", text_of(&line));
+                line.clear();
+            } else if line.len() < SHOWN {
+                line.push(b);
+            }
+        }
+    }
+    if !line.is_empty() {
+        tracing::debug!(engine = %label, "stderr: {}", text_of(&line));
+    }
+}
