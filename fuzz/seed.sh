@@ -76,3 +76,8 @@ seed http_bodies moves '\001' '{"game":"draughts","position":"W:W31-50:B1-20","f
 seed http_bodies convert '\002' '{"game":"xiangqi","position":"rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1","to":"fen"}'
 seed http_bodies annotations '\003' '{"game":"checkers","text":"1. 11-15 22-18 *","depth":1,"threshold":50}'
 seed http_bodies query '\004' 'game=hive&position=Base%2BMLP&depth=1&cache=refresh'
+
+# CEBoard calls: the first character of a line picks the call (0 StartGame as White, 6 StartGame as Black,
+# 2 SendMove, 3 SetPosition, 4 MoveNow, 5 GetMessages, 1 EndGame), the rest is its text.
+seed ceboard game '' "$(printf '0\n2e2e4\n4\n5\n2g8f6\n4\n1\n')"
+seed ceboard position '' "$(printf '3rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1\n6\n4\n<\n4\n1\n')"

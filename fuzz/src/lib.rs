@@ -5,6 +5,7 @@
 //! written in every format and read back to the same thing; a game record that was read is legal move by
 //! move and, where the game exports records, exported and read back to the same game.
 
+pub mod ceboard;
 pub mod http;
 pub mod sessions;
 

@@ -3,7 +3,7 @@
 //!
 //! The input is split into lines as the stdio transport splits it (at the protocol's separators, a `\r`
 //! before a `\n` dropped, invalid UTF-8 replaced); each line goes to `on_line`. Searches are kept tiny: a
-//! session starts at its smallest level, a line that would make searches big (deep fixed depths, long
+//! session starts at its smallest level (set by a preamble of commands where the protocol has one), a line that would make searches big (deep fixed depths, long
 //! times, huge tables, many threads) is rewritten or left out by the target's `tame` function, and a search
 //! still running a few milliseconds after the line that started it is told the protocol's stop command.
 //! A stop must be answered: a session still thinking [`STOP_DEADLINE`] after it is a failure.
@@ -95,8 +95,14 @@ impl<S: LineSession> Driver<S> {
         assert!(self.drain_until(Instant::now() + STOP_DEADLINE), "the search did not answer in time");
     }
 
-    fn run(mut self, data: &[u8], tame: fn(&str) -> Option<String>) {
+    /// The greeting, the `preamble` (setting the smallest level), then the input's lines.
+    fn run(mut self, preamble: &[&str], data: &[u8], tame: fn(&str) -> Option<String>) {
         Self::check(&Reply { lines: self.session.greeting(), quit: false });
+        for line in preamble {
+            let reply = self.session.on_line(line);
+            Self::check(&reply);
+            assert!(!reply.quit, "{line} quits");
+        }
         for line in lines::<S>(data) {
             let Some(line) = tame(&line) else { continue };
             let reply = self.session.on_line(&line);
@@ -142,7 +148,7 @@ pub fn checkers(data: &[u8]) {
     let session = CheckersSession::new(pool(), config, move |e| {
         let _ = tx.send(e);
     });
-    Driver { session, events, thinking: CheckersSession::is_thinking, stop: Some("STOP") }.run(data, tame);
+    Driver { session, events, thinking: CheckersSession::is_thinking, stop: Some("STOP") }.run(&[], data, tame);
 }
 
 /// GUIDE: `halt 1` stops; no `Hash_MB` above 4 MiB, at most 2 threads.
@@ -159,7 +165,11 @@ pub fn guide(data: &[u8]) {
     let session = GuideSession::new(pool(), config, move |e| {
         let _ = tx.send(e);
     });
-    Driver { session, events, thinking: GuideSession::is_thinking, stop: Some("halt 1") }.run(data, tame);
+    Driver { session, events, thinking: GuideSession::is_thinking, stop: Some("halt 1") }.run(
+        &["levelsfixeddepth 1"],
+        data,
+        tame,
+    );
 }
 
 /// UHP has no stop command: `bestmove` is bounded by rewriting (depth at most 2, time at most 50 ms, levels
@@ -193,7 +203,7 @@ pub fn uhp(data: &[u8]) {
     let session = UhpSession::new(pool(), config, move |e| {
         let _ = tx.send(e);
     });
-    Driver { session, events, thinking: UhpSession::is_thinking, stop: None }.run(data, tame);
+    Driver { session, events, thinking: UhpSession::is_thinking, stop: None }.run(&[], data, tame);
 }
 
 /// Qianhong: every line but `TIMEOUT` stops a search, `TIMEOUT` makes it answer now.
@@ -205,5 +215,9 @@ pub fn qianhong(data: &[u8]) {
     let session = QianhongSession::new(pool(), move |e| {
         let _ = tx.send(e);
     });
-    Driver { session, events, thinking: QianhongSession::is_thinking, stop: Some("TIMEOUT") }.run(data, tame);
+    Driver { session, events, thinking: QianhongSession::is_thinking, stop: Some("TIMEOUT") }.run(
+        &["LEVEL 1"],
+        data,
+        tame,
+    );
 }
