@@ -21,8 +21,8 @@ for t in $targets; do
         -print_final_stats=1 > "logs/$t.log" 2>&1
     rc=$?
     [ "$rc" -ne 0 ] && status=1
-    grep -E '^Done [0-9]+ runs|^#[0-9]+[[:space:]]+DONE' "logs/$t.log" | tail -n 2
-    [ "$rc" -ne 0 ] && grep -m1 -E 'panicked at|ERROR: libFuzzer' "logs/$t.log"
+    grep -a -E '^Done [0-9]+ runs|^#[0-9]+[[:space:]]+DONE' "logs/$t.log" | tail -n 2
+    [ "$rc" -ne 0 ] && grep -a -m1 -E 'panicked at|ERROR: libFuzzer' "logs/$t.log"
     echo "   exit $rc"
 done
 exit $status
