@@ -345,8 +345,8 @@ impl UhpSession {
         };
         match result {
             Ok(lines) => done_with(lines),
-            Err(Error::Err(e)) => done_with(vec![format!("err {e}")]),
-            Err(Error::InvalidMove(e)) => done_with(vec![format!("invalidmove {e}")]),
+            Err(Error::Err(e)) => done_with(vec![format!("err {}", one_line(&e))]),
+            Err(Error::InvalidMove(e)) => done_with(vec![format!("invalidmove {}", one_line(&e))]),
         }
     }
 
@@ -584,6 +584,12 @@ impl UhpSession {
 }
 
 /// A command's output: its lines, then `ok`.
+/// An error text as one protocol line: control characters of quoted input (a `\r`, a NUL), which the notation
+/// errors may carry, become `?`.
+fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
 fn done_with(mut lines: Vec<String>) -> Reply {
     lines.push("ok".into());
     Reply { lines, quit: false }
@@ -724,6 +730,20 @@ mod tests {
         assert_eq!(grouped(1234567), "1,234,567");
         assert_eq!(grouped(123), "123");
         assert_eq!(rest_after_word("  play  wS1 -bA1 "), "wS1 -bA1");
+    }
+
+    #[test]
+    fn quoted_input_never_breaks_the_line() {
+        let (mut s, _rx) = session();
+        for line in
+            ["newgame Base;InProgress;White[3];wS1;bS\r\u{0}1 wS1-", "newgame Base\r+M", "newgame", "play w\rS1\u{0}"]
+        {
+            let out = s.on_line(line).lines;
+            assert!(out.iter().all(|l| !l.chars().any(char::is_control)), "{line:?}: {out:?}");
+        }
+        let out = s.on_line("newgame Base;InProgress;White[3];wS1;bS\r1 wS1-").lines;
+        assert!(out[0].starts_with("err Unable to load the GameString: move 2"), "{out:?}");
+        assert!(out[0].contains("bS?1"), "{out:?}");
     }
 
     #[test]
