@@ -260,7 +260,6 @@ impl<'a> Lexer<'a> {
             return fail(self, "a tag pair is `[Name \"value\"]`");
         }
         i += 1;
-        let value_start = i;
         let mut value = String::new();
         let mut seg = i;
         loop {
@@ -274,7 +273,9 @@ impl<'a> Lexer<'a> {
                 }
                 Some(_) => i += 1,
             }
-            if i - value_start > MAX_TOKEN {
+            // The limit is on the value as read (escapes undone), so that every value accepted can be
+            // written back escaped and read again.
+            if value.len() + (i - seg) > MAX_TOKEN {
                 return fail(self, "tag value longer than 1024 bytes");
             }
         }
@@ -777,6 +778,24 @@ mod tests {
         assert_eq!(g[0].error.as_ref().map(|f| f.token.as_str()), Some("$999"));
         let g = read_games(&format!("[Event \"{}\"]\n*", "v".repeat(MAX_TOKEN + 10)), PGN_RESULTS);
         assert!(g[0].error.is_some());
+    }
+
+    #[test]
+    fn an_accepted_tag_value_reads_back_once_escaped() {
+        // Backslashes that escape nothing are kept as they are, and doubled when written: the raw text grows,
+        // the value does not.
+        let value = "\\a".repeat(MAX_TOKEN * 2 / 5);
+        let g = read_games(&format!("[Event \"{value}\"]\n*"), PDN_RESULTS);
+        assert!(g[0].error.is_none(), "{:?}", g[0].error);
+        assert_eq!(g[0].tags[0].value, value);
+        let written = format!("[Event \"{}\"]\n*", escape(&value));
+        assert!(written.len() > MAX_TOKEN + 10);
+        let again = read_games(&written, PDN_RESULTS);
+        assert_eq!(again.len(), 1);
+        assert!(again[0].error.is_none(), "{:?}", again[0].error);
+        assert_eq!(again[0].tags[0].value, value);
+        let too_long = format!("[Event \"{}\"]\n*", "\\\\".repeat(MAX_TOKEN + 1));
+        assert!(read_games(&too_long, PDN_RESULTS)[0].error.is_some());
     }
 
     #[test]

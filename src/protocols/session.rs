@@ -55,13 +55,15 @@ pub struct ErrorForm {
 }
 
 impl ErrorForm {
-    /// The error line.
+    /// The error line: always one line, whatever input it quotes (control characters, a `\r` or a NUL that
+    /// a notation error may carry, become `?`).
     pub fn line(&self, error: &SessionError) -> String {
         let word = match error {
             SessionError::Command(_) => self.command,
             SessionError::InvalidMove(_) => self.invalid_move,
         };
-        format!("{word} {}", error.message())
+        let message: String = error.message().chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+        format!("{word} {message}")
     }
 
     /// The reply that carries the error line.
@@ -195,6 +197,7 @@ mod tests {
         assert_eq!(uhp.line(&SessionError::invalid_move("Not legal.")), "invalidmove Not legal.");
         let alert = ErrorForm { command: "ALERT", invalid_move: "ALERT" };
         assert_eq!(alert.line(&"bad".into()), "ALERT bad");
+        assert_eq!(alert.line(&"a\rb\0c\nd".into()), "ALERT a?b?c?d");
     }
 
     #[test]

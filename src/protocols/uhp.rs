@@ -712,6 +712,20 @@ mod tests {
     }
 
     #[test]
+    fn quoted_input_never_breaks_the_line() {
+        let (mut s, _rx) = session();
+        for line in
+            ["newgame Base;InProgress;White[3];wS1;bS\r\u{0}1 wS1-", "newgame Base\r+M", "newgame", "play w\rS1\u{0}"]
+        {
+            let out = s.on_line(line).lines;
+            assert!(out.iter().all(|l| !l.chars().any(char::is_control)), "{line:?}: {out:?}");
+        }
+        let out = s.on_line("newgame Base;InProgress;White[3];wS1;bS\r1 wS1-").lines;
+        assert!(out[0].starts_with("err Unable to load the GameString: move 2"), "{out:?}");
+        assert!(out[0].contains("bS?1"), "{out:?}");
+    }
+
+    #[test]
     fn commands_and_errors() {
         let (mut s, _rx) = session();
         let g = s.greeting();
