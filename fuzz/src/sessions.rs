@@ -14,6 +14,7 @@
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use kibitz::analysis::Analysis;
 use kibitz::pool::{Pool, PoolConfig};
 use kibitz::protocols::checkers::{CheckersConfig, CheckersSession};
 use kibitz::protocols::guide::{GuideConfig, GuideSession};
@@ -120,9 +121,9 @@ impl<S: LineSession> Driver<S> {
     }
 }
 
-/// A one-worker pool with a 1 MiB table.
-fn pool() -> Pool {
-    Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 })
+/// The analysis path of a stand-alone engine: a one-worker pool with a 1 MiB table.
+fn pool() -> Analysis {
+    Analysis::local(Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 }))
 }
 
 /// The number in `token`, read as the sessions read numbers (a float covers their integers too).
