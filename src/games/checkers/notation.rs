@@ -104,8 +104,12 @@ pub fn parse_move(game: &Checkers, text: &str) -> Result<Move, NotationError> {
         if m.from_square() != from || m.to_square() != to {
             continue;
         }
-        let ok = squares.len() == 2 || m.squares() == squares;
-        if ok {
+        if m.squares() == squares {
+            // Every landing square given: this move and no other (a one-jump capture written `10x1` even
+            // when a longer jump also runs from 10 to 1).
+            return Ok(m);
+        }
+        if squares.len() == 2 {
             count += 1;
             found = Some(m);
         }

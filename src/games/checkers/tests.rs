@@ -370,3 +370,20 @@ mod records {
         assert!(Checkers::parse_records("", Some("guide")).is_err());
     }
 }
+
+/// A king on 10 can jump once to 1, or take a longer way round back to 1: `10x1` names the one-jump capture
+/// (every landing square given), and every legal move reads back from its own notation (found by the live
+/// pydraughts comparison).
+#[test]
+fn a_short_jump_reads_back_when_a_longer_one_has_the_same_ends() {
+    let g = Checkers::from_fen("B:W13,16,18,20,21,6,7,K11,K15,K23,K27,K8:B25,28,5,K10,K29,K32").expect("fen");
+    let moves = g.legal_moves();
+    let ends = |m: &Move| (m.squares()[0], *m.squares().last().expect("squares"));
+    assert!(
+        moves.iter().any(|a| moves.iter().any(|b| a != b && ends(a) == ends(b))),
+        "two jumps share their ends"
+    );
+    for m in moves {
+        assert_eq!(g.parse_move(&g.format_move(m)), Ok(m), "{}", g.format_move(m));
+    }
+}
