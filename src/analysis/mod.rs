@@ -398,15 +398,6 @@ impl Analysis {
         });
     }
 
-    /// Store a result computed elsewhere (an annotation's own search), counted as a pending write.
-    pub async fn store(&self, key: &CacheKey, result: &CachedAnalysis) {
-        let Some(store) = &self.inner.store else { return };
-        let _write = self.write_guard();
-        if let Err(e) = store.put_analysis(key, result).await {
-            log_store_error(&e);
-        }
-    }
-
     fn write_guard(&self) -> WriteGuard {
         self.inner.writes.send_modify(|n| *n += 1);
         WriteGuard(self.inner.writes.clone())
