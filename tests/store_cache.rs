@@ -36,7 +36,7 @@ impl Drop for TempDir {
 }
 
 fn key(game: &str, position: &str, multipv: u32) -> CacheKey {
-    CacheKey { game: game.into(), position: position.into(), multipv }
+    CacheKey::new(game, position, multipv)
 }
 
 fn analysis(depth: u32) -> CachedAnalysis {

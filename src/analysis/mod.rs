@@ -9,8 +9,10 @@
 //! * [`Analysis::search`] starts a fresh search and hands its events to a sink, with no cache and no sharing:
 //!   protocol sessions that play a game need exactly that (`go` in a game), through the same request type.
 //!
-//! The engine is a parameter of every request ([`EngineChoice`]); today kibitz's own search is the one engine.
-//! The pool request ([`SearchRequest`]) is built here and nowhere else, and so is the cache key.
+//! The engine is a parameter of every request ([`EngineChoice`]): kibitz's own search on the worker pool, or
+//! an external engine's process from the engines file ([`Engines`]). The pool request ([`SearchRequest`]) and
+//! the external search are built here and nowhere else, and so is the cache key, which names the engine and
+//! its version so that engines never mix.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -20,7 +22,9 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 
+use crate::engines::{EngineError, Engines, ExternalEngine, ExternalSearch};
 use crate::game::{Game, GameEnd, format_line};
+use crate::games::GameKind;
 use crate::pool::{JobHandle, Pool, PoolError, Priority, SearchRequest};
 use crate::search::{Done, Event, Info, Limits, ScoreBound, SearchOptions};
 use crate::store::{CacheKey, CachedAnalysis, CachedLine, Store, StoreError};
@@ -37,13 +41,56 @@ pub enum EngineChoice {
     /// kibitz's own search on the worker pool.
     #[default]
     Own,
+    /// A configured external engine, on a process of its pool.
+    External(Arc<ExternalEngine>),
 }
 
 impl EngineChoice {
-    /// The engine's name and version, as answers report it and the cache keys results by.
-    pub fn name(&self) -> &'static str {
+    /// The engine as answers name it: kibitz's name and version, or an external engine's configured name
+    /// followed by its own name and version in parentheses (once a process has said it).
+    pub fn label(&self) -> Arc<str> {
         match self {
-            EngineChoice::Own => ENGINE,
+            EngineChoice::Own => Arc::from(ENGINE),
+            EngineChoice::External(e) => Arc::from(e.cache_name().unwrap_or_else(|| e.name.clone())),
+        }
+    }
+
+    /// What the cache stores this engine's results under: `None` for kibitz's own (the store's version),
+    /// `Some(None)` for an external engine whose version is not known yet (nothing can be cached).
+    fn cache_engine(&self) -> Option<Option<String>> {
+        match self {
+            EngineChoice::Own => None,
+            EngineChoice::External(e) => Some(e.cache_name()),
+        }
+    }
+}
+
+/// Why a request named an engine that cannot answer it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown engine `{name}` for {game} (known: {known})")]
+pub struct UnknownEngine {
+    pub name: String,
+    pub game: GameKind,
+    pub known: String,
+}
+
+/// An external engine failed the request (it was killed and is being replaced), or is too busy.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct EngineFailure {
+    /// The engine's configured name.
+    pub engine: String,
+    pub message: String,
+    /// Every process of the engine is busy (try again later), rather than a failure.
+    pub busy: bool,
+}
+
+impl EngineFailure {
+    fn of(engine: &ExternalEngine, error: &EngineError) -> EngineFailure {
+        EngineFailure {
+            engine: engine.name.clone(),
+            message: error.to_string(),
+            busy: matches!(error, EngineError::Busy { .. }),
         }
     }
 }
@@ -78,6 +125,9 @@ pub struct Request<G: Game> {
     pub currmove_after: Duration,
     /// Root moves not to consider (by [`Game::move_key`]).
     pub excluded: Vec<u32>,
+    /// Where `position` came from: an earlier position and the moves played from it, so that an external
+    /// engine sees the history (repetitions). Without it the engine gets `position` alone.
+    pub history: Option<(G, Vec<G::Move>)>,
 }
 
 impl<G: Game> Request<G> {
@@ -93,7 +143,22 @@ impl<G: Game> Request<G> {
             threads: 1,
             currmove_after: Duration::ZERO,
             excluded: Vec::new(),
+            history: None,
         }
+    }
+
+    /// The engine that answers (kibitz's own by default).
+    pub fn engine(mut self, engine: EngineChoice) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    /// The position is `root` after `moves` (which must be legal there; the caller played them).
+    pub fn history(mut self, root: G, moves: Vec<G::Move>) -> Self {
+        if !moves.is_empty() {
+            self.history = Some((root, moves));
+        }
+        self
     }
 
     pub fn multipv(mut self, multipv: u32) -> Self {
@@ -126,9 +191,29 @@ impl<G: Game> Request<G> {
         self
     }
 
-    /// What the cache stores this request's answer under.
-    pub fn cache_key(&self) -> CacheKey {
-        CacheKey { game: G::NAME.to_string(), position: self.position.position_key(), multipv: self.multipv }
+    /// What the cache stores this request's answer under; `None` while an external engine's version is not
+    /// known (no process of it has started yet).
+    pub fn cache_key(&self) -> Option<CacheKey> {
+        let engine = match self.engine.cache_engine() {
+            None => None,
+            Some(None) => return None,
+            Some(Some(name)) => Some(name),
+        };
+        Some(CacheKey {
+            game: G::NAME.to_string(),
+            position: self.position.position_key(),
+            multipv: self.multipv,
+            engine,
+        })
+    }
+
+    /// The external engine's search.
+    fn external_search(&self) -> ExternalSearch<G> {
+        let (root, moves) = match &self.history {
+            Some((root, moves)) => (root.clone(), moves.clone()),
+            None => (self.position.clone(), Vec::new()),
+        };
+        ExternalSearch { root, moves, limits: self.limits.clone(), multipv: self.multipv }
     }
 
     /// The pool's request: the one place where a search request is built.
@@ -158,7 +243,7 @@ impl<G: Game> Request<G> {
         }
         Some(format!(
             "{}\n{}\n{}\n{}\n{:?}/{:?}/{:?}\n{}",
-            self.engine.name(),
+            self.engine.label(),
             G::NAME,
             self.position.position_key(),
             self.multipv,
@@ -182,6 +267,12 @@ pub enum AnalysisError {
     /// The search ended without an answer (the server is stopping).
     #[error("the search ended without an answer")]
     Interrupted,
+    /// The request named an engine this server does not have for its game.
+    #[error(transparent)]
+    UnknownEngine(#[from] UnknownEngine),
+    /// The external engine failed (it is restarted) or is too busy.
+    #[error(transparent)]
+    Engine(#[from] EngineFailure),
 }
 
 /// A finished analysis.
@@ -192,8 +283,8 @@ pub struct Answer {
     pub cached: bool,
     /// The position is already over (no search was made; `result` is empty).
     pub end: Option<GameEnd>,
-    /// The engine that answered.
-    pub engine: &'static str,
+    /// The engine that answered ([`EngineChoice::label`]).
+    pub engine: Arc<str>,
 }
 
 /// What [`Analysis::start`] gives: an answer at once, or a running search to follow.
@@ -216,6 +307,7 @@ pub struct Counters {
 struct Inner {
     pool: Pool,
     store: Option<Store>,
+    engines: Engines,
     flights: Mutex<HashMap<String, Weak<dyn Any + Send + Sync>>>,
     counters: Counters,
     /// Cache writes in progress; shutdown waits for them before the store closes.
@@ -235,19 +327,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Analysis {
     /// The service of a server: the pool and the analysis cache.
     pub fn new(pool: Pool, store: Store) -> Self {
-        Self::build(pool, Some(store))
+        Self::build(pool, Some(store), Engines::default())
     }
 
     /// The service of a stand-alone protocol engine: the pool only, no cache.
     pub fn local(pool: Pool) -> Self {
-        Self::build(pool, None)
+        Self::build(pool, None, Engines::default())
     }
 
-    fn build(pool: Pool, store: Option<Store>) -> Self {
+    /// The service of a server with external engines beside its own.
+    pub fn with_engines(pool: Pool, store: Option<Store>, engines: Engines) -> Self {
+        Self::build(pool, store, engines)
+    }
+
+    fn build(pool: Pool, store: Option<Store>, engines: Engines) -> Self {
         Analysis {
             inner: Arc::new(Inner {
                 pool,
                 store,
+                engines,
                 flights: Mutex::new(HashMap::new()),
                 counters: Counters::default(),
                 writes: watch::Sender::new(0),
@@ -263,14 +361,71 @@ impl Analysis {
         &self.inner.counters
     }
 
+    /// The external engines (empty without an engines file).
+    pub fn engines(&self) -> &Engines {
+        &self.inner.engines
+    }
+
+    /// The engine a request for `game` naming `name` gets: without a name the game's default from the engines
+    /// file, else kibitz's own; `kibitz` is always kibitz's own.
+    pub fn choose(&self, game: GameKind, name: Option<&str>) -> Result<EngineChoice, UnknownEngine> {
+        let engines = &self.inner.engines;
+        let Some(name) = name.map(str::trim) else {
+            return Ok(engines.default_for(game).map_or(EngineChoice::Own, |e| EngineChoice::External(Arc::clone(e))));
+        };
+        if name.eq_ignore_ascii_case("kibitz") {
+            return Ok(EngineChoice::Own);
+        }
+        match engines.get(name, game) {
+            Some(e) => Ok(EngineChoice::External(Arc::clone(e))),
+            None => {
+                let mut known = vec!["kibitz".to_string()];
+                known.extend(engines.list().iter().filter(|e| e.game == game).map(|e| e.name.clone()));
+                Err(UnknownEngine { name: name.chars().take(64).collect(), game, known: known.join(", ") })
+            }
+        }
+    }
+
     /// A fresh search of `request`, its events handed to `sink` on a worker thread (the last is `Done`). No
     /// cache, no sharing: for protocol sessions playing a game. Dropping the handle cancels the search.
+    ///
+    /// With an external engine, a failure ends the search without `Done`: `on_failure` is told why.
     pub fn search<G: Game>(
         &self,
         request: &Request<G>,
         sink: impl FnMut(Event<G::Move>) + Send + 'static,
     ) -> Result<JobHandle, AnalysisError> {
-        let job = self.inner.pool.submit(request.search_request(), sink)?;
+        self.search_or_fail(request, sink, |failure| {
+            tracing::warn!(engine = %failure.engine, "search failed: {failure}");
+        })
+    }
+
+    /// [`Analysis::search`], telling `on_failure` when an external engine fails.
+    pub fn search_or_fail<G: Game>(
+        &self,
+        request: &Request<G>,
+        sink: impl FnMut(Event<G::Move>) + Send + 'static,
+        on_failure: impl FnOnce(EngineFailure) + Send + 'static,
+    ) -> Result<JobHandle, AnalysisError> {
+        let job = match &request.engine {
+            EngineChoice::Own => self.inner.pool.submit(request.search_request(), sink)?,
+            EngineChoice::External(engine) => {
+                let Some(pool) = engine.pool::<G>() else {
+                    let known = engine.name.clone();
+                    return Err(UnknownEngine { name: engine.name.clone(), game: engine.game, known }.into());
+                };
+                let failed = Arc::clone(engine);
+                let on_end = move |result: Result<_, EngineError>| {
+                    if let Err(e) = result
+                        && !matches!(e, EngineError::Cancelled { .. })
+                    {
+                        on_failure(EngineFailure::of(&failed, &e));
+                    }
+                };
+                pool.run(request.external_search(), sink, on_end)
+                    .map_err(|e| AnalysisError::Engine(EngineFailure::of(engine, &e)))?
+            }
+        };
         self.inner.counters.searches.fetch_add(1, Ordering::Relaxed);
         Ok(job)
     }
@@ -293,7 +448,7 @@ impl Analysis {
 
     /// The answer without a search, if there is one: a finished game, or a deep enough cached result.
     async fn immediate<G: Game>(&self, request: &Request<G>) -> Result<Option<Answer>, AnalysisError> {
-        let engine = request.engine.name();
+        let engine = request.engine.label();
         if let Some(end) = request.position.outcome() {
             let result = Arc::new(CachedAnalysis::empty());
             return Ok(Some(Answer { result, cached: false, end: Some(end), engine }));
@@ -301,7 +456,11 @@ impl Analysis {
         if request.cache == CacheMode::Refresh || request.limits.infinite {
             return Ok(None);
         }
-        let found = match self.lookup(&request.cache_key()).await {
+        let found = match request.cache_key() {
+            Some(key) => self.lookup(&key).await,
+            None => None,
+        };
+        let found = match found {
             Some(found) if request.cache == CacheMode::Only || satisfies(&found, &request.limits) => Some(found),
             _ => None,
         };
@@ -342,11 +501,12 @@ impl Analysis {
         {
             self.inner.counters.shared.fetch_add(1, Ordering::Relaxed);
             let infos = flight.infos.subscribe();
-            return Ok(Subscription::new(flight, infos, request.engine.name()));
+            return Ok(Subscription::new(flight, infos, request.engine.label()));
         }
         // The first listener's receiver exists before the search starts, so it misses no report.
         let (infos, first_infos) = broadcast::channel(PROGRESS_BACKLOG);
         let (found_tx, found_rx) = watch::channel(None);
+        let sink_found = found_tx.clone();
         let (result_tx, result) = watch::channel(None);
         let root = request.position.clone();
         let sink_infos = infos.clone();
@@ -360,10 +520,13 @@ impl Analysis {
                 let _ = sink_infos.send(Arc::new(info));
             }
             Event::Done(done) => {
-                found_tx.send_replace(Some(Arc::new(result_of(&root, &done))));
+                sink_found.send_replace(Some(Ok(Arc::new(result_of(&root, &done)))));
             }
         };
-        let job = self.search(&request, sink)?;
+        let on_failure = move |failure: EngineFailure| {
+            found_tx.send_replace(Some(Err(failure)));
+        };
+        let job = self.search_or_fail(&request, sink, on_failure)?;
         let flight = Arc::new(Flight { job, infos, result, listeners: AtomicUsize::new(0), snapshot });
         if let Some(key) = key {
             flights.retain(|_, w| w.strong_count() > 0);
@@ -371,16 +534,18 @@ impl Analysis {
             flights.insert(key, Arc::downgrade(&erased));
         }
         drop(flights);
-        self.store_then_publish(request.cache_key(), found_rx, result_tx);
-        Ok(Subscription::new(flight, first_infos, request.engine.name()))
+        let label = request.engine.label();
+        self.store_then_publish(request, found_rx, result_tx);
+        Ok(Subscription::new(flight, first_infos, label))
     }
 
-    /// When the search answers: store the result (if it searched at all), then tell the listeners.
-    fn store_then_publish(
+    /// When the search answers: store the result (if it searched at all), then tell the listeners. The key is
+    /// taken after the search, when an external engine's version is known.
+    fn store_then_publish<G: Game>(
         &self,
-        key: CacheKey,
-        mut found: watch::Receiver<Option<Arc<CachedAnalysis>>>,
-        publish: watch::Sender<Option<Arc<CachedAnalysis>>>,
+        request: Request<G>,
+        mut found: watch::Receiver<Found>,
+        publish: watch::Sender<Found>,
     ) {
         let store = self.inner.store.clone();
         let write = self.write_guard();
@@ -388,9 +553,11 @@ impl Analysis {
             let _write = write;
             let Ok(result) = found.wait_for(Option::is_some).await.map(|r| r.clone()) else { return };
             let Some(result) = result else { return };
-            if let Some(store) = store
+            if let Ok(result) = &result
+                && let Some(store) = store
                 && result.depth > 0
-                && let Err(e) = store.put_analysis(&key, &result).await
+                && let Some(key) = request.cache_key()
+                && let Err(e) = store.put_analysis(&key, result).await
             {
                 log_store_error(&e);
             }
@@ -452,12 +619,15 @@ impl Snapshot {
     }
 }
 
+/// What a search ended with: its result, or the external engine's failure.
+type Found = Option<Result<Arc<CachedAnalysis>, EngineFailure>>;
+
 /// One search, shared by every listener that asks the same question while it runs. When the last listener
 /// goes away, the job handle is dropped and the search cancelled.
 struct Flight<G: Game> {
     job: JobHandle,
     infos: broadcast::Sender<Arc<Info<G::Move>>>,
-    result: watch::Receiver<Option<Arc<CachedAnalysis>>>,
+    result: watch::Receiver<Found>,
     listeners: AtomicUsize,
     snapshot: Arc<Mutex<Snapshot>>,
 }
@@ -472,14 +642,14 @@ pub enum Progress<M> {
 pub struct Subscription<G: Game> {
     flight: Arc<Flight<G>>,
     infos: broadcast::Receiver<Arc<Info<G::Move>>>,
-    result: watch::Receiver<Option<Arc<CachedAnalysis>>>,
-    engine: &'static str,
+    result: watch::Receiver<Found>,
+    engine: Arc<str>,
     /// Stopped while others listen: answered from the snapshot.
     stopped: Option<Arc<CachedAnalysis>>,
 }
 
 impl<G: Game> Subscription<G> {
-    fn new(flight: Arc<Flight<G>>, infos: broadcast::Receiver<Arc<Info<G::Move>>>, engine: &'static str) -> Self {
+    fn new(flight: Arc<Flight<G>>, infos: broadcast::Receiver<Arc<Info<G::Move>>>, engine: Arc<str>) -> Self {
         flight.listeners.fetch_add(1, Ordering::Relaxed);
         let result = flight.result.clone();
         Subscription { flight, infos, result, engine, stopped: None }
@@ -515,7 +685,7 @@ impl<G: Game> Subscription<G> {
             }
             let published = self.result.borrow_and_update().clone();
             if let Some(result) = published {
-                return Ok(Progress::Done(self.answer_of(result)));
+                return Ok(Progress::Done(self.answer_of(result?)));
             }
             tokio::select! {
                 info = self.infos.recv() => match info {
@@ -541,7 +711,7 @@ impl<G: Game> Subscription<G> {
             }
             let published = self.result.borrow_and_update().clone();
             if let Some(result) = published {
-                return Ok(self.answer_of(result));
+                return Ok(self.answer_of(result?));
             }
             if self.result.changed().await.is_err() && self.result.borrow().is_none() {
                 return Err(AnalysisError::Interrupted);
@@ -550,7 +720,7 @@ impl<G: Game> Subscription<G> {
     }
 
     fn answer_of(&self, result: Arc<CachedAnalysis>) -> Answer {
-        Answer { result, cached: false, end: None, engine: self.engine }
+        Answer { result, cached: false, end: None, engine: Arc::clone(&self.engine) }
     }
 }
 

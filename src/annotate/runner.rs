@@ -454,7 +454,8 @@ async fn evaluate<G: Game>(
     }
     let request = Request::new(position.clone(), limits.clone()).priority(settings.pool_priority());
     // A cached result needs no search, so no permit.
-    if let Some(found) = inner.analysis.lookup(&request.cache_key()).await
+    if let Some(key) = request.cache_key()
+        && let Some(found) = inner.analysis.lookup(&key).await
         && satisfies(&found, limits)
     {
         return Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found)));

@@ -15,6 +15,13 @@ use anyhow::{Context, Result};
 
 use kibitz::game::{Game, Score};
 
+/// The external engines of an engines file (none without one). No process is started here.
+pub fn load_engines(path: Option<&std::path::Path>) -> Result<kibitz::engines::Engines> {
+    let Some(path) = path else { return Ok(kibitz::engines::Engines::default()) };
+    let specs = kibitz::engines::config::load(path)?;
+    Ok(kibitz::engines::Engines::new(specs)?)
+}
+
 /// The position `text` in any format the game reads; the start position when none.
 pub fn read_position<G: Game>(text: Option<&str>) -> Result<G> {
     match text {

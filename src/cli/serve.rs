@@ -64,6 +64,9 @@ pub struct ServeArgs {
     /// Longest an HTTP request may take, in seconds.
     #[arg(long, env = "KIBITZ_REQUEST_TIMEOUT_S", default_value_t = 120)]
     pub request_timeout_s: u64,
+    /// The engines file (TOML): external engines served beside kibitz's own (see README, "External engines").
+    #[arg(long, env = "KIBITZ_ENGINES")]
+    pub engines: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -94,7 +97,9 @@ async fn serve(args: ServeArgs) -> Result<()> {
         cors_origins: args.cors_origins.clone(),
         ..ApiConfig::default()
     };
-    let state = AppState::new(pool.clone(), store.clone(), config);
+    let engines = super::load_engines(args.engines.as_deref())?;
+    engines.warm();
+    let state = AppState::with_engines(pool.clone(), store.clone(), config, engines.clone());
     match state.annotator.resume().await {
         Ok(0) => {}
         Ok(n) => tracing::info!(jobs = n, "resuming annotation jobs"),
@@ -147,6 +152,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         tracing::warn!("some analyses could not be stored before shutdown");
     }
     store.close().await;
+    let _ = tokio::task::spawn_blocking(move || engines.shutdown()).await;
     tracing::info!("stopped");
     Ok(())
 }

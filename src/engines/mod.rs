@@ -1,11 +1,15 @@
-//! Clients for external engine processes. So far: [`UciEngine`], a UCI client (Stockfish for chess,
-//! Fairy-Stockfish for chess and xiangqi), generic over the game through [`UciNotation`].
+//! External engines: clients for engine processes of each protocol ([`UciEngine`] for Stockfish and
+//! Fairy-Stockfish, ...), all behind one interface ([`Driver`]); the engines file ([`config`]); and the pools
+//! of processes the analysis path searches with ([`Engines`]).
 //!
 //! An engine's output is untrusted: lines are bounded ([`process::MAX_LINE`]), every wait has a deadline
 //! ([`Timeouts`]), every move it sends is read with kibitz's own rules against the position it is played in,
-//! and a process that fails is killed, the error naming the engine. Not yet wired into the analysis path.
+//! and a process that fails is killed, the error naming the engine, and replaced.
 
+pub mod config;
+pub mod driver;
 pub mod notation;
+pub mod pool;
 pub mod process;
 pub mod uci;
 
@@ -13,7 +17,10 @@ use std::time::Duration;
 
 use crate::game::NotationError;
 
+pub use config::{EngineSpec, Protocol};
+pub use driver::{Driver, Launch};
 pub use notation::{UciNotation, UciSetting};
+pub use pool::{EnginePool, EngineStats, Engines, ExternalEngine, ExternalSearch};
 pub use process::{EngineCommand, MAX_LINE};
 pub use uci::{UciEngine, UciOption};
 
@@ -81,6 +88,12 @@ pub enum EngineError {
         #[source]
         source: NotationError,
     },
+    /// Every process of the engine is busy and too many searches wait for one.
+    #[error("engine `{engine}`: all {processes} processes are busy")]
+    Busy { engine: String, processes: usize },
+    /// The search was cancelled before it started.
+    #[error("engine `{engine}`: the search was cancelled")]
+    Cancelled { engine: String },
     /// The engine failed earlier and was killed.
     #[error("engine `{engine}` failed earlier and was stopped")]
     Dead { engine: String },

@@ -13,7 +13,7 @@ use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
 use super::{ApiConfig, AppState, ENGINE};
 pub use crate::analysis::CacheMode;
-use crate::analysis::{Answer, Request};
+use crate::analysis::{Analysis, AnalysisError, Answer, EngineChoice, Request};
 use crate::game::{Game, GameEnd, Outcome, Side};
 use crate::games::GameKind;
 use crate::search::Limits;
@@ -50,11 +50,17 @@ pub struct AnalysisRequest {
     /// Scores from White's point of view instead of the side to move's.
     #[serde(default)]
     pub white_pov: bool,
+    /// The engine to analyse with (`GET /v1/engines`): default, the game's default engine.
+    #[serde(default)]
+    pub engine: Option<String>,
 }
 
 /// A position read from a request, with the moves applied.
 pub(super) struct Setup<G: Game> {
     pub game: G,
+    /// The position before the moves, and the moves (an external engine is given the history).
+    pub root: G,
+    pub played: Vec<G::Move>,
     /// The position in the game's main format.
     pub position: String,
     pub move_format: Option<String>,
@@ -69,6 +75,7 @@ pub(super) struct Prepared<G: Game> {
     pub clamped: Vec<&'static str>,
     pub white_pov: bool,
     pub cache: CacheMode,
+    pub engine: EngineChoice,
 }
 
 pub(super) fn game_kind(name: &str) -> Result<GameKind, Problem> {
@@ -100,16 +107,19 @@ pub(super) fn setup<G: Game>(
             format!("{} moves given; at most {} are accepted", moves.len(), config.max_moves),
         ));
     }
-    let mut game = match position {
+    let root = match position {
         Some(text) => G::parse_position(text, format).map_err(|e| Problem::notation("position", &e))?,
         None => G::start(),
     };
+    let mut game = root.clone();
+    let mut played = Vec::with_capacity(moves.len());
     for (i, text) in moves.iter().enumerate() {
         let m = game.parse_move(text).map_err(|e| Problem::notation(&format!("moves[{i}]"), &e))?;
         game.make(m);
+        played.push(m);
     }
     let position = game.format_position(None).map_err(|e| Problem::internal(e.to_string()))?;
-    Ok(Setup { game, position, move_format: move_format.map(str::to_string) })
+    Ok(Setup { game, root, played, position, move_format: move_format.map(str::to_string) })
 }
 
 /// Read the one search limit a request may give (depth, time or nodes), clamped to the server's maxima; the
@@ -158,7 +168,13 @@ pub(super) fn read_limits(
     Ok(limits)
 }
 
-pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Result<Prepared<G>, Problem> {
+pub(super) fn prepare<G: Game>(
+    req: &AnalysisRequest,
+    config: &ApiConfig,
+    analysis: &Analysis,
+) -> Result<Prepared<G>, Problem> {
+    let kind = game_kind(G::NAME)?;
+    let engine = analysis.choose(kind, req.engine.as_deref()).map_err(AnalysisError::from)?;
     let setup =
         setup::<G>(req.position.as_deref(), req.format.as_deref(), &req.moves, req.move_format.as_deref(), config)?;
     let mut clamped = Vec::new();
@@ -172,7 +188,7 @@ pub(super) fn prepare<G: Game>(req: &AnalysisRequest, config: &ApiConfig) -> Res
         Some(k) => k,
         None => 1,
     };
-    Ok(Prepared { setup, multipv, limits, clamped, white_pov: req.white_pov, cache: req.cache })
+    Ok(Prepared { setup, multipv, limits, clamped, white_pov: req.white_pov, cache: req.cache, engine })
 }
 
 // ---- answers ----
@@ -215,7 +231,7 @@ pub(super) struct AnalysisResponse {
     pub time_ms: u64,
     pub cached: bool,
     /// The engine that answered, with its version.
-    pub engine: &'static str,
+    pub engine: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub white_pov: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -278,7 +294,7 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
         nps: (result.nodes * 1000).checked_div(result.time_ms).unwrap_or(result.nodes * 1000),
         time_ms: result.time_ms,
         cached,
-        engine: ENGINE,
+        engine: p.engine.label().to_string(),
         white_pov: p.white_pov,
         clamped: p.clamped.clone(),
         outcome: None,
@@ -287,19 +303,23 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
 
 /// The service's request for a prepared API request.
 pub(super) fn request_of<G: Game>(p: &Prepared<G>) -> Request<G> {
-    Request::new(p.setup.game.clone(), p.limits.clone()).multipv(p.multipv).cache(p.cache)
+    Request::new(p.setup.game.clone(), p.limits.clone())
+        .multipv(p.multipv)
+        .cache(p.cache)
+        .engine(p.engine.clone())
+        .history(p.setup.root.clone(), p.setup.played.clone())
 }
 
 /// The API's answer for the service's.
 pub(super) fn answer_out<G: Game>(p: &Prepared<G>, answer: &Answer) -> AnalysisResponse {
     let mut r = respond(p, &answer.result, answer.cached);
-    r.engine = answer.engine;
+    r.engine = answer.engine.to_string();
     r.outcome = answer.end.map(outcome_out::<G>);
     r
 }
 
 async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<AnalysisResponse, Problem> {
-    let p = prepare::<G>(req, &state.config)?;
+    let p = prepare::<G>(req, &state.config, &state.analysis)?;
     let answer = state.analysis.analyse(request_of(&p)).await?;
     Ok(answer_out(&p, &answer))
 }
@@ -330,6 +350,8 @@ pub(super) struct AnalysisQuery {
     move_format: Option<String>,
     #[serde(default)]
     white_pov: bool,
+    #[serde(default)]
+    engine: Option<String>,
 }
 
 pub(super) async fn get_analysis(
@@ -353,6 +375,7 @@ pub(super) async fn get_analysis(
         cache: CacheMode::Only,
         move_format: q.move_format,
         white_pov: q.white_pov,
+        engine: q.engine,
     };
     post_analysis(State(state), ApiJson(req)).await
 }
@@ -513,7 +536,7 @@ struct GameInfo {
 }
 
 #[derive(Serialize)]
-struct ApiLimits {
+pub(super) struct ApiLimits {
     max_depth: u32,
     max_movetime_ms: u64,
     max_nodes: u64,
@@ -526,6 +549,18 @@ struct GamesResponse {
     engine: &'static str,
     games: Vec<GameInfo>,
     limits: ApiLimits,
+}
+
+impl ApiLimits {
+    pub(super) fn of(c: &ApiConfig) -> ApiLimits {
+        ApiLimits {
+            max_depth: c.max_depth,
+            max_movetime_ms: c.max_movetime_ms,
+            max_nodes: c.max_nodes,
+            max_multipv: c.max_multipv,
+            max_moves: c.max_moves,
+        }
+    }
 }
 
 fn game_info<G: Game>() -> GameInfo {
@@ -544,16 +579,6 @@ fn game_info<G: Game>() -> GameInfo {
 pub(super) async fn games(State(state): State<AppState>) -> Response {
     let c = &state.config;
     let games = GameKind::ALL.iter().map(|&kind| with_game!(kind, G => game_info::<G>())).collect();
-    let body = GamesResponse {
-        engine: ENGINE,
-        games,
-        limits: ApiLimits {
-            max_depth: c.max_depth,
-            max_movetime_ms: c.max_movetime_ms,
-            max_nodes: c.max_nodes,
-            max_multipv: c.max_multipv,
-            max_moves: c.max_moves,
-        },
-    };
+    let body = GamesResponse { engine: ENGINE, games, limits: ApiLimits::of(c) };
     (StatusCode::OK, Json(body)).into_response()
 }

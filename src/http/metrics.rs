@@ -119,6 +119,24 @@ impl Metrics {
         for (name, help, value) in store_figures {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}");
         }
+        let engines = state.analysis.engines().list();
+        if !engines.is_empty() {
+            let figures: [(&str, &str, fn(&crate::engines::EngineStats) -> &AtomicU64); 4] = [
+                ("kibitz_engine_searches_total", "Searches answered by each external engine.", |s| &s.searches),
+                ("kibitz_engine_failures_total", "External engine failures (the process was killed).", |s| &s.failures),
+                ("kibitz_engine_restarts_total", "External engine processes restarted after a failure.", |s| {
+                    &s.restarts
+                }),
+                ("kibitz_engine_processes_started_total", "External engine processes started.", |s| &s.started),
+            ];
+            for (name, help, field) in figures {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+                for e in engines {
+                    let value = field(&e.stats).load(Ordering::Relaxed);
+                    let _ = writeln!(out, "{name}{{engine=\"{}\",game=\"{}\"}} {value}", e.name, e.game);
+                }
+            }
+        }
         let ws = self.ws_connections.load(Ordering::Relaxed);
         let _ = writeln!(
             out,

@@ -6,6 +6,7 @@
 
 mod analysis;
 mod annotations;
+mod engines;
 mod extract;
 mod metrics;
 pub mod openapi;
@@ -30,6 +31,7 @@ use tower_http::trace::TraceLayer;
 use crate::analysis::Analysis;
 pub use crate::analysis::ENGINE;
 use crate::annotate::{Annotator, AnnotatorConfig};
+use crate::engines::Engines;
 use crate::pool::Pool;
 use crate::store::Store;
 pub use metrics::Metrics;
@@ -92,8 +94,13 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(pool: Pool, store: Store, config: ApiConfig) -> Self {
+        Self::with_engines(pool, store, config, Engines::default())
+    }
+
+    /// The state of a server with external engines (from an engines file) beside its own.
+    pub fn with_engines(pool: Pool, store: Store, config: ApiConfig, engines: Engines) -> Self {
         let workers = pool.stats().workers;
-        let analysis = Analysis::new(pool, store.clone());
+        let analysis = Analysis::with_engines(pool, Some(store.clone()), engines);
         let annotator = Annotator::new(analysis.clone(), store.clone(), AnnotatorConfig::for_workers(workers));
         AppState {
             annotator,
@@ -126,6 +133,7 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     let cors = cors_layer(&state.config.cors_origins);
     let api = Router::new()
+        .route("/v1/engines", get(engines::engines))
         .route("/v1/games", get(analysis::games))
         .route("/v1/analysis", post(analysis::post_analysis).get(analysis::get_analysis))
         .route("/v1/moves", post(analysis::moves))

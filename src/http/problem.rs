@@ -21,6 +21,9 @@ pub struct Problem {
     pub field: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// The external engine that failed (502) or is busy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     #[serde(skip)]
     pub retry_after: Option<u32>,
 }
@@ -38,6 +41,7 @@ impl Problem {
             detail: detail.into(),
             field: None,
             token: None,
+            engine: None,
             retry_after: None,
         }
     }
@@ -126,6 +130,19 @@ impl From<crate::analysis::AnalysisError> for Problem {
             AnalysisError::Busy(e) => e.into(),
             AnalysisError::NotCached => Problem::not_found(e.to_string()),
             AnalysisError::Interrupted => Problem::unavailable(e.to_string()),
+            AnalysisError::UnknownEngine(e) => {
+                let token = e.name.clone();
+                Problem::invalid("engine", e.to_string()).with_token(token)
+            }
+            AnalysisError::Engine(failure) => {
+                let mut p = if failure.busy {
+                    Problem::busy(failure.message)
+                } else {
+                    Problem::new(StatusCode::BAD_GATEWAY, "engine-failed", "The engine failed", failure.message)
+                };
+                p.engine = Some(failure.engine);
+                p
+            }
         }
     }
 }

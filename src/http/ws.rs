@@ -297,7 +297,7 @@ async fn start<G: Game>(
     id: &str,
     tx: &mpsc::Sender<Outgoing>,
 ) -> Result<Option<Running>, Problem> {
-    let p: Prepared<G> = analysis::prepare(req, &state.config)?;
+    let p: Prepared<G> = analysis::prepare(req, &state.config, &state.analysis)?;
     let mut request = analysis::request_of(&p).priority(Priority::High).currmove_after(Duration::from_millis(200));
     if infinite {
         request.limits = Limits::infinite();

@@ -220,9 +220,39 @@ impl JobHandle {
         Stopper(Arc::clone(&self.state.stop))
     }
 
+    /// A handle for a search run elsewhere (an external engine's): the [`JobControl`] side tells that search
+    /// when it is asked to stop or cancelled, and marks it finished when dropped.
+    pub fn external() -> (JobHandle, JobControl) {
+        let state = Arc::new(JobState::default());
+        (JobHandle { state: Arc::clone(&state), detached: false }, JobControl { state })
+    }
+
     /// Let the job run to its end even when this handle is dropped.
     pub fn detach(mut self) {
         self.detached = true;
+    }
+}
+
+/// The running side of a [`JobHandle::external`] job. Dropping it marks the job finished.
+pub struct JobControl {
+    state: Arc<JobState>,
+}
+
+impl JobControl {
+    /// Set when the handle asks for the answer now (or cancels).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.state.stop)
+    }
+
+    /// The handle was dropped or cancelled: the answer is not wanted.
+    pub fn is_cancelled(&self) -> bool {
+        self.state.cancelled.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for JobControl {
+    fn drop(&mut self) {
+        self.state.finish();
     }
 }
 

@@ -13,7 +13,7 @@
 //! # async fn demo() -> Result<(), kibitz::store::StoreError> {
 //! use kibitz::store::{CacheKey, Store};
 //! let store = Store::open("./kibitz.db").await?;
-//! let key = CacheKey { game: "somegame".into(), position: "normalised position".into(), multipv: 1 };
+//! let key = CacheKey::new("somegame", "normalised position", 1);
 //! if let Some(hit) = store.get_analysis(&key).await? {
 //!     println!("depth {}", hit.depth);
 //! }
@@ -54,6 +54,15 @@ pub struct CacheKey {
     pub position: String,
     /// The number of lines asked for.
     pub multipv: u32,
+    /// The engine (name and version) whose result this is; `None`: the store's own engine version.
+    pub engine: Option<String>,
+}
+
+impl CacheKey {
+    /// A key for the store's own engine.
+    pub fn new(game: impl Into<String>, position: impl Into<String>, multipv: u32) -> Self {
+        CacheKey { game: game.into(), position: position.into(), multipv, engine: None }
+    }
 }
 
 /// A finished analysis as the cache keeps it.
@@ -278,7 +287,7 @@ impl Store {
             return Ok(Some(found.as_ref().clone()));
         }
         let fetched = match &inner.backend {
-            Backend::Sqlite(backend) => backend.fetch(&inner.engine, key).await,
+            Backend::Sqlite(backend) => backend.fetch(key.engine.as_deref().unwrap_or(&inner.engine), key).await,
         };
         match fetched {
             Ok(Some(found)) => {
@@ -307,7 +316,9 @@ impl Store {
         self.check_open()?;
         let inner = &self.inner;
         let written = match &inner.backend {
-            Backend::Sqlite(backend) => backend.upsert(&inner.engine, key, value).await?,
+            Backend::Sqlite(backend) => {
+                backend.upsert(key.engine.as_deref().unwrap_or(&inner.engine), key, value).await?
+            }
         };
         let depth = value.depth;
         if written {

@@ -1,7 +1,7 @@
 use super::*;
 
 fn key(position: &str, multipv: u32) -> CacheKey {
-    CacheKey { game: "somegame".into(), position: position.into(), multipv }
+    CacheKey::new("somegame", position, multipv)
 }
 
 fn analysis(depth: u32) -> CachedAnalysis {

@@ -1,0 +1,481 @@
+//! Pools of external engine processes, and the registry of a deployment's engines ([`Engines`]).
+//!
+//! Each configured engine gets one pool per game it analyses. A pool keeps up to `processes` processes: it
+//! starts them when the server starts ([`Engines::warm`]), hands one out per search, takes it back after, and
+//! replaces one that failed (died, hung, flooded its output, answered garbage or an illegal move) with a fresh
+//! process, counting the failure and the restart. A search runs on a thread of its own and is controlled
+//! through the same [`JobHandle`] as a search on kibitz's worker pool: `stop` asks for the answer now, dropping
+//! the handle cancels it, and the process goes back to its pool either way.
+
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::EngineError;
+use super::config::{EngineSpec, Protocol};
+use super::driver::{Driver, Launch, uci_launch};
+use crate::game::Game;
+use crate::games::GameKind;
+use crate::games::{chess::Chess, xiangqi::Xiangqi};
+use crate::pool::JobHandle;
+use crate::search::{Done, Event, Limits};
+
+/// How long a search waits for a free process of its engine before it is refused as busy.
+const CHECKOUT_WAIT: Duration = Duration::from_secs(30);
+
+/// Searches that may wait for a process, per process of the engine.
+const WAITING_PER_PROCESS: usize = 16;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Counters of one engine (for one game), for `/metrics` and `GET /v1/engines`.
+#[derive(Debug, Default)]
+pub struct EngineStats {
+    /// Searches answered.
+    pub searches: AtomicU64,
+    /// Searches (or starts) that failed: the process was killed.
+    pub failures: AtomicU64,
+    /// Processes started to replace one that failed.
+    pub restarts: AtomicU64,
+    /// Processes started in all.
+    pub started: AtomicU64,
+}
+
+/// One search for an engine pool.
+pub struct ExternalSearch<G: Game> {
+    pub root: G,
+    /// The moves from `root` to the position searched (the engine sees them, for repetitions).
+    pub moves: Vec<G::Move>,
+    pub limits: Limits,
+    pub multipv: u32,
+}
+
+struct State<G: Game> {
+    idle: Vec<Box<dyn Driver<G>>>,
+    /// Processes handed out or being started.
+    out: usize,
+    /// Searches waiting for a process.
+    waiting: usize,
+    /// The engine's own name and version, once a process has said it.
+    id: Option<String>,
+    /// The last start failure, for `engines check` and `GET /v1/engines`.
+    last_error: Option<String>,
+    closed: bool,
+}
+
+/// The processes of one engine for one game.
+pub struct EnginePool<G: Game> {
+    spec: Arc<EngineSpec>,
+    launch: Launch<G>,
+    state: Mutex<State<G>>,
+    freed: Condvar,
+    stats: Arc<EngineStats>,
+}
+
+impl<G: Game> EnginePool<G> {
+    pub fn new(spec: Arc<EngineSpec>, launch: Launch<G>) -> Arc<Self> {
+        Arc::new(EnginePool {
+            spec,
+            launch,
+            state: Mutex::new(State {
+                idle: Vec::new(),
+                out: 0,
+                waiting: 0,
+                id: None,
+                last_error: None,
+                closed: false,
+            }),
+            freed: Condvar::new(),
+            stats: Arc::new(EngineStats::default()),
+        })
+    }
+
+    pub fn spec(&self) -> &EngineSpec {
+        &self.spec
+    }
+
+    pub fn stats(&self) -> &Arc<EngineStats> {
+        &self.stats
+    }
+
+    /// The engine's own name and version, once one of its processes has started.
+    pub fn id(&self) -> Option<String> {
+        lock(&self.state).id.clone()
+    }
+
+    /// Start one process now (counted as handed out until it is given back).
+    fn launch_one(&self) -> Result<Box<dyn Driver<G>>, EngineError> {
+        self.stats.started.fetch_add(1, Ordering::Relaxed);
+        match (self.launch)(&self.spec) {
+            Ok(driver) => {
+                let mut state = lock(&self.state);
+                state.id = Some(driver.id().to_string());
+                state.last_error = None;
+                Ok(driver)
+            }
+            Err(e) => {
+                self.stats.failures.fetch_add(1, Ordering::Relaxed);
+                let mut state = lock(&self.state);
+                state.last_error = Some(e.to_string());
+                state.out -= 1;
+                drop(state);
+                self.freed.notify_one();
+                Err(e)
+            }
+        }
+    }
+
+    /// A process for one search: an idle one, a new one while fewer than `processes` run, or the next one
+    /// given back (waiting at most `wait`).
+    pub fn checkout(&self, wait: Duration) -> Result<Box<dyn Driver<G>>, EngineError> {
+        let deadline = Instant::now() + wait;
+        let mut state = lock(&self.state);
+        let mut counted = false;
+        let result = loop {
+            if state.closed {
+                break Err(EngineError::Dead { engine: self.spec.name.clone() });
+            }
+            if let Some(driver) = state.idle.pop() {
+                state.out += 1;
+                break Ok(Some(driver));
+            }
+            if state.out < self.spec.processes {
+                state.out += 1;
+                break Ok(None);
+            }
+            if !counted {
+                if state.waiting >= self.spec.processes * WAITING_PER_PROCESS {
+                    break Err(self.busy());
+                }
+                state.waiting += 1;
+                counted = true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break Err(self.busy());
+            }
+            state = match self.freed.wait_timeout(state, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        };
+        if counted {
+            state.waiting -= 1;
+        }
+        drop(state);
+        match result? {
+            Some(driver) => Ok(driver),
+            None => self.launch_one(),
+        }
+    }
+
+    fn busy(&self) -> EngineError {
+        EngineError::Busy { engine: self.spec.name.clone(), processes: self.spec.processes }
+    }
+
+    /// Take a process back after a search. A dead one is replaced by a fresh process, started on a thread of
+    /// its own (the failure and the restart are counted).
+    pub fn give_back(self: &Arc<Self>, driver: Box<dyn Driver<G>>) {
+        if !driver.is_dead() {
+            let mut state = lock(&self.state);
+            state.out -= 1;
+            if state.closed {
+                drop(state);
+                driver.shut_down();
+            } else {
+                state.idle.push(driver);
+                drop(state);
+                self.freed.notify_one();
+            }
+            return;
+        }
+        drop(driver);
+        self.stats.failures.fetch_add(1, Ordering::Relaxed);
+        if lock(&self.state).closed {
+            lock(&self.state).out -= 1;
+            return;
+        }
+        let pool = Arc::clone(self);
+        let started = std::thread::Builder::new().name(format!("engine-restart {}", self.spec.name)).spawn(move || {
+            pool.stats.restarts.fetch_add(1, Ordering::Relaxed);
+            // The slot stays counted as handed out while the replacement starts.
+            if let Ok(driver) = pool.launch_one() {
+                pool.give_back(driver);
+            }
+        });
+        if started.is_err() {
+            lock(&self.state).out -= 1;
+            self.freed.notify_one();
+        }
+    }
+
+    /// Start processes until `processes` are up (on a thread of its own; failures are logged and counted).
+    pub fn warm(self: &Arc<Self>) {
+        let pool = Arc::clone(self);
+        let _ = std::thread::Builder::new().name(format!("engine-warm {}", self.spec.name)).spawn(move || {
+            loop {
+                {
+                    let mut state = lock(&pool.state);
+                    if state.closed || state.out + state.idle.len() >= pool.spec.processes {
+                        return;
+                    }
+                    state.out += 1;
+                }
+                match pool.launch_one() {
+                    Ok(driver) => pool.give_back(driver),
+                    Err(e) => {
+                        tracing::warn!(engine = %pool.spec.name, error = %e, "engine did not start");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Run one search on a process of this pool, on a thread of its own. Progress and the answer go to
+    /// `sink`; `on_end` is told how it ended (an error names the engine). The handle controls the search as
+    /// one of the worker pool's.
+    pub fn run(
+        self: &Arc<Self>,
+        search: ExternalSearch<G>,
+        mut sink: impl FnMut(Event<G::Move>) + Send + 'static,
+        on_end: impl FnOnce(Result<Done<G::Move>, EngineError>) + Send + 'static,
+    ) -> Result<JobHandle, EngineError> {
+        let (handle, control) = JobHandle::external();
+        let pool = Arc::clone(self);
+        let spawned = std::thread::Builder::new().name(format!("engine-search {}", self.spec.name)).spawn(move || {
+            let stop = control.stop_flag();
+            let outcome = pool.checkout(CHECKOUT_WAIT).and_then(|mut driver| {
+                let result = if control.is_cancelled() {
+                    Err(EngineError::Cancelled { engine: pool.spec.name.clone() })
+                } else {
+                    driver.search(&search.root, &search.moves, &search.limits, search.multipv, &stop, &mut sink)
+                };
+                pool.give_back(driver);
+                result
+            });
+            if outcome.is_ok() {
+                pool.stats.searches.fetch_add(1, Ordering::Relaxed);
+            }
+            on_end(outcome);
+            drop(control);
+        });
+        spawned.map_err(|source| EngineError::Spawn { engine: self.spec.name.clone(), source })?;
+        Ok(handle)
+    }
+
+    /// One search, waited for on this thread (for `engines check` and matches).
+    pub fn search_now(
+        self: &Arc<Self>,
+        search: &ExternalSearch<G>,
+        stop: &std::sync::atomic::AtomicBool,
+        sink: &mut dyn FnMut(Event<G::Move>),
+    ) -> Result<Done<G::Move>, EngineError> {
+        let mut driver = self.checkout(CHECKOUT_WAIT)?;
+        let result = driver.search(&search.root, &search.moves, &search.limits, search.multipv, stop, sink);
+        self.give_back(driver);
+        if result.is_ok() {
+            self.stats.searches.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+/// What the registry needs of a pool without knowing its game.
+pub trait PoolControl: Send + Sync {
+    fn id(&self) -> Option<String>;
+    fn last_error(&self) -> Option<String>;
+    /// Processes (idle, handed out or starting).
+    fn processes(&self) -> (usize, usize);
+    fn warm(&self);
+    /// Stop every idle process and refuse new searches; processes in use stop when given back.
+    fn shutdown(&self);
+}
+
+impl<G: Game> PoolControl for Arc<EnginePool<G>> {
+    fn id(&self) -> Option<String> {
+        EnginePool::id(self)
+    }
+
+    fn last_error(&self) -> Option<String> {
+        lock(&self.state).last_error.clone()
+    }
+
+    fn processes(&self) -> (usize, usize) {
+        let state = lock(&self.state);
+        (state.idle.len(), state.out)
+    }
+
+    fn warm(&self) {
+        EnginePool::warm(self);
+    }
+
+    fn shutdown(&self) {
+        let idle: Vec<_> = {
+            let mut state = lock(&self.state);
+            state.closed = true;
+            state.idle.drain(..).collect()
+        };
+        self.freed.notify_all();
+        for driver in idle {
+            driver.shut_down();
+        }
+    }
+}
+
+/// One configured engine for one game.
+pub struct ExternalEngine {
+    pub name: String,
+    pub game: GameKind,
+    pub spec: Arc<EngineSpec>,
+    pub stats: Arc<EngineStats>,
+    /// Whether it answers its game's requests that name no engine.
+    pub default: bool,
+    /// The `Arc<EnginePool<G>>` of its game.
+    pool: Box<dyn Any + Send + Sync>,
+    control: Box<dyn PoolControl>,
+}
+
+impl std::fmt::Debug for ExternalEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalEngine").field("name", &self.name).field("game", &self.game).finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for ExternalEngine {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.game == other.game
+    }
+}
+
+impl Eq for ExternalEngine {}
+
+impl std::hash::Hash for ExternalEngine {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        self.game.hash(state);
+    }
+}
+
+impl ExternalEngine {
+    fn new<G: Game>(spec: &Arc<EngineSpec>, game: GameKind, launch: Launch<G>) -> ExternalEngine {
+        let pool = EnginePool::new(Arc::clone(spec), launch);
+        ExternalEngine {
+            name: spec.name.clone(),
+            game,
+            spec: Arc::clone(spec),
+            stats: Arc::clone(pool.stats()),
+            default: spec.default_for.contains(&game),
+            pool: Box::new(Arc::clone(&pool)),
+            control: Box::new(pool),
+        }
+    }
+
+    /// The pool of game `G` (`None` when this engine analyses another game).
+    pub fn pool<G: Game>(&self) -> Option<&Arc<EnginePool<G>>> {
+        self.pool.downcast_ref::<Arc<EnginePool<G>>>()
+    }
+
+    /// The engine's own name and version, once a process has started.
+    pub fn id(&self) -> Option<String> {
+        self.control.id()
+    }
+
+    /// What the cache stores this engine's results under: its configured name and its own id, so that a
+    /// new version of an engine, or another program under the same name, never serves an older one's results.
+    pub fn cache_name(&self) -> Option<String> {
+        self.id().map(|id| format!("{} ({id})", self.name))
+    }
+
+    pub fn last_error(&self) -> Option<String> {
+        self.control.last_error()
+    }
+
+    /// Processes idle, and handed out or starting.
+    pub fn processes(&self) -> (usize, usize) {
+        self.control.processes()
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        self.spec.protocol
+    }
+}
+
+/// A configured engine that cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[error("engine `{engine}`: kibitz has no {protocol} client for {game}")]
+pub struct NoClient {
+    pub engine: String,
+    pub protocol: &'static str,
+    pub game: GameKind,
+}
+
+/// The external engines of a deployment, one entry per engine and game. Cheap to clone; empty without an
+/// engines file.
+#[derive(Clone, Default, Debug)]
+pub struct Engines {
+    list: Arc<Vec<Arc<ExternalEngine>>>,
+}
+
+impl Engines {
+    /// The pools of the configured engines (no process is started yet: see [`Engines::warm`]).
+    pub fn new(specs: Vec<EngineSpec>) -> Result<Engines, NoClient> {
+        let mut list = Vec::new();
+        for spec in specs {
+            let spec = Arc::new(spec);
+            for &game in &spec.games {
+                list.push(Arc::new(build(&spec, game)?));
+            }
+        }
+        Ok(Engines { list: Arc::new(list) })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub fn list(&self) -> &[Arc<ExternalEngine>] {
+        &self.list
+    }
+
+    /// The engine of this name for `game`.
+    pub fn get(&self, name: &str, game: GameKind) -> Option<&Arc<ExternalEngine>> {
+        self.list.iter().find(|e| e.game == game && e.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Whether an engine of this name exists for some game.
+    pub fn knows(&self, name: &str) -> bool {
+        self.list.iter().any(|e| e.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The engine answering `game`'s requests that name none, if the file gives one.
+    pub fn default_for(&self, game: GameKind) -> Option<&Arc<ExternalEngine>> {
+        self.list.iter().find(|e| e.game == game && e.default)
+    }
+
+    /// Start every engine's processes in the background.
+    pub fn warm(&self) {
+        for engine in self.list.iter() {
+            engine.control.warm();
+        }
+    }
+
+    /// Stop every engine's processes.
+    pub fn shutdown(&self) {
+        for engine in self.list.iter() {
+            engine.control.shutdown();
+        }
+    }
+}
+
+/// The pool of `spec` for `game`, with its protocol's client.
+fn build(spec: &Arc<EngineSpec>, game: GameKind) -> Result<ExternalEngine, NoClient> {
+    Ok(match (spec.protocol, game) {
+        (Protocol::Uci, GameKind::Chess) => ExternalEngine::new::<Chess>(spec, game, uci_launch::<Chess>),
+        (Protocol::Uci, GameKind::Xiangqi) => ExternalEngine::new::<Xiangqi>(spec, game, uci_launch::<Xiangqi>),
+        (protocol, game) => return Err(NoClient { engine: spec.name.clone(), protocol: protocol.name(), game }),
+    })
+}
