@@ -1,4 +1,4 @@
-//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, openapi. This file parses the
+//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, engines, openapi. This file parses the
 //! arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
 
 mod cli;
@@ -32,6 +32,9 @@ enum Command {
         /// stdin/stdout for testing by hand).
         protocol: String,
     },
+    /// External engines of an engines file.
+    #[command(subcommand)]
+    Engines(cli::engines::EnginesCommand),
     /// Print the API's OpenAPI document.
     Openapi,
 }
@@ -48,6 +51,7 @@ fn main() -> Result<()> {
         Command::Perft(args) => cli::perft::run(args),
         Command::Bench(args) => cli::bench::run(&args),
         Command::Engine { protocol } => cli::engine::run(&protocol),
+        Command::Engines(command) => cli::engines::run(command),
         Command::Openapi => {
             print!("{}", kibitz::http::openapi::document_text());
             Ok(())

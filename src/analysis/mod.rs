@@ -501,7 +501,7 @@ impl Analysis {
         {
             self.inner.counters.shared.fetch_add(1, Ordering::Relaxed);
             let infos = flight.infos.subscribe();
-            return Ok(Subscription::new(flight, infos, request.engine.label()));
+            return Ok(Subscription::new(flight, infos, request.engine.clone()));
         }
         // The first listener's receiver exists before the search starts, so it misses no report.
         let (infos, first_infos) = broadcast::channel(PROGRESS_BACKLOG);
@@ -534,9 +534,9 @@ impl Analysis {
             flights.insert(key, Arc::downgrade(&erased));
         }
         drop(flights);
-        let label = request.engine.label();
+        let engine = request.engine.clone();
         self.store_then_publish(request, found_rx, result_tx);
-        Ok(Subscription::new(flight, first_infos, label))
+        Ok(Subscription::new(flight, first_infos, engine))
     }
 
     /// When the search answers: store the result (if it searched at all), then tell the listeners. The key is
@@ -643,13 +643,13 @@ pub struct Subscription<G: Game> {
     flight: Arc<Flight<G>>,
     infos: broadcast::Receiver<Arc<Info<G::Move>>>,
     result: watch::Receiver<Found>,
-    engine: Arc<str>,
+    engine: EngineChoice,
     /// Stopped while others listen: answered from the snapshot.
     stopped: Option<Arc<CachedAnalysis>>,
 }
 
 impl<G: Game> Subscription<G> {
-    fn new(flight: Arc<Flight<G>>, infos: broadcast::Receiver<Arc<Info<G::Move>>>, engine: Arc<str>) -> Self {
+    fn new(flight: Arc<Flight<G>>, infos: broadcast::Receiver<Arc<Info<G::Move>>>, engine: EngineChoice) -> Self {
         flight.listeners.fetch_add(1, Ordering::Relaxed);
         let result = flight.result.clone();
         Subscription { flight, infos, result, engine, stopped: None }
@@ -720,7 +720,8 @@ impl<G: Game> Subscription<G> {
     }
 
     fn answer_of(&self, result: Arc<CachedAnalysis>) -> Answer {
-        Answer { result, cached: false, end: None, engine: Arc::clone(&self.engine) }
+        // Named now: an external engine's version is known once it has searched.
+        Answer { result, cached: false, end: None, engine: self.engine.label() }
     }
 }
 

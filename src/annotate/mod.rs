@@ -40,6 +40,10 @@ pub struct Settings {
     pub threshold: i32,
     /// `low` (the default: batch work yields to interactive requests) or `normal`.
     pub priority: JobPriority,
+    /// The external engine the positions are searched with (`None`: the game's default when the job was made,
+    /// kibitz's own if there was none). A resumed job uses the same engine, or fails saying it is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 /// The pool priority of a job's searches.
@@ -60,6 +64,7 @@ impl Default for Settings {
             nodes: None,
             threshold: DEFAULT_THRESHOLD,
             priority: JobPriority::Low,
+            engine: None,
         }
     }
 }

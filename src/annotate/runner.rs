@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use super::{PositionEval, Settings, StoredRecord};
-use crate::analysis::{Analysis, AnalysisError, Request, satisfies};
+use crate::analysis::{Analysis, AnalysisError, EngineChoice, Request, satisfies};
 use crate::game::{Game, GameRecord, RecordError};
 use crate::games::GameKind;
 use crate::pool::PoolError;
@@ -355,12 +355,18 @@ async fn run_job<G: Game>(inner: &Arc<Inner>, id: &str, control: &Control) -> Re
     store.set_job_status(id, &[JobStatus::Queued], JobStatus::Running, None).await?;
 
     let limits = settings.limits();
+    let engine = match (&settings.engine, G::NAME.parse::<crate::games::GameKind>()) {
+        (Some(name), Ok(kind)) => {
+            inner.analysis.choose(kind, Some(name)).map_err(|e| JobError::Bad(format!("the job's engine: {e}")))?
+        }
+        _ => EngineChoice::Own,
+    };
     let mut cancel = control.cancel.subscribe();
     let mut shutdown = inner.shutdown.subscribe();
     // Up to `max_in_flight` positions at once (the pool's permits bound all jobs together); each game from
     // its last position back, so the positions searched together are neighbours in one game.
     let width = inner.config.max_in_flight.max(1);
-    let mut running: JoinSet<(u32, u32, Option<PositionEval>)> = JoinSet::new();
+    let mut running: JoinSet<(u32, u32, Evaluated)> = JoinSet::new();
     for game in &games {
         let Some(text) = &game.record else { continue };
         let stored: StoredRecord =
@@ -385,10 +391,10 @@ async fn run_job<G: Game>(inner: &Arc<Inner>, id: &str, control: &Control) -> Re
             if *shutdown.borrow() {
                 return Ok(JobStatus::Running);
             }
-            let (task_inner, task_limits, task_settings, game_idx) =
-                (Arc::clone(inner), limits.clone(), settings.clone(), game.idx);
+            let (task_inner, task_limits, task_settings, task_engine, game_idx) =
+                (Arc::clone(inner), limits.clone(), settings.clone(), engine.clone(), game.idx);
             running.spawn(async move {
-                let eval = evaluate(&task_inner, &position, &task_limits, &task_settings).await;
+                let eval = evaluate(&task_inner, &position, &task_limits, &task_settings, task_engine).await;
                 (game_idx, ply, eval)
             });
         }
@@ -416,7 +422,7 @@ async fn collect(
     inner: &Inner,
     id: &str,
     control: &Control,
-    running: &mut JoinSet<(u32, u32, Option<PositionEval>)>,
+    running: &mut JoinSet<(u32, u32, Evaluated)>,
     cancel: &mut watch::Receiver<bool>,
     shutdown: &mut watch::Receiver<bool>,
     finished: &mut u64,
@@ -428,6 +434,7 @@ async fn collect(
     };
     let Some(joined) = joined else { return Ok(None) };
     let (game_idx, ply, eval) = joined.map_err(|e| JobError::Bad(format!("an evaluation failed: {e}")))?;
+    let eval = eval.map_err(|why| JobError::Bad(format!("game {}, ply {ply}: {why}", game_idx + 1)))?;
     let Some(eval) = eval else {
         // Stopped by the shutdown: the job resumes at the next start.
         return Ok(Some(JobStatus::Running));
@@ -441,42 +448,59 @@ async fn collect(
     Ok(None)
 }
 
+/// What evaluating one position gave: the evaluation, `None` when the server shuts down first, or why the
+/// job cannot go on (its external engine keeps failing).
+type Evaluated = Result<Option<PositionEval>, String>;
+
+/// Attempts at one position when its external engine fails (each failure restarts the engine's process).
+const ENGINE_ATTEMPTS: u32 = 3;
+
 /// Evaluate one position through the analysis path: the game's end, the cache, or a search at the job's
-/// priority (its result also goes to the cache). `None` when the server shuts down first.
+/// priority (its result also goes to the cache).
 async fn evaluate<G: Game>(
     inner: &Inner,
     position: &G,
     limits: &crate::search::Limits,
     settings: &Settings,
-) -> Option<PositionEval> {
+    engine: EngineChoice,
+) -> Evaluated {
     if let Some(end) = position.outcome() {
-        return Some(PositionEval::ended(position, end));
+        return Ok(Some(PositionEval::ended(position, end)));
     }
-    let request = Request::new(position.clone(), limits.clone()).priority(settings.pool_priority());
+    let request = Request::new(position.clone(), limits.clone()).priority(settings.pool_priority()).engine(engine);
     // A cached result needs no search, so no permit.
     if let Some(key) = request.cache_key()
         && let Some(found) = inner.analysis.lookup(&key).await
         && satisfies(&found, limits)
     {
-        return Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found)));
+        return Ok(Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found))));
     }
-    let _permit = inner.permits.acquire().await.ok()?;
+    let Ok(_permit) = inner.permits.acquire().await else { return Ok(None) };
+    let mut failures = 0;
     let answer = loop {
         if *inner.shutdown.borrow() {
-            return None;
+            return Ok(None);
         }
         match inner.analysis.analyse(request.clone()).await {
             Ok(answer) => break answer,
             Err(AnalysisError::Busy(PoolError::Busy { .. })) => tokio::time::sleep(inner.config.busy_retry).await,
+            Err(AnalysisError::Engine(failure)) if failure.busy => tokio::time::sleep(inner.config.busy_retry).await,
+            Err(AnalysisError::Engine(failure)) => {
+                failures += 1;
+                debug!(%failure, failures, "the engine failed an annotation search");
+                if failures >= ENGINE_ATTEMPTS {
+                    return Err(format!("the engine failed {failures} times: {failure}"));
+                }
+            }
             Err(error) => {
                 debug!(%error, "annotation search ended without an answer");
-                return None;
+                return Ok(None);
             }
         }
     };
     if *inner.shutdown.borrow() && !answer.cached {
-        return None;
+        return Ok(None);
     }
     let result = &answer.result;
-    Some(PositionEval::searched(result, answer.cached).unwrap_or_else(|| PositionEval::unjudged(result)))
+    Ok(Some(PositionEval::searched(result, answer.cached).unwrap_or_else(|| PositionEval::unjudged(result))))
 }

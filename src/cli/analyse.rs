@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::json;
 
+use kibitz::engines::ExternalSearch;
 use kibitz::game::{self, Game, Score};
 use kibitz::games::GameKind;
 use kibitz::search::{self, Event, Limits, SearchOptions, TranspositionTable};
@@ -47,6 +48,12 @@ pub struct AnalyseArgs {
     /// One JSON object per line instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The engine: `kibitz` (default), or an engine of the engines file.
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// The engines file (see README, "External engines").
+    #[arg(long, env = "KIBITZ_ENGINES")]
+    pub engines: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: AnalyseArgs) -> Result<()> {
@@ -62,8 +69,9 @@ fn score_json(score: Score) -> serde_json::Value {
 }
 
 fn analyse<G: Game>(args: &AnalyseArgs) -> Result<()> {
-    let mut g: G = read_position(args.position.as_deref())?;
-    game::play_moves(&mut g, &args.moves).context("bad --moves")?;
+    let start: G = read_position(args.position.as_deref())?;
+    let mut g = start.clone();
+    let played = game::play_moves(&mut g, &args.moves).context("bad --moves")?;
     let limits = match (args.depth, args.movetime, args.nodes) {
         (None, None, None) => Limits::depth(Limits::DEFAULT_DEPTH),
         (depth, movetime, nodes) => {
@@ -150,7 +158,23 @@ fn analyse<G: Game>(args: &AnalyseArgs) -> Result<()> {
             write_error.get_or_insert(e);
         }
     };
-    search::search(&g, &limits, &options, &tt, &stop, &mut sink);
+    match args.engine.as_deref().filter(|e| !e.eq_ignore_ascii_case("kibitz")) {
+        None => {
+            search::search(&g, &limits, &options, &tt, &stop, &mut sink);
+        }
+        Some(name) => {
+            let engines = super::load_engines(args.engines.as_deref())?;
+            let kind: GameKind = G::NAME.parse()?;
+            let pool = engines
+                .get(name, kind)
+                .and_then(|e| e.pool::<G>())
+                .with_context(|| format!("no engine `{name}` for {kind} in the engines file (--engines PATH)"))?;
+            let search = ExternalSearch { root: start, moves: played, limits, multipv: args.multipv as u32 };
+            let result = pool.search_now(&search, &stop, &mut sink);
+            engines.shutdown();
+            result?;
+        }
+    }
     match write_error {
         Some(e) => Err(e.into()),
         None => Ok(()),

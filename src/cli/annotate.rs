@@ -65,6 +65,12 @@ pub struct AnnotateArgs {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// The engine to search with: `kibitz`, or an engine of the engines file (default: the game's default).
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// The engines file (local mode; see README, "External engines").
+    #[arg(long, env = "KIBITZ_ENGINES")]
+    pub engines: Option<PathBuf>,
 }
 
 pub fn run(args: AnnotateArgs) -> Result<()> {
@@ -124,6 +130,7 @@ fn settings<G: Game>(args: &AnnotateArgs) -> Settings {
         nodes: args.nodes,
         threshold: args.threshold,
         priority: JobPriority::Normal,
+        engine: args.engine.clone().filter(|e| !e.eq_ignore_ascii_case("kibitz")),
     }
 }
 
@@ -193,7 +200,15 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
     let pool = Pool::new(PoolConfig { workers, queue: 64, hash_mb: args.hash_mb });
     // Alone on the pool: every worker may annotate.
     let config = AnnotatorConfig { max_in_flight: workers, ..AnnotatorConfig::for_workers(workers) };
-    let analysis = Analysis::new(pool.clone(), store.clone());
+    let engines = super::load_engines(args.engines.as_deref())?;
+    let kind: kibitz::games::GameKind = G::NAME.parse()?;
+    if let Some(name) = &args.engine
+        && !name.eq_ignore_ascii_case("kibitz")
+        && engines.get(name, kind).is_none()
+    {
+        bail!("no engine `{name}` for {kind} in the engines file (give it with --engines PATH)");
+    }
+    let analysis = Analysis::with_engines(pool.clone(), Some(store.clone()), engines.clone());
     let annotator = Annotator::new(analysis, store.clone(), config);
     let submitted = annotator.submit::<G>(records, settings::<G>(args)).await?;
     let id = submitted.id;
@@ -224,6 +239,7 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
         Some(other) => bail!("unknown export format `{other}`"),
     };
     pool.shutdown();
+    engines.shutdown();
     store.close().await;
     Ok((view, exported))
 }
@@ -234,6 +250,9 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
     let mut body = json!({ "game": kind.name(), "text": text, "threshold": args.threshold, "priority": "normal" });
     if let Some(f) = &args.format {
         body["format"] = json!(f);
+    }
+    if let Some(engine) = &args.engine {
+        body["engine"] = json!(engine);
     }
     if let Some(d) = args.depth {
         body["depth"] = json!(d);

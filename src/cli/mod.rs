@@ -5,6 +5,7 @@ pub mod analyse;
 pub mod annotate;
 pub mod bench;
 pub mod engine;
+pub mod engines;
 mod http_client;
 pub mod perft;
 pub mod serve;

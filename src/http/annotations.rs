@@ -14,6 +14,7 @@ use super::AppState;
 use super::analysis::{check_format, game_kind, read_limits};
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
+use crate::analysis::{AnalysisError, EngineChoice};
 use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
 use crate::game::{Game, GameRecord, RecordError};
 use crate::games::GameKind;
@@ -48,6 +49,9 @@ pub struct AnnotationRequest {
     pub threshold: Option<i32>,
     #[serde(default)]
     pub priority: Option<JobPriority>,
+    /// The engine to search with (`GET /v1/engines`): default, the game's default engine.
+    #[serde(default)]
+    pub engine: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -108,6 +112,13 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
         nodes: limits.nodes,
         threshold,
         priority: req.priority.unwrap_or_default(),
+        engine: None,
+    };
+    // The engine is fixed when the job is made: a default engine configured later does not change it.
+    let kind = super::analysis::game_kind(G::NAME)?;
+    let settings = match state.analysis.choose(kind, req.engine.as_deref()).map_err(AnalysisError::from)? {
+        EngineChoice::Own => settings,
+        EngineChoice::External(e) => Settings { engine: Some(e.name.clone()), ..settings },
     };
     let records = tokio::task::spawn_blocking(move || read_records::<G>(&req))
         .await

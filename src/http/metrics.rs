@@ -121,7 +121,7 @@ impl Metrics {
         }
         let engines = state.analysis.engines().list();
         if !engines.is_empty() {
-            let figures: [(&str, &str, fn(&crate::engines::EngineStats) -> &AtomicU64); 4] = [
+            let figures: [(&str, &str, EngineFigure); 4] = [
                 ("kibitz_engine_searches_total", "Searches answered by each external engine.", |s| &s.searches),
                 ("kibitz_engine_failures_total", "External engine failures (the process was killed).", |s| &s.failures),
                 ("kibitz_engine_restarts_total", "External engine processes restarted after a failure.", |s| {
@@ -149,6 +149,9 @@ impl Metrics {
         c.load(Ordering::Relaxed)
     }
 }
+
+/// Reads one counter of an external engine.
+type EngineFigure = fn(&crate::engines::EngineStats) -> &AtomicU64;
 
 /// Middleware: count every request and time it, labelled with its route.
 pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {

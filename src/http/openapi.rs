@@ -102,7 +102,8 @@ fn annotation_schemas(games: &[&str]) -> Value {
                     "movetime_ms": { "type": "integer", "minimum": 1, "description": "Per position." },
                     "nodes": { "type": "integer", "minimum": 1, "description": "Per position." },
                     "threshold": { "type": "integer", "minimum": 0, "default": 100, "description": "GUIDE's convention: moves losing at least this many centi-units are flagged." },
-                    "priority": { "type": "string", "enum": ["low", "normal"], "default": "low" }
+                    "priority": { "type": "string", "enum": ["low", "normal"], "default": "low" },
+                    "engine": { "type": "string", "description": "The engine to search with (see /v1/engines): `kibitz` or a configured engine; default, the game's default engine. Fixed when the job is made." }
                 }
             },
             "RecordError": {
@@ -206,6 +207,36 @@ fn annotation_schemas(games: &[&str]) -> Value {
 }
 
 /// The document.
+/// `GET /v1/engines`'s answer.
+fn engine_schemas() -> Value {
+    json!({
+            "Engines": {
+                "type": "object", "required": ["games", "limits"],
+                "properties": {
+                    "games": { "type": "array", "items": { "type": "object", "required": ["game", "default", "engines"],
+                        "properties": {
+                            "game": { "type": "string" },
+                            "default": { "type": "string", "description": "The engine of requests that name none." },
+                            "engines": { "type": "array", "items": { "type": "object", "required": ["name", "id", "protocol", "default"],
+                                "properties": {
+                                    "name": { "type": "string", "description": "What requests name it by." },
+                                    "id": { "type": ["string", "null"], "description": "Its own name and version (null until a process started)." },
+                                    "protocol": { "type": "string", "description": "`builtin`, `uci`, `uhp`, `hub` or `checkers`." },
+                                    "default": { "type": "boolean" },
+                                    "processes": { "type": "object", "properties": {
+                                        "configured": { "type": "integer" }, "idle": { "type": "integer" }, "busy": { "type": "integer" } } },
+                                    "searches": { "type": "integer" },
+                                    "failures": { "type": "integer" },
+                                    "restarts": { "type": "integer" },
+                                    "last_error": { "type": "string" }
+                                } } }
+                        } } },
+                    "limits": { "type": "object" }
+                }
+            }
+    })
+}
+
 pub fn document() -> Value {
     let games: Vec<&str> = GameKind::ALL.iter().map(|k| k.name()).collect();
     let analysis_errors: Vec<(&str, &str)> = BAD_INPUT
@@ -213,7 +244,8 @@ pub fn document() -> Value {
         .copied()
         .chain([
             ("404", "`cache: only` and nothing is cached."),
-            ("503", "Every worker is busy and the queue is full (see Retry-After)."),
+            ("502", "The external engine failed (its process is restarted; `engine` names it)."),
+            ("503", "Every worker (or every process of the engine) is busy (see Retry-After)."),
         ])
         .collect();
     let mut doc = json!({
@@ -246,12 +278,18 @@ pub fn document() -> Value {
                         { "name": "moves", "in": "query", "description": "Comma-separated moves played first.", "schema": { "type": "string" } },
                         { "name": "multipv", "in": "query", "schema": { "type": "integer", "minimum": 1 } },
                         { "name": "move_format", "in": "query", "schema": { "type": "string" } },
-                        { "name": "white_pov", "in": "query", "schema": { "type": "boolean" } }
+                        { "name": "white_pov", "in": "query", "schema": { "type": "boolean" } },
+                        { "name": "engine", "in": "query", "description": "Whose cached analysis (default: the game's default engine).", "schema": { "type": "string" } }
                     ],
                     "responses": with_errors(json_ok("The cached analysis.", "Analysis"),
                         &[("404", "Nothing cached for this position."), ("422", "A parameter is invalid.")])
                 }
             },
+            "/v1/engines": { "get": {
+                "summary": "The engines each game can be analysed with: kibitz's own and the engines file's, with their own names and versions, processes and counters.",
+                "operationId": "listEngines",
+                "responses": json_ok("The engines per game.", "Engines")
+            }},
             "/v1/moves": { "post": {
                 "summary": "The legal moves of a position and its outcome if the game is over.",
                 "operationId": "legalMoves",
@@ -322,7 +360,8 @@ pub fn document() -> Value {
                     "multipv": { "type": "integer", "minimum": 1, "default": 1 },
                     "cache": { "type": "string", "enum": ["use", "refresh", "only"], "default": "use" },
                     "move_format": { "type": "string", "description": "Notation of the moves in the answer." },
-                    "white_pov": { "type": "boolean", "default": false }
+                    "white_pov": { "type": "boolean", "default": false },
+                    "engine": { "type": "string", "description": "The engine to analyse with (see /v1/engines): `kibitz` or a configured engine; default, the game's default engine." }
                 }
             },
             "Analysis": {
@@ -340,7 +379,7 @@ pub fn document() -> Value {
                     "nps": { "type": "integer" },
                     "time_ms": { "type": "integer" },
                     "cached": { "type": "boolean" },
-                    "engine": { "type": "string" },
+                    "engine": { "type": "string", "description": "The engine that answered: kibitz's name and version, or a configured engine's name with its own name and version in parentheses." },
                     "white_pov": { "type": "boolean" },
                     "clamped": { "type": "array", "items": { "type": "string" }, "description": "Limits lowered to the server's maxima." },
                     "outcome": { "$ref": "#/components/schemas/Outcome" }
@@ -420,24 +459,32 @@ pub fn document() -> Value {
                     "status": { "type": "integer" },
                     "detail": { "type": "string" },
                     "field": { "type": "string", "description": "The request member at fault." },
-                    "token": { "type": "string", "description": "The offending text." }
+                    "token": { "type": "string", "description": "The offending text." },
+                    "engine": { "type": "string", "description": "The external engine that failed or is busy." }
                 }
             }
         }}
     });
-    for (section, extra) in [("/paths", annotation_paths()), ("/components/schemas", annotation_schemas(&games))] {
+    for (section, extra) in [
+        ("/paths", annotation_paths()),
+        ("/components/schemas", annotation_schemas(&games)),
+        ("/components/schemas", engine_schemas()),
+    ] {
         if let (Some(Value::Object(into)), Value::Object(extra)) = (doc.pointer_mut(section), extra) {
             into.extend(extra);
         }
     }
     // An optional member given as null is taken as absent (the handlers read them as `Option`s).
     for (schema, members) in [
-        ("AnalysisRequest", &["position", "format", "depth", "movetime_ms", "nodes", "multipv", "move_format"][..]),
+        (
+            "AnalysisRequest",
+            &["position", "format", "depth", "movetime_ms", "nodes", "multipv", "move_format", "engine"][..],
+        ),
         ("MovesRequest", &["position", "format", "move_format"][..]),
         ("ConvertRequest", &["position", "format", "to", "move_format"][..]),
         (
             "AnnotationRequest",
-            &["text", "games", "format", "depth", "movetime_ms", "nodes", "threshold", "priority"][..],
+            &["text", "games", "format", "depth", "movetime_ms", "nodes", "threshold", "priority", "engine"][..],
         ),
     ] {
         for member in members {

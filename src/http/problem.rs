@@ -18,12 +18,12 @@ pub struct Problem {
     pub status: u16,
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
+    pub field: Option<Box<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub token: Option<Box<str>>,
     /// The external engine that failed (502) or is busy.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub engine: Option<String>,
+    pub engine: Option<Box<str>>,
     #[serde(skip)]
     pub retry_after: Option<u32>,
 }
@@ -49,7 +49,7 @@ impl Problem {
     /// A request member with a bad value (422).
     pub fn invalid(field: &str, detail: impl Into<String>) -> Self {
         let mut p = Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid-field", "Invalid request field", detail);
-        p.field = Some(field.to_string());
+        p.field = Some(field.into());
         p
     }
 
@@ -61,8 +61,8 @@ impl Problem {
             "Unreadable position or move",
             format!("{field}: {e}"),
         );
-        p.field = Some(field.to_string());
-        p.token = Some(e.token.clone());
+        p.field = Some(field.into());
+        p.token = Some(e.token.as_str().into());
         p
     }
 
@@ -95,7 +95,7 @@ impl Problem {
     }
 
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
+        self.token = Some(token.into().into_boxed_str());
         self
     }
 }
@@ -140,7 +140,7 @@ impl From<crate::analysis::AnalysisError> for Problem {
                 } else {
                     Problem::new(StatusCode::BAD_GATEWAY, "engine-failed", "The engine failed", failure.message)
                 };
-                p.engine = Some(failure.engine);
+                p.engine = Some(failure.engine.into_boxed_str());
                 p
             }
         }
