@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// Longest an HTTP request may take, in seconds.
     #[arg(long, env = "KIBITZ_REQUEST_TIMEOUT_S", default_value_t = 120)]
     pub request_timeout_s: u64,
+    /// Analyse and play through the GUIDE gateway with this draughts engine of the engines file instead of
+    /// kibitz's own.
+    #[arg(long, env = "KIBITZ_GUIDE_ENGINE")]
+    pub guide_engine: Option<String>,
     /// The engines file (TOML): external engines served beside kibitz's own (see README, "External engines").
     #[arg(long, env = "KIBITZ_ENGINES")]
     pub engines: Option<std::path::PathBuf>,
@@ -98,6 +102,12 @@ async fn serve(args: ServeArgs) -> Result<()> {
         ..ApiConfig::default()
     };
     let engines = super::load_engines(args.engines.as_deref())?;
+    if let Some(name) = &args.guide_engine
+        && !args.no_guide
+        && engines.get(name, kibitz::games::GameKind::Draughts).is_none()
+    {
+        anyhow::bail!("--guide-engine: no draughts engine `{name}` in the engines file (--engines PATH)");
+    }
     engines.warm();
     let state = AppState::with_engines(pool.clone(), store.clone(), config, engines.clone());
     match state.annotator.resume().await {
@@ -173,6 +183,7 @@ async fn open_gateway(
             hash_mb: args.hash_mb.min(u32::MAX as usize) as u32,
             max_line: args.guide_max_line.max(64),
             idle: (args.guide_idle_s > 0).then(|| Duration::from_secs(args.guide_idle_s)),
+            engine: args.guide_engine.clone(),
             ..GuideConfig::default()
         },
     };

@@ -71,7 +71,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::session::{ErrorForm, MATE_VALUE, SessionError, describe_end, score_number, shorten};
-use crate::analysis::{Analysis, Request};
+use crate::analysis::{Analysis, EngineChoice, EngineFailure, Request};
 use crate::annotate::judge::{Value, judge};
 use crate::game::{Game, NotationError, Side};
 use crate::games::draughts::{Draughts, Move};
@@ -146,6 +146,8 @@ pub struct GuideConfig {
     pub max_line: usize,
     /// Close a session that has neither a command nor a search for this long.
     pub idle: Option<Duration>,
+    /// Search with this external engine of the engines file instead of kibitz's own (`--guide-engine`).
+    pub engine: Option<String>,
 }
 
 impl Default for GuideConfig {
@@ -158,6 +160,7 @@ impl Default for GuideConfig {
             hash_mb: 64,
             max_line: DEFAULT_MAX_LINE,
             idle: None,
+            engine: None,
         }
     }
 }
@@ -217,6 +220,8 @@ pub enum GuideEvent {
     Search { id: u64, event: Event<Move> },
     /// Search number `id` has run another second.
     Tick { id: u64 },
+    /// Search number `id` ended without an answer: its external engine failed (and is restarted).
+    Failed { id: u64, message: String },
 }
 
 /// The state of a game analysis: the positions searched so far.
@@ -909,10 +914,18 @@ impl GuideSession {
 
     /// Start search number `next_id` of `game`.
     fn submit(&mut self, game: Draughts, limits: Limits, task: Task, priority: Priority) -> Result<(), String> {
+        let engine = match &self.config.engine {
+            None => EngineChoice::Own,
+            Some(name) => self
+                .analysis
+                .choose(<Draughts as Game>::NAME.parse().map_err(|e| format!("{e}"))?, Some(name))
+                .map_err(|e| format!("go: {e}"))?,
+        };
         let request = Request::new(game.clone(), limits)
             .priority(priority)
             .threads(self.threads.max(1) as usize)
-            .currmove_after(REPORT_EVERY);
+            .currmove_after(REPORT_EVERY)
+            .engine(engine);
         self.next_id += 1;
         let id = self.next_id;
         let notify = Arc::clone(&self.notify);
@@ -924,7 +937,16 @@ impl GuideSession {
             }
             notify(GuideEvent::Search { id, event });
         };
-        let job = self.analysis.search(&request, sink).map_err(|e| format!("go: cannot search now: {e}"))?;
+        let failed_notify = Arc::clone(&self.notify);
+        let failed_over = Arc::clone(&over);
+        let on_failure = move |failure: EngineFailure| {
+            failed_over.store(true, Ordering::Relaxed);
+            failed_notify(GuideEvent::Failed { id, message: failure.message });
+        };
+        let job = self
+            .analysis
+            .search_or_fail(&request, sink, on_failure)
+            .map_err(|e| format!("go: cannot search now: {e}"))?;
         spawn_ticker(id, Arc::clone(&over), Arc::clone(&self.notify));
         let now = Instant::now();
         self.thinking = Some(Thinking {
@@ -975,7 +997,7 @@ impl GuideSession {
     /// One event from a search.
     pub fn on_event(&mut self, event: GuideEvent) -> Reply {
         let id = match &event {
-            GuideEvent::Search { id, .. } | GuideEvent::Tick { id } => *id,
+            GuideEvent::Search { id, .. } | GuideEvent::Tick { id } | GuideEvent::Failed { id, .. } => *id,
         };
         if self.thinking.as_ref().is_none_or(|t| t.id != id) {
             // A dropped search, or one whose answer was already taken.
@@ -985,6 +1007,11 @@ impl GuideSession {
             GuideEvent::Tick { .. } => self.tick(),
             GuideEvent::Search { event: Event::Info(info), .. } => self.info(&info),
             GuideEvent::Search { event: Event::Done(done), .. } => self.done(done),
+            GuideEvent::Failed { message, .. } => {
+                // The search is over without a move: the GUI is told why and may ask again (a fresh process).
+                self.thinking = None;
+                error(format!("the engine failed: {message}"))
+            }
         }
     }
 

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use super::{DEFAULT_PORT, GuideConfig, GuideEvent, GuideSession, transport};
 use crate::analysis::Analysis;
+use crate::engines::Engines;
+use crate::game::Game;
+use crate::games::draughts::Draughts;
 use crate::pool::{Pool, PoolConfig};
 use crate::protocols::stdio::{self, EventSender};
 
@@ -211,6 +214,8 @@ pub struct Options {
     /// How long to wait for the GUI's connection.
     pub wait: Duration,
     pub config: GuideConfig,
+    /// The engines file that `-engine NAME` names an engine of.
+    pub engines: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -221,13 +226,14 @@ impl Default for Options {
             port: DEFAULT_PORT,
             wait: Duration::from_secs(600),
             config: GuideConfig { idle: Some(Duration::from_secs(86_400)), ..GuideConfig::default() },
+            engines: None,
         }
     }
 }
 
 /// `kibitz-guide`'s usage text.
 pub const USAGE: &str = "usage: kibitz-guide -guide [-port N] [-bind ADDR] [-connect HOST:PORT] [-wait S] \
-[-idle S] [-hash MB] [-threads N]
+[-idle S] [-hash MB] [-threads N] [-engines FILE -engine NAME]
   -guide              GUIDE mode (the switch a GUI passes; the only mode)
   -port N             listen on port N for the GUI's connection (default 27533; 0: any free port)
   -bind ADDR          the address to listen on (default 127.0.0.1; 0.0.0.0 for other machines)
@@ -236,6 +242,8 @@ pub const USAGE: &str = "usage: kibitz-guide -guide [-port N] [-bind ADDR] [-con
   -idle S             close the session after S seconds without a command or a search (default 86400; 0: never)
   -hash MB            transposition table size (default 64)
   -threads N          search threads (default 1)
+  -engines FILE       an engines file (TOML; see kibitz's README, \"External engines\")
+  -engine NAME        analyse and play with that file's draughts engine NAME instead of kibitz's own
 The engine prints `kibitz-guide listening on ADDR` on stdout, serves one connection, and exits when it ends.";
 
 /// Read `kibitz-guide`'s arguments (without the program name). Switches may start with `-` or `--`.
@@ -250,7 +258,8 @@ pub fn parse_args<S: AsRef<str>>(args: &[S]) -> Result<Options, String> {
         if name == "guide" {
             continue;
         }
-        if !["port", "bind", "connect", "wait", "idle", "hash", "threads"].contains(&name.as_str()) {
+        if !["port", "bind", "connect", "wait", "idle", "hash", "threads", "engine", "engines"].contains(&name.as_str())
+        {
             return Err(format!("unknown argument `{arg}`"));
         }
         let value = it.next().ok_or_else(|| format!("{arg} needs a value"))?;
@@ -264,10 +273,30 @@ pub fn parse_args<S: AsRef<str>>(args: &[S]) -> Result<Options, String> {
             "wait" => o.wait = Duration::from_secs(number(86_400)?.max(1)),
             "idle" => o.config.idle = Some(Duration::from_secs(number(7 * 86_400)?)).filter(|d| !d.is_zero()),
             "hash" => o.config.hash_mb = number(1024)?.max(1) as u32,
+            "engine" => o.config.engine = Some(value.to_string()),
+            "engines" => o.engines = Some(value.into()),
             _ => o.config.threads = number(o.config.max_threads as u64)?.max(1) as u32,
         }
     }
+    if o.config.engine.is_some() && o.engines.is_none() {
+        return Err("-engine needs -engines FILE".into());
+    }
     Ok(o)
+}
+
+/// The engines of `-engines`, checked to have `-engine`'s draughts engine.
+fn engines_of(options: &Options) -> io::Result<Engines> {
+    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
+    let Some(path) = &options.engines else { return Ok(Engines::default()) };
+    let specs = crate::engines::config::load(path).map_err(|e| invalid(e.to_string()))?;
+    let engines = Engines::new(specs).map_err(|e| invalid(e.to_string()))?;
+    if let Some(name) = &options.config.engine {
+        let game = <Draughts as Game>::NAME.parse().map_err(|e| invalid(format!("{e}")))?;
+        if engines.get(name, game).is_none() {
+            return Err(invalid(format!("-engine: {} has no {game} engine `{name}`", path.display())));
+        }
+    }
+    Ok(engines)
 }
 
 /// Accept one connection within `wait`.
@@ -307,6 +336,7 @@ fn connect(target: &str) -> io::Result<TcpStream> {
 
 /// Run `kibitz-guide` with these arguments: listen (or connect), serve one session, return.
 pub fn run(options: Options) -> io::Result<()> {
+    let engines = engines_of(&options)?;
     let stream = match &options.connect {
         Some(target) => connect(target)?,
         None => {
@@ -328,7 +358,9 @@ pub fn run(options: Options) -> io::Result<()> {
     };
     let config = GuideConfig { own_pool: true, ..options.config };
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize });
-    serve_stream(stream, Analysis::local(pool), config)
+    let result = serve_stream(stream, Analysis::with_engines(pool, None, engines.clone()), config);
+    engines.shutdown();
+    result
 }
 
 /// The `kibitz-guide` executable: logging to stderr (`KIBITZ_LOG`, default `warn`), the arguments, [`run`].
