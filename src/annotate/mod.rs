@@ -40,6 +40,9 @@ pub struct Settings {
     pub threshold: i32,
     /// `low` (the default: batch work yields to interactive requests) or `normal`.
     pub priority: JobPriority,
+    /// The limits of the submission lowered to the server's maxima (the settings above are the ones used).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clamped: Vec<crate::analysis::Clamped>,
 }
 
 /// The pool priority of a job's searches.
@@ -60,6 +63,7 @@ impl Default for Settings {
             nodes: None,
             threshold: DEFAULT_THRESHOLD,
             priority: JobPriority::Low,
+            clamped: Vec::new(),
         }
     }
 }

@@ -124,6 +124,7 @@ fn settings<G: Game>(args: &AnnotateArgs) -> Settings {
         nodes: args.nodes,
         threshold: args.threshold,
         priority: JobPriority::Normal,
+        clamped: Vec::new(),
     }
 }
 

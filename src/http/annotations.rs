@@ -14,6 +14,7 @@ use super::AppState;
 use super::analysis::{check_format, game_kind, read_limits};
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
+use crate::analysis::Clamped;
 use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
 use crate::game::{Game, GameRecord, RecordError};
 use crate::games::GameKind;
@@ -62,13 +63,15 @@ struct Accepted {
     /// The games that could not be read (they are not annotated; the others are).
     errors: Vec<ErrorJson>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    clamped: Vec<&'static str>,
+    clamped: Vec<Clamped>,
 }
 
 type Records<G> = Vec<Result<GameRecord<G>, RecordError>>;
 
-/// Read every game of a submission, numbering the games across the texts of `games`.
-fn read_records<G: Game>(req: &AnnotationRequest) -> Result<Records<G>, Problem> {
+/// Read every game of a submission, numbering the games across the texts of `games`. The positions are
+/// counted text by text: past `max_positions` the submission is refused before the rest is read and before
+/// anything is prepared for the store.
+fn read_records<G: Game>(req: &AnnotationRequest, max_positions: usize) -> Result<Records<G>, Problem> {
     let format = req.format.as_deref();
     let texts: Vec<(&str, &str)> = match (&req.text, &req.games) {
         (Some(text), None) => vec![("text", text.as_str())],
@@ -77,9 +80,15 @@ fn read_records<G: Game>(req: &AnnotationRequest) -> Result<Records<G>, Problem>
         (None, None) => return Err(Problem::invalid("text", "give the games to annotate in `text` or `games`")),
     };
     let mut all = Vec::new();
+    let mut positions = 0u64;
     for (i, (field, text)) in texts.into_iter().enumerate() {
         let field = if field == "games" { format!("games[{i}]") } else { field.to_string() };
         let records = G::parse_records(text, format).map_err(|e| Problem::notation(&field, &e))?;
+        positions += records.iter().flatten().map(|r| r.moves.len() as u64 + 1).sum::<u64>();
+        if positions > max_positions as u64 {
+            let e = crate::annotate::SubmitError::TooManyPositions { positions, max: max_positions };
+            return Err(Problem::invalid(&field, e.to_string()));
+        }
         for record in records {
             let index = all.len();
             all.push(record.map_err(|mut e| {
@@ -108,8 +117,10 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
         nodes: limits.nodes,
         threshold,
         priority: req.priority.unwrap_or_default(),
+        clamped: clamped.clone(),
     };
-    let records = tokio::task::spawn_blocking(move || read_records::<G>(&req))
+    let max_positions = state.annotator.config().max_positions;
+    let records = tokio::task::spawn_blocking(move || read_records::<G>(&req, max_positions))
         .await
         .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
     let submitted = state.annotator.submit::<G>(records, settings).await?;
