@@ -21,6 +21,10 @@ use crate::games::GameKind;
 use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
 use crate::with_game;
 
+/// Submissions read (parsed) at once, over the whole server: reading a collection holds all of its games, so
+/// concurrent large submissions wait their turn instead of multiplying the memory they take.
+static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
 /// Longest a job id may be (ids are 32 hex digits).
 const MAX_ID: usize = 64;
 
@@ -120,6 +124,7 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
         clamped: clamped.clone(),
     };
     let max_positions = state.annotator.config().max_positions;
+    let _reading = READING.acquire().await.map_err(|_| Problem::unavailable("the server is shutting down"))?;
     let records = tokio::task::spawn_blocking(move || read_records::<G>(&req, max_positions))
         .await
         .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
