@@ -196,10 +196,13 @@ fn multipv_gives_distinct_ordered_lines_and_clamps_above_the_maximum() {
             assert_lines_legal(&server, game, &a);
         }
         let a = server.post_ok("/v1/analysis", &json!({ "game": game, "depth": fixture.quick_depth, "multipv": 11 }));
-        assert_eq!(a["clamped"], json!(["multipv"]));
+        assert_eq!(a["clamped"], json!([{ "field": "multipv", "requested": 11, "used": 10 }]));
         assert_eq!(a["lines"].as_array().expect("lines").len(), 10.min(legal.len()));
         let a = server.post_ok("/v1/analysis", &json!({ "game": game, "depth": 7, "multipv": 50 }));
-        assert_eq!(a["clamped"], json!(["depth", "multipv"]));
+        assert_eq!(
+            a["clamped"],
+            json!([{ "field": "depth", "requested": 7, "used": 6 }, { "field": "multipv", "requested": 50, "used": 10 }])
+        );
         assert!(a["depth"].as_u64().expect("depth") <= 6, "{a}");
     }
 }
@@ -391,7 +394,7 @@ fn every_error_is_a_problem_document_and_the_server_goes_on() {
         bad("unknown field", "/v1/analysis", json!({ "game": game, "colour": 1 }), 422, Some("colour"), None),
         bad("bad type", "/v1/analysis", json!({ "game": game, "depth": "deep" }), 422, Some("depth"), None),
         bad("bad nested type", "/v1/moves", json!({ "game": game, "moves": [1] }), 422, Some("moves[0]"), None),
-        bad("missing game", "/v1/analysis", json!({ "depth": 3 }), 422, None, None),
+        bad("missing game", "/v1/analysis", json!({ "depth": 3 }), 422, Some("game"), None),
         bad("unknown game", "/v1/analysis", json!({ "game": "tiddlywinks" }), 422, Some("game"), Some("tiddlywinks")),
         bad(
             "unknown position format",

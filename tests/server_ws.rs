@@ -151,6 +151,15 @@ fn bad_messages_are_answered_with_problems_and_the_socket_goes_on() {
         (json!("not an object"), None, 422, None, None),
         (json!({ "type": "analyse", "game": game }), None, 422, Some("id"), None),
         (json!({ "type": "dance", "id": "d" }), Some("d"), 422, Some("type"), Some("dance")),
+        (json!({ "type": "analyse", "id": 5, "game": game }), None, 422, Some("id"), None),
+        (json!({ "game": game, "id": "n" }), None, 422, Some("type"), None),
+        (
+            json!({ "type": "analyse", "id": "i", "game": game, "infinite": "yes" }),
+            Some("i"),
+            422,
+            Some("infinite"),
+            None,
+        ),
         (
             json!({ "type": "analyse", "id": "g", "game": "tiddlywinks" }),
             Some("g"),

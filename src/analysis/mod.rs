@@ -764,5 +764,21 @@ pub fn satisfies(result: &CachedAnalysis, limits: &Limits) -> bool {
     }
 }
 
+/// A limit of a request lowered to the server's maximum: which one, what was asked and what is used. Answers
+/// and annotation jobs list them, so that a client sees what it got.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Clamped {
+    /// The request member: `depth`, `movetime_ms`, `nodes`, `multipv`.
+    pub field: String,
+    pub requested: u64,
+    pub used: u64,
+}
+
+impl Clamped {
+    pub fn new(field: &str, requested: impl Into<u64>, used: impl Into<u64>) -> Self {
+        Clamped { field: field.to_string(), requested: requested.into(), used: used.into() }
+    }
+}
+
 #[cfg(test)]
 mod tests;

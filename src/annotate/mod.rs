@@ -44,6 +44,9 @@ pub struct Settings {
     /// kibitz's own if there was none). A resumed job uses the same engine, or fails saying it is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// The limits of the submission lowered to the server's maxima (the settings above are the ones used).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clamped: Vec<crate::analysis::Clamped>,
 }
 
 /// The pool priority of a job's searches.
@@ -65,6 +68,7 @@ impl Default for Settings {
             threshold: DEFAULT_THRESHOLD,
             priority: JobPriority::Low,
             engine: None,
+            clamped: Vec::new(),
         }
     }
 }

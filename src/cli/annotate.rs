@@ -131,6 +131,7 @@ fn settings<G: Game>(args: &AnnotateArgs) -> Settings {
         threshold: args.threshold,
         priority: JobPriority::Normal,
         engine: args.engine.clone().filter(|e| !e.eq_ignore_ascii_case("kibitz")),
+        clamped: Vec::new(),
     }
 }
 

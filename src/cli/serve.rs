@@ -58,9 +58,12 @@ pub struct ServeArgs {
     /// Most nodes a request may ask for.
     #[arg(long, env = "KIBITZ_MAX_NODES", default_value_t = 5_000_000_000)]
     pub max_nodes: u64,
-    /// Largest request body in bytes.
+    /// Largest request body in bytes (annotation submissions have their own limit).
     #[arg(long, env = "KIBITZ_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
+    /// Largest body of an annotation submission (`POST /v1/annotations`, game collections) in bytes.
+    #[arg(long, env = "KIBITZ_MAX_ANNOTATION_BYTES", default_value_t = 16 << 20)]
+    pub max_annotation_bytes: usize,
     /// Longest an HTTP request may take, in seconds.
     #[arg(long, env = "KIBITZ_REQUEST_TIMEOUT_S", default_value_t = 120)]
     pub request_timeout_s: u64,
@@ -97,6 +100,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         max_movetime_ms: args.max_movetime_ms.max(1),
         max_nodes: args.max_nodes.max(1),
         max_body_bytes: args.max_body_bytes,
+        max_annotation_bytes: args.max_annotation_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_s.max(1)),
         cors_origins: args.cors_origins.clone(),
         ..ApiConfig::default()

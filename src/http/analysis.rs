@@ -13,7 +13,7 @@ use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
 use super::{ApiConfig, AppState, ENGINE};
 pub use crate::analysis::CacheMode;
-use crate::analysis::{Analysis, AnalysisError, Answer, EngineChoice, Request};
+use crate::analysis::{Analysis, AnalysisError, Answer, Clamped, EngineChoice, Request};
 use crate::game::{Game, GameEnd, Outcome, Side};
 use crate::games::GameKind;
 use crate::search::Limits;
@@ -72,7 +72,7 @@ pub(super) struct Prepared<G: Game> {
     pub multipv: u32,
     pub limits: Limits,
     /// Which limits were lowered to the server's maxima.
-    pub clamped: Vec<&'static str>,
+    pub clamped: Vec<Clamped>,
     pub white_pov: bool,
     pub cache: CacheMode,
     pub engine: EngineChoice,
@@ -130,7 +130,7 @@ pub(super) fn read_limits(
     nodes: Option<u64>,
     default_depth: u32,
     config: &ApiConfig,
-    clamped: &mut Vec<&'static str>,
+    clamped: &mut Vec<Clamped>,
 ) -> Result<Limits, Problem> {
     let given = [depth.is_some(), movetime_ms.is_some(), nodes.is_some()];
     if given.iter().filter(|g| **g).count() > 1 {
@@ -143,7 +143,7 @@ pub(super) fn read_limits(
             return Err(Problem::invalid("depth", "depth must be at least 1"));
         }
         if depth > config.max_depth {
-            clamped.push("depth");
+            clamped.push(Clamped::new("depth", depth, config.max_depth));
         }
         limits.depth = Some(depth.min(config.max_depth));
     } else if let Some(ms) = movetime_ms {
@@ -151,7 +151,7 @@ pub(super) fn read_limits(
             return Err(Problem::invalid("movetime_ms", "movetime_ms must be at least 1"));
         }
         if ms > config.max_movetime_ms {
-            clamped.push("movetime_ms");
+            clamped.push(Clamped::new("movetime_ms", ms, config.max_movetime_ms));
         }
         limits.movetime = Some(Duration::from_millis(ms.min(config.max_movetime_ms)));
     } else if let Some(nodes) = nodes {
@@ -159,7 +159,7 @@ pub(super) fn read_limits(
             return Err(Problem::invalid("nodes", "nodes must be at least 1"));
         }
         if nodes > config.max_nodes {
-            clamped.push("nodes");
+            clamped.push(Clamped::new("nodes", nodes, config.max_nodes));
         }
         limits.nodes = Some(nodes.min(config.max_nodes));
     } else {
@@ -182,7 +182,7 @@ pub(super) fn prepare<G: Game>(
     let multipv = match req.multipv {
         Some(0) => return Err(Problem::invalid("multipv", "multipv must be at least 1")),
         Some(k) if k > config.max_multipv => {
-            clamped.push("multipv");
+            clamped.push(Clamped::new("multipv", k, config.max_multipv));
             config.max_multipv
         }
         Some(k) => k,
@@ -235,9 +235,13 @@ pub(super) struct AnalysisResponse {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub white_pov: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub clamped: Vec<&'static str>,
+    pub clamped: Vec<Clamped>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<OutcomeOut>,
+    /// The search was stopped (by the request timeout) before its limit: the answer is its deepest
+    /// completed iteration.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// Rewrite a line stored in the main notation into `format`, move by move from `root`.
@@ -298,6 +302,7 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
         white_pov: p.white_pov,
         clamped: p.clamped.clone(),
         outcome: None,
+        stopped: false,
     }
 }
 
@@ -320,8 +325,11 @@ pub(super) fn answer_out<G: Game>(p: &Prepared<G>, answer: &Answer) -> AnalysisR
 
 async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<AnalysisResponse, Problem> {
     let p = prepare::<G>(req, &state.config, &state.analysis)?;
-    let answer = state.analysis.analyse(request_of(&p)).await?;
-    Ok(answer_out(&p, &answer))
+    let deadline = std::time::Instant::now() + state.config.request_timeout;
+    let timed = super::deadline::answer_by(&state.analysis, request_of(&p), deadline).await?;
+    let mut out = answer_out(&p, &timed.answer);
+    out.stopped = timed.stopped;
+    Ok(out)
 }
 
 pub(super) async fn post_analysis(
@@ -542,6 +550,10 @@ pub(super) struct ApiLimits {
     max_nodes: u64,
     max_multipv: u32,
     max_moves: usize,
+    max_body_bytes: usize,
+    max_annotation_bytes: usize,
+    max_annotation_positions: usize,
+    request_timeout_s: f64,
 }
 
 #[derive(Serialize)]
@@ -552,13 +564,18 @@ struct GamesResponse {
 }
 
 impl ApiLimits {
-    pub(super) fn of(c: &ApiConfig) -> ApiLimits {
+    pub(super) fn of(state: &AppState) -> ApiLimits {
+        let c = &state.config;
         ApiLimits {
             max_depth: c.max_depth,
             max_movetime_ms: c.max_movetime_ms,
             max_nodes: c.max_nodes,
             max_multipv: c.max_multipv,
             max_moves: c.max_moves,
+            max_body_bytes: c.max_body_bytes,
+            max_annotation_bytes: c.max_annotation_bytes,
+            max_annotation_positions: state.annotator.config().max_positions,
+            request_timeout_s: c.request_timeout.as_secs_f64(),
         }
     }
 }
@@ -577,8 +594,7 @@ fn game_info<G: Game>() -> GameInfo {
 }
 
 pub(super) async fn games(State(state): State<AppState>) -> Response {
-    let c = &state.config;
     let games = GameKind::ALL.iter().map(|&kind| with_game!(kind, G => game_info::<G>())).collect();
-    let body = GamesResponse { engine: ENGINE, games, limits: ApiLimits::of(c) };
+    let body = GamesResponse { engine: ENGINE, games, limits: ApiLimits::of(&state) };
     (StatusCode::OK, Json(body)).into_response()
 }

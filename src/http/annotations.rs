@@ -14,12 +14,16 @@ use super::AppState;
 use super::analysis::{check_format, game_kind, read_limits};
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
-use crate::analysis::{AnalysisError, EngineChoice};
+use crate::analysis::{AnalysisError, Clamped, EngineChoice};
 use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
 use crate::game::{Game, GameRecord, RecordError};
 use crate::games::GameKind;
 use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
 use crate::with_game;
+
+/// Submissions read (parsed) at once, over the whole server: reading a collection holds all of its games, so
+/// concurrent large submissions wait their turn instead of multiplying the memory they take.
+static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// Longest a job id may be (ids are 32 hex digits).
 const MAX_ID: usize = 64;
@@ -66,13 +70,15 @@ struct Accepted {
     /// The games that could not be read (they are not annotated; the others are).
     errors: Vec<ErrorJson>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    clamped: Vec<&'static str>,
+    clamped: Vec<Clamped>,
 }
 
 type Records<G> = Vec<Result<GameRecord<G>, RecordError>>;
 
-/// Read every game of a submission, numbering the games across the texts of `games`.
-fn read_records<G: Game>(req: &AnnotationRequest) -> Result<Records<G>, Problem> {
+/// Read every game of a submission, numbering the games across the texts of `games`. The positions are
+/// counted text by text: past `max_positions` the submission is refused before the rest is read and before
+/// anything is prepared for the store.
+fn read_records<G: Game>(req: &AnnotationRequest, max_positions: usize) -> Result<Records<G>, Problem> {
     let format = req.format.as_deref();
     let texts: Vec<(&str, &str)> = match (&req.text, &req.games) {
         (Some(text), None) => vec![("text", text.as_str())],
@@ -81,9 +87,15 @@ fn read_records<G: Game>(req: &AnnotationRequest) -> Result<Records<G>, Problem>
         (None, None) => return Err(Problem::invalid("text", "give the games to annotate in `text` or `games`")),
     };
     let mut all = Vec::new();
+    let mut positions = 0u64;
     for (i, (field, text)) in texts.into_iter().enumerate() {
         let field = if field == "games" { format!("games[{i}]") } else { field.to_string() };
         let records = G::parse_records(text, format).map_err(|e| Problem::notation(&field, &e))?;
+        positions += records.iter().flatten().map(|r| r.moves.len() as u64 + 1).sum::<u64>();
+        if positions > max_positions as u64 {
+            let e = crate::annotate::SubmitError::TooManyPositions { positions, max: max_positions };
+            return Err(Problem::invalid(&field, e.to_string()));
+        }
         for record in records {
             let index = all.len();
             all.push(record.map_err(|mut e| {
@@ -112,6 +124,7 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
         nodes: limits.nodes,
         threshold,
         priority: req.priority.unwrap_or_default(),
+        clamped: clamped.clone(),
         engine: None,
     };
     // The engine is fixed when the job is made: a default engine configured later does not change it.
@@ -120,7 +133,9 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
         EngineChoice::Own => settings,
         EngineChoice::External(e) => Settings { engine: Some(e.name.clone()), ..settings },
     };
-    let records = tokio::task::spawn_blocking(move || read_records::<G>(&req))
+    let max_positions = state.annotator.config().max_positions;
+    let _reading = READING.acquire().await.map_err(|_| Problem::unavailable("the server is shutting down"))?;
+    let records = tokio::task::spawn_blocking(move || read_records::<G>(&req, max_positions))
         .await
         .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
     let submitted = state.annotator.submit::<G>(records, settings).await?;

@@ -93,5 +93,5 @@ pub(super) async fn engines(State(state): State<AppState>) -> Json<EnginesRespon
             GameEngines { game: game.name(), default, engines }
         })
         .collect();
-    Json(EnginesResponse { games, limits: ApiLimits::of(&state.config) })
+    Json(EnginesResponse { games, limits: ApiLimits::of(&state) })
 }

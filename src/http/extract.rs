@@ -46,27 +46,43 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let mut p = if inner.is_syntax() || inner.is_eof() {
+        if inner.is_syntax() || inner.is_eof() {
             Problem::bad_request(format!("the body is not valid JSON: {inner}"))
         } else {
-            Problem::invalid(&path, format!("{path}: {inner}"))
-        };
-        if path == "." {
-            p.field = None;
+            member_problem(&path, &inner.to_string())
         }
-        p
     })
+}
+
+/// The problem of a JSON member that does not fit: `field` is the path of the member at fault, a missing or
+/// unknown member included (serde names those in its message, with the path of the object holding them).
+fn member_problem(path: &str, text: &str) -> Problem {
+    let named = ["missing field `", "unknown field `"]
+        .iter()
+        .find_map(|prefix| text.strip_prefix(prefix).and_then(|rest| rest.split('`').next()))
+        .filter(|name| !name.is_empty());
+    let field = match (path, named) {
+        (".", Some(name)) => Some(name.to_string()),
+        (".", None) => None,
+        // An unknown member's error comes with its own path already.
+        (path, Some(name)) if !path.ends_with(name) => Some(format!("{path}.{name}")),
+        (path, _) => Some(path.to_string()),
+    };
+    match field {
+        Some(field) => Problem::invalid(&field, format!("{field}: {text}")),
+        None => {
+            let mut p = Problem::invalid(".", text.to_string());
+            p.field = None;
+            p
+        }
+    }
 }
 
 /// Read an already parsed JSON value into `T`, naming the path of the member at fault like [`parse_json`].
 pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Problem> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let mut p = Problem::invalid(&path, format!("{path}: {}", e.into_inner()));
-        if path == "." {
-            p.field = None;
-        }
-        p
+        member_problem(&path, &e.into_inner().to_string())
     })
 }
 

@@ -6,14 +6,15 @@
 
 mod analysis;
 mod annotations;
+mod deadline;
 mod engines;
 mod extract;
+mod guard;
 mod metrics;
 pub mod openapi;
 pub mod problem;
 mod ws;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,7 +26,6 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::analysis::Analysis;
@@ -135,7 +135,7 @@ pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/v1/engines", get(engines::engines))
         .route("/v1/games", get(analysis::games))
-        .route("/v1/analysis", post(analysis::post_analysis).get(analysis::get_analysis))
+        .route("/v1/analysis", get(analysis::get_analysis))
         .route("/v1/moves", post(analysis::moves))
         .route("/v1/convert", post(analysis::convert))
         .route(
@@ -148,12 +148,20 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, state.config.request_timeout));
+        .layer(axum::middleware::from_fn_with_state(state.config.request_timeout, guard::time_limit));
+    // A search stops itself at the request timeout and answers with what it has: the route's own limit
+    // leaves it the time to do so.
+    let searches = Router::new().route("/v1/analysis", post(analysis::post_analysis)).layer(
+        axum::middleware::from_fn_with_state(state.config.request_timeout + deadline::ANSWER_GRACE, guard::time_limit),
+    );
     // The WebSocket lives as long as its client: no request timeout.
     Router::new()
         .route("/v1/stream", get(ws::stream))
         .merge(api)
+        .merge(searches)
+        .method_not_allowed_fallback(guard::method_not_allowed)
         .fallback(not_found)
+        .layer(axum::middleware::from_fn(guard::header_limits))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(CompressionLayer::new())
@@ -205,14 +213,5 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
-    // No Nagle delay: a WebSocket answer right after a progress message would otherwise wait for the
-    // client's delayed ACK (about 40 ms).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    guard::serve_connections(listener, router(state), shutdown).await
 }

@@ -124,7 +124,7 @@ fn annotation_schemas(games: &[&str]) -> Value {
                     "games": { "type": "integer" },
                     "positions": { "type": "integer" },
                     "errors": { "type": "array", "items": { "$ref": "#/components/schemas/RecordError" } },
-                    "clamped": { "type": "array", "items": { "type": "string" } }
+                    "clamped": { "type": "array", "items": { "$ref": "#/components/schemas/Clamped" }, "description": "Limits lowered to the server's maxima (they are also in the job's settings)." }
                 }
             },
             "Eval": {
@@ -381,8 +381,18 @@ pub fn document() -> Value {
                     "cached": { "type": "boolean" },
                     "engine": { "type": "string", "description": "The engine that answered: kibitz's name and version, or a configured engine's name with its own name and version in parentheses." },
                     "white_pov": { "type": "boolean" },
-                    "clamped": { "type": "array", "items": { "type": "string" }, "description": "Limits lowered to the server's maxima." },
-                    "outcome": { "$ref": "#/components/schemas/Outcome" }
+                    "clamped": { "type": "array", "items": { "$ref": "#/components/schemas/Clamped" }, "description": "Limits lowered to the server's maxima." },
+                    "outcome": { "$ref": "#/components/schemas/Outcome" },
+                    "stopped": { "type": "boolean", "description": "The request timeout stopped the search before its limit: the answer is its deepest completed iteration (see `depth`). Absent when false." }
+                }
+            },
+            "Clamped": {
+                "type": "object", "required": ["field", "requested", "used"],
+                "description": "A limit of the request lowered to the server's maximum.",
+                "properties": {
+                    "field": { "type": "string", "description": "The request member (`depth`, `movetime_ms`, `nodes`, `multipv`)." },
+                    "requested": { "type": "integer" },
+                    "used": { "type": "integer" }
                 }
             },
             "MovesRequest": {
@@ -447,7 +457,11 @@ pub fn document() -> Value {
                     "limits": { "type": "object", "properties": {
                         "max_depth": { "type": "integer" }, "max_movetime_ms": { "type": "integer" },
                         "max_nodes": { "type": "integer" }, "max_multipv": { "type": "integer" },
-                        "max_moves": { "type": "integer" } } }
+                        "max_moves": { "type": "integer" },
+                        "max_body_bytes": { "type": "integer", "description": "Largest request body, annotation submissions aside." },
+                        "max_annotation_bytes": { "type": "integer", "description": "Largest body of `POST /v1/annotations`." },
+                        "max_annotation_positions": { "type": "integer", "description": "Most positions one annotation submission may hold." },
+                        "request_timeout_s": { "type": "number", "description": "Longest an HTTP request may take; a search still running then answers with what it has (`stopped`)." } } }
                 }
             },
             "Problem": {

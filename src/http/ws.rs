@@ -103,7 +103,11 @@ async fn session(state: AppState, mut socket: WebSocket) {
                         if send(&mut socket, error_text(None, &p)).await.is_err() { break; }
                         continue;
                     }
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Err(e)) => {
+                        close_on_error(&mut socket, &e, state.config.max_body_bytes).await;
+                        break;
+                    }
                     Some(Ok(_)) => continue,
                 };
                 if let Some(reply) = handle(&state, &text, &tx, &mut running).await
@@ -133,6 +137,28 @@ async fn session(state: AppState, mut socket: WebSocket) {
     state.metrics.ws_connections.fetch_sub(1, Ordering::Relaxed);
 }
 
+/// A message the socket could not take ends the socket with a close code and a reason (RFC 6455 7.4.1): 1009
+/// for a message or frame larger than the limit, 1007 for text that is not UTF-8, 1002 for any other breach
+/// of the protocol. A connection already gone gets nothing.
+async fn close_on_error(socket: &mut WebSocket, error: &axum::Error, limit: usize) {
+    use axum::extract::ws::CloseFrame;
+    // axum does not expose the WebSocket library's error type: the kind is read from its message.
+    let text = error.to_string();
+    let gone = ["IO error", "Connection closed", "closed connection", "Connection reset"];
+    let (code, reason) = if text.contains("Space limit exceeded") || text.contains("Message too long") {
+        (1009, format!("message too big: at most {limit} bytes"))
+    } else if text.contains("UTF-8") {
+        (1007, "a text message must be UTF-8".to_string())
+    } else if gone.iter().any(|g| text.contains(g)) {
+        return;
+    } else {
+        (1002, "WebSocket protocol error".to_string())
+    };
+    tracing::debug!(error = %text, code, "closing a WebSocket after a bad message");
+    let frame = CloseFrame { code, reason: Utf8Bytes::from(reason) };
+    let _ = socket.send(Message::Close(Some(frame))).await;
+}
+
 async fn send(socket: &mut WebSocket, text: String) -> Result<(), axum::Error> {
     socket.send(Message::Text(Utf8Bytes::from(text))).await
 }
@@ -148,9 +174,10 @@ async fn handle(
         Ok(v) => v,
         Err(p) => return Some(error_text(None, &p)),
     };
-    let envelope: Envelope = match serde_json::from_value(value.clone()) {
+    // The member at fault is named (`id` of the wrong type, a missing `type`).
+    let envelope: Envelope = match from_value(value.clone()) {
         Ok(e) => e,
-        Err(e) => return Some(error_text(None, &Problem::invalid("type", e.to_string()))),
+        Err(p) => return Some(error_text(None, &p)),
     };
     let id = match envelope.id {
         Some(id) if !id.is_empty() && id.len() <= MAX_ID => id,
@@ -180,7 +207,10 @@ async fn handle(
                 ));
                 return Some(error_text(Some(&id), &p));
             }
-            let infinite = value.get("infinite").and_then(Value::as_bool).unwrap_or(false);
+            let infinite = match infinite_of(&value) {
+                Ok(infinite) => infinite,
+                Err(p) => return Some(error_text(Some(&id), &p)),
+            };
             if let Value::Object(map) = &mut value {
                 map.remove("type");
                 map.remove("id");
@@ -216,6 +246,23 @@ async fn handle(
                 Problem::invalid("type", format!("unknown message type `{other}` (known: analyse, stop, subscribe)"))
                     .with_token(other);
             Some(error_text(Some(&id), &p))
+        }
+    }
+}
+
+/// The `infinite` member of an `analyse` message: absent is false; anything but a boolean is an error.
+fn infinite_of(message: &Value) -> Result<bool, Problem> {
+    match message.get("infinite") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => {
+            let found = match other {
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Array(_) => "an array",
+                _ => "an object",
+            };
+            Err(Problem::invalid("infinite", format!("infinite: expected true or false, found {found}")))
         }
     }
 }

@@ -17,7 +17,7 @@
 //! | `undo [N]` | the GameString after taking back N moves (default 1) |
 //! | `options` | one line per option: `Key;type;value;default;min;max` (`Key;bool;value;default` for switches) |
 //! | `options get K` / `options set K V` | that option's line (after the change) |
-//! | `perft [N]` | `perft(d) = nodes in t ms. r KN/s` for d = 0..N (default and most: [`MAX_PERFT_DEPTH`]) |
+//! | `perft [N]` | `perft(d) = nodes in t ms. r KN/s` for d = 0..N (default [`DEFAULT_PERFT_DEPTH`], most [`MAX_PERFT_DEPTH`]) |
 //! | `exit` | nothing, not even `ok`: the engine exits |
 //!
 //! Errors are Mzinga's: `invalidmove <reason>` for a move the rules forbid, with Mzinga's reason texts;
@@ -69,8 +69,10 @@ pub const MAX_DEPTH: u32 = 64;
 pub const MAX_TIME: Duration = Duration::from_secs(24 * 3600);
 /// How long a search may go on once the input has ended, before it answers with what it has.
 pub const END_OF_INPUT_GRACE: Duration = Duration::from_secs(1);
-/// The deepest `perft`, and its default depth (it runs on the session's thread).
+/// The deepest `perft` (it runs on the session's thread).
 pub const MAX_PERFT_DEPTH: u32 = 6;
+/// The depth of a `perft` without its argument: small, so that a bare `perft` answers within a second.
+pub const DEFAULT_PERFT_DEPTH: u32 = 4;
 /// Lines kept while `bestmove` thinks; more are answered with `err` when their turn comes.
 pub const MAX_WAITING: usize = 1024;
 
@@ -546,7 +548,7 @@ impl UhpSession {
 
     fn perft(&mut self, args: &[&str]) -> Result<Vec<String>, SessionError> {
         let max = match args {
-            [] => MAX_PERFT_DEPTH,
+            [] => DEFAULT_PERFT_DEPTH,
             [d] => match d.parse::<u32>() {
                 Ok(d) if d <= MAX_PERFT_DEPTH => d,
                 _ => {
@@ -768,6 +770,10 @@ mod tests {
         assert_eq!(out[3], "ok");
         let out = s.on_line("perft 9").lines;
         assert!(out[0].starts_with("err Unable to calculate perft(9)"), "{out:?}");
+        // Without its argument (or with an empty one) perft stops at the small default depth.
+        let out = s.on_line("perft ").lines;
+        assert_eq!(out.len(), DEFAULT_PERFT_DEPTH as usize + 2, "{out:?}");
+        assert!(out[DEFAULT_PERFT_DEPTH as usize].starts_with(&format!("perft({DEFAULT_PERFT_DEPTH})")), "{out:?}");
         assert!(s.on_line("exit").quit);
     }
 

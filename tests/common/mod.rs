@@ -307,6 +307,29 @@ pub fn http(addr: SocketAddr, method: &str, target: &str, content_type: Option<&
     parse_response(&raw).unwrap_or_else(|e| panic!("{method} {target}: {e}: {}", String::from_utf8_lossy(&raw)))
 }
 
+/// Send `bytes` as they are (a request the helpers above would not write: partial, with odd headers) on a fresh
+/// connection, and read the answer until the server closes the connection.
+pub fn raw_exchange(addr: SocketAddr, bytes: &[u8]) -> Response {
+    let deadline = Instant::now() + DEADLINE;
+    let mut stream = TcpStream::connect_timeout(&addr, DEADLINE).expect("connect");
+    stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    stream.set_write_timeout(Some(DEADLINE)).expect("timeout");
+    let _ = stream.write_all(bytes);
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        assert!(Instant::now() < deadline, "no complete answer within {DEADLINE:?}");
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) if !raw.is_empty() && e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("read failed: {e}"),
+        }
+    }
+    parse_response(&raw).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&raw)))
+}
+
 fn parse_response(raw: &[u8]) -> Result<Response, String> {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no end of headers")?;
     let head = std::str::from_utf8(&raw[..end]).map_err(|_| "headers are not UTF-8")?;

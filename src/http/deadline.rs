@@ -1,0 +1,40 @@
+//! A search under the request timeout: stopped when the deadline comes, and answered with what it has (its
+//! deepest completed iteration), never thrown away.
+
+use std::time::{Duration, Instant};
+
+use crate::analysis::{Analysis, AnalysisError, Answer, Request, Started, satisfies};
+use crate::game::Game;
+
+/// How long a stopped search has to answer, beyond the request timeout, before the request is answered 408.
+/// A stop is seen within milliseconds; this covers a machine under load.
+pub const ANSWER_GRACE: Duration = Duration::from_secs(5);
+
+/// An answer, and whether the deadline stopped its search before the request's limit was reached.
+pub(super) struct Timed {
+    pub answer: Answer,
+    pub stopped: bool,
+}
+
+/// The answer to `request`, its search stopped at `deadline` if it runs that long.
+pub(super) async fn answer_by<G: Game>(
+    analysis: &Analysis,
+    request: Request<G>,
+    deadline: Instant,
+) -> Result<Timed, AnalysisError> {
+    let limits = request.limits.clone();
+    let mut subscription = match analysis.start(request).await? {
+        Started::Answered(answer) => return Ok(Timed { answer, stopped: false }),
+        Started::Running(subscription) => subscription,
+    };
+    tokio::select! {
+        answer = subscription.answer() => return Ok(Timed { answer: answer?, stopped: false }),
+        _ = tokio::time::sleep_until(deadline.into()) => {}
+    }
+    tracing::info!("the request timeout stops a search; answering with what it has");
+    subscription.stop();
+    let answer = subscription.answer().await?;
+    // A search that reached its limit as the deadline came was not cut short.
+    let stopped = !satisfies(&answer.result, &limits);
+    Ok(Timed { answer, stopped })
+}
