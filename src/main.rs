@@ -27,8 +27,9 @@ enum Command {
     Bench(cli::bench::BenchArgs),
     /// Speak a legacy engine protocol on stdin/stdout.
     Engine {
-        /// The protocol: `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol), `uhp`
-        /// (the Universal Hive Protocol) or `guide` (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on
+        /// The protocol: `uci` (the Universal Chess Interface: chess, and xiangqi through `UCI_Variant`),
+        /// `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol), `uhp` (the Universal
+        /// Hive Protocol) or `guide` (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on
         /// stdin/stdout for testing by hand).
         protocol: String,
     },

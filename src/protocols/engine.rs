@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use super::checkers::CheckersConfig;
 use super::guide::GuideConfig;
 use super::qianhong::{Mode, info_lines, parse_mode};
+use super::uci::UciConfig;
 use super::uhp::UhpConfig;
 
 /// The default log level of the protocol executables: their stdout is the protocol, their stderr is often
@@ -28,6 +29,7 @@ pub const STDIO: &[StdioEngine] = &[
     StdioEngine { name: "qianhong", run: qianhong },
     StdioEngine { name: "guide", run: guide },
     StdioEngine { name: "uhp", run: uhp },
+    StdioEngine { name: "uci", run: uci },
 ];
 
 /// The stdio protocol called `name`.
@@ -53,6 +55,11 @@ pub fn guide() -> io::Result<()> {
 /// The Universal Hive Protocol with the default settings.
 pub fn uhp() -> io::Result<()> {
     super::uhp::run_stdio(UhpConfig::default())
+}
+
+/// The Universal Chess Interface (chess, and xiangqi through `UCI_Variant`) with the default settings.
+pub fn uci() -> io::Result<()> {
+    super::uci::run_stdio(UciConfig::default())
 }
 
 /// The `main` of a thin protocol executable: logging ([`crate::logging`], default [`DEFAULT_LOG`]), then

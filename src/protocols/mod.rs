@@ -12,4 +12,5 @@ pub mod guide;
 pub mod qianhong;
 pub mod session;
 pub mod stdio;
+pub mod uci;
 pub mod uhp;
