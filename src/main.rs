@@ -1,4 +1,4 @@
-//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, openapi. This file parses the
+//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, dxp, openapi. This file parses the
 //! arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
 
 mod cli;
@@ -27,12 +27,14 @@ enum Command {
     Bench(cli::bench::BenchArgs),
     /// Speak a legacy engine protocol on stdin/stdout.
     Engine {
-        /// The protocol: `uci` (the Universal Chess Interface: chess, and xiangqi through `UCI_Variant`),
-        /// `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol), `uhp` (the Universal
+        /// The protocol: `uci` (the Universal Chess Interface: chess, and xiangqi through `UCI_Variant`), `hub`
+        /// (Hub version 2: international draughts), `ucci` (the Universal Chinese Chess Interface), `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol), `uhp` (the Universal
         /// Hive Protocol) or `guide` (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on
         /// stdin/stdout for testing by hand).
         protocol: String,
     },
+    /// Play international draughts against another program over DXP (the DamExchange Protocol, TCP).
+    Dxp(cli::dxp::DxpArgs),
     /// Print the API's OpenAPI document.
     Openapi,
 }
@@ -49,6 +51,7 @@ fn main() -> Result<()> {
         Command::Perft(args) => cli::perft::run(args),
         Command::Bench(args) => cli::bench::run(&args),
         Command::Engine { protocol } => cli::engine::run(&protocol),
+        Command::Dxp(args) => cli::dxp::run(args),
         Command::Openapi => {
             print!("{}", kibitz::http::openapi::document_text());
             Ok(())

@@ -4,6 +4,7 @@
 pub mod analyse;
 pub mod annotate;
 pub mod bench;
+pub mod dxp;
 pub mod engine;
 mod http_client;
 pub mod perft;

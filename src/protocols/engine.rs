@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use super::checkers::CheckersConfig;
 use super::guide::GuideConfig;
+use super::hub::HubConfig;
 use super::qianhong::{Mode, info_lines, parse_mode};
+use super::ucci::UcciConfig;
 use super::uci::UciConfig;
 use super::uhp::UhpConfig;
 
@@ -30,6 +32,8 @@ pub const STDIO: &[StdioEngine] = &[
     StdioEngine { name: "guide", run: guide },
     StdioEngine { name: "uhp", run: uhp },
     StdioEngine { name: "uci", run: uci },
+    StdioEngine { name: "hub", run: hub },
+    StdioEngine { name: "ucci", run: ucci },
 ];
 
 /// The stdio protocol called `name`.
@@ -60,6 +64,16 @@ pub fn uhp() -> io::Result<()> {
 /// The Universal Chess Interface (chess, and xiangqi through `UCI_Variant`) with the default settings.
 pub fn uci() -> io::Result<()> {
     super::uci::run_stdio(UciConfig::default())
+}
+
+/// The Hub protocol (version 2, international draughts) with the default settings.
+pub fn hub() -> io::Result<()> {
+    super::hub::run_stdio(HubConfig::default())
+}
+
+/// The Universal Chinese Chess Interface (xiangqi) with the default settings.
+pub fn ucci() -> io::Result<()> {
+    super::ucci::run_stdio(UcciConfig::default())
 }
 
 /// The `main` of a thin protocol executable: logging ([`crate::logging`], default [`DEFAULT_LOG`]), then
