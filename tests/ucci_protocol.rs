@@ -226,7 +226,7 @@ fn transcript_and_bad_lines() {
     // The root is not kept in the table; the position after the best move is.
     let out = e.ask(&format!("probe startpos moves h2e2 h9g7 {}", best.expect("a move")));
     assert!(out.len() == 1 && out[0].starts_with("pophash ") && out[0].contains("bound "), "{out:?}");
-    let out = e.ask("probe fen 4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1");
+    let out = e.ask("probe fen 3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1");
     assert_eq!(out, ["pophash"]);
 
     // Ponder and infinite searches wait for ponderhit or stop; isready answers meanwhile.

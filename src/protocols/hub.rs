@@ -510,13 +510,13 @@ pub fn info_line(root: &Draughts, info: &Info<Move>) -> Option<String> {
     }
     let seconds = info.time_ms as f64 / 1000.0;
     Some(format!(
-        "info depth={} seldepth={} score={:.2} nodes={} time={seconds:.3} nps={:.2} pv={}",
+        "info depth={} seldepth={} score={:.2} nodes={} time={seconds:.3} nps={:.2} pv=\"{}\"",
         info.depth,
         info.seldepth.max(info.depth),
         score_number(info.score) as f64 / 100.0,
         info.nodes,
         info.nps as f64 / 1e6,
-        quote(&hub_line(root, &info.pv).join(" "))
+        hub_line(root, &info.pv).join(" ")
     ))
 }
 

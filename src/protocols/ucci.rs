@@ -718,7 +718,7 @@ mod tests {
         // The root is not kept in the table; the position after the best move is.
         let out = s.on_line(&format!("probe startpos moves {best}")).lines;
         assert!(out[0].starts_with("pophash ") && out[0].contains("bound "), "{out:?}");
-        assert_eq!(s.on_line("probe fen 4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1").lines, ["pophash"]);
+        assert_eq!(s.on_line("probe fen 3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1").lines, ["pophash"]);
         says(&mut s, "go ponder depth 2", &[]);
         says(&mut s, "isready", &["readyok"]);
         says(&mut s, "ponderhit draw", &[]);
