@@ -1,4 +1,4 @@
-//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, engines, openapi. This file parses the
+//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, engines, dxp, openapi. This file parses the
 //! arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
 
 mod cli;
@@ -27,14 +27,17 @@ enum Command {
     Bench(cli::bench::BenchArgs),
     /// Speak a legacy engine protocol on stdin/stdout.
     Engine {
-        /// The protocol: `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol), `uhp`
-        /// (the Universal Hive Protocol) or `guide` (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on
+        /// The protocol: `uci` (the Universal Chess Interface: chess, and xiangqi through `UCI_Variant`), `hub`
+        /// (Hub version 2: international draughts), `ucci` (the Universal Chinese Chess Interface), `checkers` (the Checkers Protocol), `qianhong` (the Qianhong plugin protocol), `uhp` (the Universal
+        /// Hive Protocol) or `guide` (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on
         /// stdin/stdout for testing by hand).
         protocol: String,
     },
     /// External engines of an engines file.
     #[command(subcommand)]
     Engines(cli::engines::EnginesCommand),
+    /// Play international draughts against another program over DXP (the DamExchange Protocol, TCP).
+    Dxp(cli::dxp::DxpArgs),
     /// Print the API's OpenAPI document.
     Openapi,
 }
@@ -52,6 +55,7 @@ fn main() -> Result<()> {
         Command::Bench(args) => cli::bench::run(&args),
         Command::Engine { protocol } => cli::engine::run(&protocol),
         Command::Engines(command) => cli::engines::run(command),
+        Command::Dxp(args) => cli::dxp::run(args),
         Command::Openapi => {
             print!("{}", kibitz::http::openapi::document_text());
             Ok(())

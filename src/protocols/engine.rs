@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use super::checkers::CheckersConfig;
 use super::guide::GuideConfig;
+use super::hub::HubConfig;
 use super::qianhong::{Mode, info_lines, parse_mode};
+use super::ucci::UcciConfig;
+use super::uci::UciConfig;
 use super::uhp::UhpConfig;
 
 /// The default log level of the protocol executables: their stdout is the protocol, their stderr is often
@@ -28,6 +31,9 @@ pub const STDIO: &[StdioEngine] = &[
     StdioEngine { name: "qianhong", run: qianhong },
     StdioEngine { name: "guide", run: guide },
     StdioEngine { name: "uhp", run: uhp },
+    StdioEngine { name: "uci", run: uci },
+    StdioEngine { name: "hub", run: hub },
+    StdioEngine { name: "ucci", run: ucci },
 ];
 
 /// The stdio protocol called `name`.
@@ -53,6 +59,21 @@ pub fn guide() -> io::Result<()> {
 /// The Universal Hive Protocol with the default settings.
 pub fn uhp() -> io::Result<()> {
     super::uhp::run_stdio(UhpConfig::default())
+}
+
+/// The Universal Chess Interface (chess, and xiangqi through `UCI_Variant`) with the default settings.
+pub fn uci() -> io::Result<()> {
+    super::uci::run_stdio(UciConfig::default())
+}
+
+/// The Hub protocol (version 2, international draughts) with the default settings.
+pub fn hub() -> io::Result<()> {
+    super::hub::run_stdio(HubConfig::default())
+}
+
+/// The Universal Chinese Chess Interface (xiangqi) with the default settings.
+pub fn ucci() -> io::Result<()> {
+    super::ucci::run_stdio(UcciConfig::default())
 }
 
 /// The `main` of a thin protocol executable: logging ([`crate::logging`], default [`DEFAULT_LOG`]), then

@@ -7,9 +7,13 @@
 
 pub mod ceboard;
 pub mod checkers;
+pub mod dxp;
 pub mod engine;
 pub mod guide;
+pub mod hub;
 pub mod qianhong;
 pub mod session;
 pub mod stdio;
+pub mod ucci;
+pub mod uci;
 pub mod uhp;

@@ -129,6 +129,26 @@ impl Draughts {
         notation::format_guide_position(&self.cur.board)
     }
 
+    /// A position in Hub's notation: `W` or `B`, then 50 characters `e`/`w`/`W`/`b`/`B` for squares 1-50.
+    pub fn from_hub(text: &str) -> Result<Draughts, NotationError> {
+        notation::parse_hub_position(text).map(Draughts::from_board)
+    }
+
+    /// The position in Hub's notation.
+    pub fn to_hub(&self) -> String {
+        notation::format_hub_position(&self.cur.board)
+    }
+
+    /// Read a Hub move (`32-28`; `28x19x23`: start, end, then every captured square in any order).
+    pub fn parse_hub_move(&self, text: &str) -> Result<Move, NotationError> {
+        notation::parse_hub_move(self, text)
+    }
+
+    /// A legal move in Hub's notation.
+    pub fn hub_move(m: Move) -> String {
+        notation::format_hub_move(m)
+    }
+
     /// Read a GUIDE move (`32 28 0`, `31 33 2 27 28`): the legal move with these ends and this captured set
     /// (the order of the captured squares does not matter).
     pub fn parse_guide_move(&self, text: &str) -> Result<Move, NotationError> {

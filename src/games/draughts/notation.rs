@@ -148,6 +148,82 @@ pub fn format_guide_position(b: &Board) -> String {
     s
 }
 
+// ---- Hub ----
+
+/// Read a Hub position: `W` or `B` for the side to move, then 50 characters `e`/`w`/`W`/`b`/`B` for squares
+/// 1-50 (`Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww`).
+pub fn parse_hub_position(text: &str) -> Result<Board, NotationError> {
+    let t = text.trim();
+    let side = match t.chars().next() {
+        Some('W') => "white",
+        Some('B') => "black",
+        _ => return Err(NotationError::new(t.get(..1).unwrap_or(t), "side to move must be `W` or `B`")),
+    };
+    let squares = &t[1..];
+    if squares.chars().any(char::is_whitespace) {
+        return Err(NotationError::new(text, "a Hub position has no spaces"));
+    }
+    parse_guide_position(&format!("{side} {squares}")).map_err(|e| {
+        let message = e.message.replace("a GUIDE position", "a Hub position");
+        NotationError { token: e.token, message }
+    })
+}
+
+/// Write a Hub position: the side letter and the 50 squares.
+pub fn format_hub_position(b: &Board) -> String {
+    let guide = format_guide_position(b);
+    let squares = guide.split_once(' ').map_or("", |(_, sq)| sq);
+    format!("{}{squares}", if b.stm == WHITE { 'W' } else { 'B' })
+}
+
+/// Read a Hub move: `32-28` for a step, `28x19x23` for a capture (start, end, then every captured square in
+/// any order), checked against the legal moves.
+pub fn parse_hub_move(game: &Draughts, text: &str) -> Result<Move, NotationError> {
+    let t = text.trim();
+    let capture = t.contains(['x', 'X']);
+    if capture && t.contains('-') || t.contains(':') {
+        return Err(NotationError::new(text, "a Hub move is `from-to` or `fromxtoxcaptured...`"));
+    }
+    let squares = read_squares(t)?;
+    if !capture && squares.len() != 2 {
+        return Err(NotationError::new(text, "a Hub step has two squares (`32-28`)"));
+    }
+    let mut cap = 0u64;
+    for &s in &squares[2..] {
+        let bit = bit_of_square(s);
+        if cap & bit != 0 {
+            return Err(NotationError::new(text, format!("square {s} is captured twice")));
+        }
+        cap |= bit;
+    }
+    let b = game.board();
+    let legal = game.legal_moves();
+    let (from, to) = (squares[0], squares[1]);
+    legal
+        .iter()
+        .copied()
+        .find(|m| m.from_square() == from && m.to_square() == to && m.cap == cap && (m.cap != 0) == capture)
+        .ok_or_else(|| {
+            if capture && legal.iter().any(|m| m.from_square() == from && m.to_square() == to && m.cap != 0) {
+                NotationError::new(text, "illegal move: no capture from here to there takes exactly these pieces")
+            } else {
+                illegal(b, &legal, &[from, to], text)
+            }
+        })
+}
+
+/// Write a legal move in Hub notation: `32-28`, or `28x19x23` (start, end, the captured squares ascending).
+pub fn format_hub_move(m: Move) -> String {
+    if m.cap == 0 {
+        return format!("{}-{}", m.from_square(), m.to_square());
+    }
+    let mut s = format!("{}x{}", m.from_square(), m.to_square());
+    for sq in m.captured_squares() {
+        s.push_str(&format!("x{sq}"));
+    }
+    s
+}
+
 // ---- PDN moves ----
 
 /// A move text read into squares: the start, the squares in between, the end.

@@ -529,3 +529,29 @@ mod records {
         assert_eq!(Draughts::parse_records("", Some("sgf")).unwrap_err().token, "sgf");
     }
 }
+
+#[test]
+fn hub_positions_and_moves() {
+    let start = Draughts::start();
+    let hub = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww";
+    assert_eq!(start.to_hub(), hub);
+    assert_eq!(Draughts::from_hub(hub).map(|g| g.to_fen()), Ok(start.to_fen()));
+    for bad in ["", "X", "Wbbb", &format!("{hub}e"), "W bbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww"] {
+        assert!(Draughts::from_hub(bad).is_err(), "{bad}");
+    }
+    let m = start.parse_hub_move("32-28").expect("legal");
+    assert_eq!(Draughts::hub_move(m), "32-28");
+    for bad in ["32-23", "32x28", "32-28-23", "", "x", "32-", "99-28"] {
+        assert!(start.parse_hub_move(bad).is_err(), "{bad}");
+    }
+    // White 28 takes 23 and lands on 19... here 28x19 over 23, and a double capture written in any order.
+    let g = Draughts::from_fen("W:W28:B23,14").expect("FEN");
+    let legal = g.legal_moves();
+    assert_eq!(legal.len(), 1);
+    let text = Draughts::hub_move(legal[0]);
+    assert_eq!(text, "28x10x14x23");
+    assert_eq!(g.parse_hub_move("28x10x23x14"), Ok(legal[0]));
+    for bad in ["28x10x23", "28x10", "28x10x14x23x23", "28-10", "28x10x14x23x19"] {
+        assert!(g.parse_hub_move(bad).is_err(), "{bad}");
+    }
+}

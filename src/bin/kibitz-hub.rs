@@ -1,0 +1,8 @@
+//! The Hub protocol (version 2) engine for international draughts on stdin/stdout. Logging goes to stderr
+//! (`KIBITZ_LOG`, default `warn`).
+
+use kibitz::protocols::engine;
+
+fn main() -> std::process::ExitCode {
+    engine::main("kibitz-hub", engine::hub)
+}

@@ -1,0 +1,144 @@
+//! DXP through the real `kibitz dxp`: two processes, follower and initiator, play a whole game over TCP; and a
+//! DXP peer scripted here checks the message layouts against a follower, with a bad message in between.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use kibitz::game::Game;
+use kibitz::games::draughts::Draughts;
+
+/// How long a whole game may take (a minute a side on a possibly loaded machine).
+const GAME: Duration = Duration::from_secs(600);
+
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start a follower; its process, the address it listens on and its stdout lines.
+fn follower() -> (Proc, String, mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["dxp", "--listen", "127.0.0.1:0", "--idle-s", "300", "--name", "follower"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the follower");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = rx.recv_timeout(Duration::from_secs(60)).expect("the follower says where it listens");
+    let addr = first.strip_prefix("kibitz dxp listening on ").unwrap_or_else(|| panic!("{first}")).to_string();
+    (Proc(child), addr, rx)
+}
+
+fn wait_exit(p: &mut Proc, timeout: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(Some(status)) = p.0.try_wait() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the process did not exit within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn two_kibitz_processes_play_a_game_to_its_end() {
+    let (mut follower, addr, lines) = follower();
+    let initiator = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["dxp", "--connect", &addr, "--minutes", "1", "--moves", "0", "--color", "black", "--idle-s", "300"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the initiator");
+    let mut initiator = Proc(initiator);
+    let status = wait_exit(&mut initiator, GAME);
+    assert!(status.success(), "initiator: {status:?}");
+    let mut out = String::new();
+    initiator.0.stdout.take().expect("stdout").read_to_string(&mut out).expect("read");
+    let status = wait_exit(&mut follower, Duration::from_secs(60));
+    assert!(status.success(), "follower: {status:?}");
+    let theirs: Vec<String> = lines.try_iter().collect();
+    eprintln!("initiator:\n{out}\nfollower:\n{}", theirs.join("\n"));
+    let mine = out.lines().find(|l| l.starts_with("game 1: ")).expect("the initiator's game line");
+    let other = theirs.iter().find(|l| l.starts_with("game 1: ")).expect("the follower's game line");
+    assert!(mine.starts_with("game 1: kibitz black, "), "{mine}");
+    assert!(other.starts_with("game 1: kibitz white, "), "{other}");
+    // The two sides agree on the result.
+    let result = |l: &str| l.split(", ").nth(1).unwrap_or("").split(' ').next().unwrap_or("").to_string();
+    let pair = (result(mine), result(other));
+    assert!(
+        matches!((pair.0.as_str(), pair.1.as_str()), ("won", "lost") | ("lost", "won") | ("draw", "draw")),
+        "{mine} / {other}"
+    );
+    assert!(out.contains("kibitz dxp: 1 games played"), "{out}");
+}
+
+/// Read one NUL-terminated message.
+fn read_message(s: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        match s.read(&mut byte) {
+            Ok(1) if byte[0] == 0 => return String::from_utf8_lossy(&out).into_owned(),
+            Ok(1) => out.push(byte[0]),
+            other => panic!("the connection ended or failed ({other:?}) after {:?}", String::from_utf8_lossy(&out)),
+        }
+    }
+}
+
+fn send(s: &mut TcpStream, message: &str) {
+    s.write_all(message.as_bytes()).expect("write");
+    s.write_all(&[0]).expect("write");
+}
+
+#[test]
+fn scripted_peer_checks_the_layouts() {
+    let (mut follower, addr, _lines) = follower();
+    let mut s = TcpStream::connect(&addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    // GAMEREQ: version 01, our name, the follower plays white, 2 minutes for 50 moves, the start position.
+    send(&mut s, &format!("R01{:<32}W002050A", "script"));
+    let acc = read_message(&mut s);
+    assert_eq!(acc.len(), 34, "{acc:?}");
+    assert_eq!(&acc[..1], "A");
+    assert_eq!(acc[1..33].trim_end(), "follower");
+    assert_eq!(&acc[33..], "0");
+    // The follower is White and moves first: MOVE, time(4) from(2) to(2) count(2).
+    let m = read_message(&mut s);
+    assert_eq!((m.len(), &m[..1], &m[9..11]), (11, "M", "00"), "{m:?}");
+    let mut g = Draughts::start();
+    let text = format!("{}-{}", m[5..7].trim_start_matches('0'), m[7..9].trim_start_matches('0'));
+    let mv = g.parse_hub_move(&text).unwrap_or_else(|e| panic!("{m:?}: {e}"));
+    g.make(mv);
+    // A message that means nothing: an error as a CHAT, and the game goes on.
+    send(&mut s, "Xjunk");
+    let c = read_message(&mut s);
+    assert!(c.starts_with("Ckibitz error: unknown message `Xjunk`"), "{c:?}");
+    // A takeback request is declined.
+    send(&mut s, "B001W");
+    assert_eq!(read_message(&mut s), "K1");
+    // An illegal move for Black: the game cannot go on.
+    send(&mut s, "M0001464100");
+    let c = read_message(&mut s);
+    assert!(c.starts_with("Ckibitz error: move 46-41"), "{c:?}");
+    assert_eq!(read_message(&mut s), "E01");
+    // Our GAMEEND, no more games: the follower exits.
+    send(&mut s, "E01");
+    let status = wait_exit(&mut follower, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+}
