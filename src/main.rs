@@ -1,5 +1,5 @@
-//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, engines, dxp, openapi. This file parses the
-//! arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
+//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, engines, dxp, openapi. This file
+//! parses the arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
 
 mod cli;
 
