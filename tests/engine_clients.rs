@@ -157,7 +157,7 @@ elif protocol == "checkers":
             say("INFO nodes 10 eval 25 time 3 depth 1 pv 9-13")
             if misbehave():
                 continue
-            say("BESTMOVE 9x14" if mode == "illegal" else "BESTMOVE 9x13")
+            say("BESTMOVE 9x18" if mode == "illegal" else "BESTMOVE 9x13")
         elif cmd == "QUIT":
             break
 elif protocol == "hub":
@@ -189,7 +189,7 @@ elif protocol == "hub":
                 continue
             if mode == "wait" and words[1:] == ["analyze"]:
                 continue
-            say("done move=32-27" if mode == "illegal" else answer)
+            say("done move=32-23" if mode == "illegal" else answer)
         elif cmd == "stop":
             if mode == "wait":
                 say(answer)
@@ -335,7 +335,10 @@ fn checkers_client_gets_legal_lines_from_kibitz_checkers() {
     assert!(matches!(engine.set_parameter("depth", "five"), Err(EngineError::BadOptionValue { .. })));
     // The engine's own refusal (ALERT) is a bad value too, and the engine stays usable.
     let refused = engine.set_parameter("depth", "999");
-    assert!(matches!(&refused, Err(EngineError::BadOptionValue { reason, .. }) if reason.contains("ALERT")), "{refused:?}");
+    assert!(
+        matches!(&refused, Err(EngineError::BadOptionValue { reason, .. }) if reason.contains("ALERT")),
+        "{refused:?}"
+    );
     assert!(!engine.is_dead());
 
     let start = Checkers::start();
@@ -404,7 +407,7 @@ fn checkers_engine_failures_are_named_errors_and_kill_the_process() {
     assert!(matches!(&result, Err(EngineError::Timeout { during: "BESTMOVE", .. })), "{result:?}");
     assert!(engine.is_dead());
     let (engine, result) = checkers_fake(&fake, "illegal");
-    assert!(matches!(&result, Err(EngineError::IllegalMove { token, .. }) if token == "9x14"), "{result:?}");
+    assert!(matches!(&result, Err(EngineError::IllegalMove { token, .. }) if token == "9x18"), "{result:?}");
     assert!(engine.is_dead());
     let (engine, result) = checkers_fake(&fake, "long");
     assert!(matches!(&result, Err(EngineError::LineTooLong { .. })), "{result:?}");
@@ -458,7 +461,10 @@ fn hub_client_reads_lines_in_kibitz_convention() {
     assert!(matches!(multi, Err(EngineError::Unsupported { .. })), "{multi:?}");
     // A position the fake does not expect: it answers `error`, which fails the search and the process.
     let (result, _) = collect(|stop, sink| engine.search(&position, &[], &Limits::depth(1), 1, stop, sink));
-    assert!(matches!(&result, Err(EngineError::Protocol { message, .. }) if message.contains("unexpected")), "{result:?}");
+    assert!(
+        matches!(&result, Err(EngineError::Protocol { message, .. }) if message.contains("unexpected")),
+        "{result:?}"
+    );
     assert!(engine.is_dead());
 }
 
@@ -495,7 +501,7 @@ fn hub_engine_failures_are_named_errors_and_kill_the_process() {
     assert!(engine.is_dead());
     let mut engine = hub_fake(&fake, "illegal");
     let result = search(&mut engine);
-    assert!(matches!(&result, Err(EngineError::IllegalMove { token, .. }) if token == "32-27"), "{result:?}");
+    assert!(matches!(&result, Err(EngineError::IllegalMove { token, .. }) if token == "32-23"), "{result:?}");
     assert!(engine.is_dead());
     let mut engine = hub_fake(&fake, "long");
     let result = search(&mut engine);
@@ -537,13 +543,7 @@ fn pool_search<G: Game>(engines: &Engines, name: &str, game: GameKind, root: G, 
 #[test]
 fn every_protocol_searches_through_its_pool() {
     let mut specs = vec![
-        spec(
-            "uhp",
-            GameKind::Hive,
-            Protocol::Uhp,
-            EngineCommand::new(env!("CARGO_BIN_EXE_kibitz-uhp")),
-            timeouts(),
-        ),
+        spec("uhp", GameKind::Hive, Protocol::Uhp, EngineCommand::new(env!("CARGO_BIN_EXE_kibitz-uhp")), timeouts()),
         spec(
             "checkers",
             GameKind::Checkers,

@@ -305,7 +305,7 @@ impl CheckersEngine {
             depth,
             seldepth: depth,
             nodes,
-            nps: if time_ms > 0 { nodes.saturating_mul(1000) / time_ms } else { 0 },
+            nps: nodes.saturating_mul(1000).checked_div(time_ms).unwrap_or(0),
             time_ms,
             neval: 0,
             game_end: position.rule_end(0),
@@ -426,9 +426,7 @@ fn parse_info(position: &Checkers, line: &str) -> Info<Move> {
         }
     }
     info.seldepth = info.depth;
-    if info.time_ms > 0 {
-        info.nps = info.nodes.saturating_mul(1000) / info.time_ms;
-    }
+    info.nps = info.nodes.saturating_mul(1000).checked_div(info.time_ms).unwrap_or(0);
     info
 }
 

@@ -152,8 +152,11 @@ impl HubEngine {
             let line = match process.receive(deadline, "the handshake")? {
                 Received::Line(line) => line,
                 Received::Timeout => {
-                    let error =
-                        EngineError::Timeout { engine: process.label.clone(), during: "wait", after: timeouts.handshake };
+                    let error = EngineError::Timeout {
+                        engine: process.label.clone(),
+                        during: "wait",
+                        after: timeouts.handshake,
+                    };
                     return Err(process.fail(error));
                 }
             };
@@ -197,7 +200,8 @@ impl HubEngine {
                 Received::Line(line) if parse_line(&line).0 == "ready" => return Ok(engine),
                 Received::Line(_) => {}
                 Received::Timeout => {
-                    let error = EngineError::Timeout { engine: engine.id.clone(), during: "ready", after: timeouts.ready };
+                    let error =
+                        EngineError::Timeout { engine: engine.id.clone(), during: "ready", after: timeouts.ready };
                     return Err(engine.process.fail(error));
                 }
             }
@@ -354,7 +358,7 @@ impl HubEngine {
             depth,
             seldepth: depth,
             nodes,
-            nps: if time_ms > 0 { nodes.saturating_mul(1000) / time_ms } else { 0 },
+            nps: nodes.saturating_mul(1000).checked_div(time_ms).unwrap_or(0),
             time_ms,
             neval: 0,
             game_end: position.rule_end(0),
@@ -401,7 +405,10 @@ pub fn parse_hub_move(position: &Draughts, text: &str) -> Result<Move, NotationE
         .map(|s| s.parse::<u8>().ok().filter(|n| (1..=50).contains(n)))
         .collect::<Option<Vec<u8>>>()
         .ok_or_else(|| bad("not a Hub move (`32-28`, `28x19x23`)"))?;
-    if squares.len() < 2 || squares.len() > 2 + 20 || (!capture && squares.len() != 2) || (capture && text.contains('-'))
+    if squares.len() < 2
+        || squares.len() > 2 + 20
+        || (!capture && squares.len() != 2)
+        || (capture && text.contains('-'))
     {
         return Err(bad("not a Hub move (`32-28`, `28x19x23`)"));
     }
@@ -519,7 +526,7 @@ fn read_info(position: &Draughts, args: &[(String, Option<String>)]) -> Option<I
         score: score.unwrap_or(Score::Cp(0)),
         bound: ScoreBound::Exact,
         nodes,
-        nps: if time_ms > 0 { nodes.saturating_mul(1000) / time_ms } else { 0 },
+        nps: nodes.saturating_mul(1000).checked_div(time_ms).unwrap_or(0),
         time_ms,
         pv,
         currmove: None,
@@ -610,9 +617,11 @@ mod tests {
 
     #[test]
     fn params_are_checked() {
-        let p = HubParam { name: "v".into(), kind: "enum".into(), values: vec!["normal".into()], ..HubParam::default() };
+        let p =
+            HubParam { name: "v".into(), kind: "enum".into(), values: vec!["normal".into()], ..HubParam::default() };
         assert!(p.check("normal").is_ok() && p.check("killer").is_err());
-        let p = HubParam { name: "t".into(), kind: "int".into(), min: Some(1.0), max: Some(4.0), ..HubParam::default() };
+        let p =
+            HubParam { name: "t".into(), kind: "int".into(), min: Some(1.0), max: Some(4.0), ..HubParam::default() };
         assert!(p.check("2").is_ok() && p.check("5").is_err() && p.check("2.5").is_err());
     }
 }

@@ -21,13 +21,13 @@ use std::time::Duration;
 
 use crate::game::NotationError;
 
+pub use checkers_protocol::{CheckersEngine, checkers_launch};
 pub use config::{EngineSpec, Protocol};
 pub use driver::{Driver, Launch};
+pub use hub::{HubEngine, HubParam, hub_launch};
 pub use notation::{UciNotation, UciSetting};
 pub use pool::{EnginePool, EngineStats, Engines, ExternalEngine, ExternalSearch};
 pub use process::{EngineCommand, MAX_LINE};
-pub use checkers_protocol::{CheckersEngine, checkers_launch};
-pub use hub::{HubEngine, HubParam, hub_launch};
 pub use uci::{UciEngine, UciOption};
 pub use uhp::{UhpEngine, UhpOption, uhp_launch};
 

@@ -13,13 +13,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::EngineError;
+use super::checkers_protocol::checkers_launch;
 use super::config::{EngineSpec, Protocol};
 use super::driver::{Driver, Launch, uci_launch};
-use crate::game::Game;
-use crate::games::GameKind;
-use super::checkers_protocol::checkers_launch;
 use super::hub::hub_launch;
 use super::uhp::uhp_launch;
+use crate::game::Game;
+use crate::games::GameKind;
 use crate::games::{checkers::Checkers, chess::Chess, draughts::Draughts, hive::Hive, xiangqi::Xiangqi};
 use crate::pool::JobHandle;
 use crate::search::{Done, Event, Limits};

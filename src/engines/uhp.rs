@@ -63,13 +63,8 @@ impl UhpEngine {
     /// (its `id` and capabilities), then read its `options` (none when it does not know the command).
     pub fn start(command: &EngineCommand, timeouts: Timeouts) -> Result<UhpEngine, EngineError> {
         let process = Process::spawn(command)?;
-        let mut engine = UhpEngine {
-            name: process.label.clone(),
-            process,
-            capabilities: Vec::new(),
-            options: Vec::new(),
-            timeouts,
-        };
+        let mut engine =
+            UhpEngine { name: process.label.clone(), process, capabilities: Vec::new(), options: Vec::new(), timeouts };
         let deadline = Instant::now() + timeouts.handshake;
         engine.block(deadline, "the greeting")?;
         engine.process.send("info")?;
@@ -182,7 +177,8 @@ impl UhpEngine {
             let what = "gives one move, not several lines (UHP has no MultiPV)".to_string();
             return Err(EngineError::Unsupported { engine: self.name.clone(), what });
         }
-        let position = played(root, moves).map_err(|source| EngineError::Request { engine: self.name.clone(), source })?;
+        let position =
+            played(root, moves).map_err(|source| EngineError::Request { engine: self.name.clone(), source })?;
         let mut legal = Vec::new();
         position.generate_moves(&mut legal);
         if legal.is_empty() {
