@@ -593,7 +593,7 @@ mod tests {
         assert_eq!(hub_position(&start), format!("W{}{}{}", "b".repeat(20), "e".repeat(10), "w".repeat(20)));
         let m = parse_hub_move(&start, "32-28").expect("legal");
         assert_eq!(hub_move(m), "32-28");
-        assert!(parse_hub_move(&start, "32-27").is_err());
+        assert!(parse_hub_move(&start, "32-23").is_err());
         assert!(parse_hub_move(&start, "32x28").is_err());
         assert!(parse_hub_move(&start, "junk").is_err());
         // A capture: white 28 takes black 23 landing on 19... set up with 32-28 19-23.
