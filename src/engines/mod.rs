@@ -1,28 +1,35 @@
 //! External engines: clients for engine processes of each protocol ([`UciEngine`] for Stockfish and
-//! Fairy-Stockfish, ...), all behind one interface ([`Driver`]); the engines file ([`config`]); and the pools
+//! Fairy-Stockfish, [`UhpEngine`] for Hive, [`HubEngine`] for international draughts, [`CheckersEngine`] for
+//! English checkers), all behind one interface ([`Driver`]); the engines file ([`config`]); and the pools
 //! of processes the analysis path searches with ([`Engines`]).
 //!
 //! An engine's output is untrusted: lines are bounded ([`process::MAX_LINE`]), every wait has a deadline
 //! ([`Timeouts`]), every move it sends is read with kibitz's own rules against the position it is played in,
 //! and a process that fails is killed, the error naming the engine, and replaced.
 
+pub mod checkers_protocol;
 pub mod config;
 pub mod driver;
+pub mod hub;
 pub mod notation;
 pub mod pool;
 pub mod process;
 pub mod uci;
+pub mod uhp;
 
 use std::time::Duration;
 
 use crate::game::NotationError;
 
+pub use checkers_protocol::{CheckersEngine, checkers_launch};
 pub use config::{EngineSpec, Protocol};
 pub use driver::{Driver, Launch};
+pub use hub::{HubEngine, HubParam, hub_launch};
 pub use notation::{UciNotation, UciSetting};
 pub use pool::{EnginePool, EngineStats, Engines, ExternalEngine, ExternalSearch};
 pub use process::{EngineCommand, MAX_LINE};
 pub use uci::{UciEngine, UciOption};
+pub use uhp::{UhpEngine, UhpOption, uhp_launch};
 
 /// How long to wait for an engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

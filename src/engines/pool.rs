@@ -13,11 +13,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::EngineError;
+use super::checkers_protocol::checkers_launch;
 use super::config::{EngineSpec, Protocol};
 use super::driver::{Driver, Launch, uci_launch};
+use super::hub::hub_launch;
+use super::uhp::uhp_launch;
 use crate::game::Game;
 use crate::games::GameKind;
-use crate::games::{chess::Chess, xiangqi::Xiangqi};
+use crate::games::{checkers::Checkers, chess::Chess, draughts::Draughts, hive::Hive, xiangqi::Xiangqi};
 use crate::pool::JobHandle;
 use crate::search::{Done, Event, Limits};
 
@@ -476,6 +479,9 @@ fn build(spec: &Arc<EngineSpec>, game: GameKind) -> Result<ExternalEngine, NoCli
     Ok(match (spec.protocol, game) {
         (Protocol::Uci, GameKind::Chess) => ExternalEngine::new::<Chess>(spec, game, uci_launch::<Chess>),
         (Protocol::Uci, GameKind::Xiangqi) => ExternalEngine::new::<Xiangqi>(spec, game, uci_launch::<Xiangqi>),
+        (Protocol::Uhp, GameKind::Hive) => ExternalEngine::new::<Hive>(spec, game, uhp_launch),
+        (Protocol::Hub, GameKind::Draughts) => ExternalEngine::new::<Draughts>(spec, game, hub_launch),
+        (Protocol::Checkers, GameKind::Checkers) => ExternalEngine::new::<Checkers>(spec, game, checkers_launch),
         (protocol, game) => return Err(NoClient { engine: spec.name.clone(), protocol: protocol.name(), game }),
     })
 }
