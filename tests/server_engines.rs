@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::{Server, TempDir};
+use kibitz::game::Game;
 use serde_json::{Value, json};
 
 fn find_program(name: &str) -> Option<PathBuf> {
@@ -325,4 +326,63 @@ fn get_json(server: &Server, target: &str) -> Value {
     let r = server.get(target);
     assert_eq!(r.status, 200, "{target}: {}", r.text());
     r.json()
+}
+
+#[test]
+fn kibitz_own_protocol_executables_serve_as_external_engines_of_every_protocol() {
+    let dir = TempDir::new("engines");
+    let entry = |name: &str, game: &str, protocol: &str, program: &str| {
+        format!("[[engine]]\nname = \"{name}\"\ngame = \"{game}\"\nprotocol = \"{protocol}\"\ncommand = \"{program}\"\n")
+    };
+    let file = engines_file(
+        &dir,
+        &[
+            entry("hubby", "draughts", "hub", env!("CARGO_BIN_EXE_kibitz-hub")),
+            entry("uhpy", "hive", "uhp", env!("CARGO_BIN_EXE_kibitz-uhp")),
+            entry("cpy", "checkers", "checkers", env!("CARGO_BIN_EXE_kibitz-checkers")),
+        ],
+    );
+    let server = Server::start(&["--engines", file.to_str().expect("path"), "--guide-engine", "hubby"]);
+    for (game, engine, moves) in [
+        ("draughts", "hubby", vec!["32-28", "19-23"]),
+        ("hive", "uhpy", vec!["wS1", "bG1 -wS1"]),
+        ("checkers", "cpy", vec!["11-15", "23-19"]),
+    ] {
+        let moves: Vec<String> = moves.into_iter().map(String::from).collect();
+        let a = server.post_ok("/v1/analysis", &json!({ "game": game, "moves": moves, "depth": 3, "engine": engine }));
+        assert!(a["engine"].as_str().is_some_and(|e| e.starts_with(&format!("{engine} ("))), "{a}");
+        let best = a["bestmove"].as_str().unwrap_or_else(|| panic!("no best move: {a}")).to_string();
+        assert!(legal_moves(&server, game, &moves).contains(&best), "{game}: `{best}` is not legal: {a}");
+    }
+
+    // The GUIDE gateway plays with the Hub engine: its move is legal, and the engine counted the search.
+    let searches = |server: &Server| {
+        let engines = get_json(server, "/v1/engines");
+        let draughts = engines["games"].as_array().expect("games").iter().find(|g| g["game"] == "draughts").cloned();
+        let draughts = draughts.expect("draughts");
+        let hub = draughts["engines"].as_array().expect("engines").iter().find(|e| e["name"] == "hubby").cloned();
+        hub.expect("hubby")["searches"].as_u64().expect("searches")
+    };
+    let before = searches(&server);
+    let guide = server.guide_addr.expect("the GUIDE gateway");
+    let stream = std::net::TcpStream::connect(guide).expect("connect to GUIDE");
+    stream.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    let mut writer = stream.try_clone().expect("clone");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stream));
+    let mut next = || lines.next().expect("a line").expect("read");
+    while !next().starts_with("engineok") {}
+    use std::io::Write;
+    writer.write_all(b"levelsfixeddepth 3\ngo\n").expect("send");
+    let answer = loop {
+        let line = next();
+        if line.starts_with("move ") || line.starts_with("error") {
+            break line;
+        }
+    };
+    let text = answer.strip_prefix("move ").unwrap_or_else(|| panic!("GUIDE answered {answer}"));
+    let start = kibitz::games::draughts::Draughts::start();
+    start.parse_guide_move(text).unwrap_or_else(|e| panic!("`{text}` is not legal: {e}"));
+    assert_eq!(searches(&server), before + 1);
+    let _ = writer.write_all(b"quit\n");
+    server.stop();
 }
