@@ -6,6 +6,7 @@ pub mod annotate;
 pub mod bench;
 pub mod engine;
 mod http_client;
+pub mod match_cmd;
 pub mod perft;
 pub mod serve;
 
