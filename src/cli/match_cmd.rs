@@ -223,7 +223,7 @@ fn play<G: Game>(
             tally.losses
         );
         if let Some(sprt) = &sprt {
-            line.push_str(&format!(" | LLR {:.2}", sprt.llr(&tally)));
+            line.push_str(&format!(" | LLR {}", two_places(sprt.llr(&tally))));
             verdict = sprt.verdict(&tally);
         }
         let _ = writeln!(stdout.lock(), "{line}");
@@ -257,15 +257,21 @@ fn print_summary(tally: &Tally, a_name: &str, sprt: Option<&Sprt>, verdict: Verd
         let (lower, upper) = sprt.bounds();
         let stopped = if (tally.games() as usize) < planned { ", stopped early" } else { "" };
         println!(
-            "SPRT: elo0 {} elo1 {} alpha {} beta {}: LLR {:.2} (bounds {:.2}, {:.2}): {}{stopped}",
+            "SPRT: elo0 {} elo1 {} alpha {} beta {}: LLR {} (bounds {:.2}, {:.2}): {}{stopped}",
             sprt.elo0,
             sprt.elo1,
             sprt.alpha,
             sprt.beta,
-            sprt.llr(tally),
+            two_places(sprt.llr(tally)),
             lower,
             upper,
             verdict.text()
         );
     }
+}
+
+/// A number with two decimals, never `-0.00`.
+fn two_places(x: f64) -> String {
+    let shown = if x.abs() < 0.005 { 0.0 } else { x };
+    format!("{shown:.2}")
 }
