@@ -81,8 +81,8 @@ pub fn run(args: MatchArgs) -> Result<()> {
     }
     let sprt = args.sprt.as_deref().map(Sprt::parse).transpose().map_err(|e| anyhow!("--sprt {e}"))?;
     let limits = match (args.movetime, args.nodes, args.depth) {
-        (_, Some(n), _) if n == 0 => bail!("--nodes must be at least 1"),
-        (_, _, Some(d)) if d == 0 => bail!("--depth must be at least 1"),
+        (_, Some(0), _) => bail!("--nodes must be at least 1"),
+        (_, _, Some(0)) => bail!("--depth must be at least 1"),
         (Some(0), _, _) => bail!("--movetime must be at least 1"),
         (Some(ms), _, _) => Limits::movetime(Duration::from_millis(ms)),
         (_, Some(n), _) => Limits::nodes(n),
