@@ -3,7 +3,8 @@
 //! The rules of every game live in [`games`], behind the [`game::Game`] trait; [`search`] is the one engine,
 //! generic over it; [`pool`] runs searches on a fixed set of worker threads; [`protocols`] holds the legacy
 //! engine protocols as transport-free state machines; every front end asks for evaluations through
-//! [`analysis`], the one analysis path (cache, shared searches, engine choice).
+//! [`analysis`], the one analysis path (cache, shared searches, engine choice); [`matchplay`] plays matches
+//! between kibitz and external engines.
 
 pub mod analysis;
 pub mod annotate;
@@ -12,6 +13,7 @@ pub mod game;
 pub mod games;
 pub mod http;
 pub mod logging;
+pub mod matchplay;
 pub mod pool;
 pub mod protocols;
 pub mod search;

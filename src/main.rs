@@ -1,5 +1,5 @@
-//! The `kibitz` command line: serve, analyse, annotate, perft, bench, engine, engines, dxp, openapi. This file
-//! parses the arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
+//! The `kibitz` command line: serve, analyse, annotate, match, perft, bench, engine, engines, dxp, openapi. This
+//! file parses the arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
 
 mod cli;
 
@@ -21,6 +21,8 @@ enum Command {
     Analyse(cli::analyse::AnalyseArgs),
     /// Annotate a file of games: every move judged, the better line shown.
     Annotate(cli::annotate::AnnotateArgs),
+    /// Play a match between two engines (kibitz's own or external ones) and rate the result.
+    Match(cli::match_cmd::MatchArgs),
     /// Count the leaf nodes of the move tree (move generator check and speed).
     Perft(cli::perft::PerftArgs),
     /// Search a fixed set of positions per game and print the speed.
@@ -51,6 +53,7 @@ fn main() -> Result<()> {
         Command::Serve(args) => cli::serve::run(args),
         Command::Analyse(args) => cli::analyse::run(args),
         Command::Annotate(args) => cli::annotate::run(args),
+        Command::Match(args) => cli::match_cmd::run(args),
         Command::Perft(args) => cli::perft::run(args),
         Command::Bench(args) => cli::bench::run(&args),
         Command::Engine { protocol } => cli::engine::run(&protocol),

@@ -5,7 +5,7 @@
 mod common;
 
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Server, raw_exchange};
 use serde_json::{Value, json};
@@ -71,10 +71,9 @@ fn every_status_the_server_sends_is_a_problem_document() {
     check("stream without upgrade", server.get("/v1/stream"), 426);
 
     // 408: a body that never comes in full is cut by the request timeout, with a problem document.
-    let started = Instant::now();
     let partial = request_bytes("POST", "/v1/moves", "", b"{\"game\":", 100);
-    check("request timeout", raw_exchange(server.addr, &partial), 408);
-    assert!(started.elapsed() >= Duration::from_millis(900), "answered before the timeout");
+    let p = check("request timeout", raw_exchange(server.addr, &partial), 408);
+    assert!(p["detail"].as_str().is_some_and(|d| !d.is_empty()), "{p}");
 
     // 431: too many header fields, or too many bytes of them.
     let many: String = (0..150).map(|i| format!("X-Filler-{i}: {i}\r\n")).collect();

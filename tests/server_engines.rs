@@ -332,7 +332,9 @@ fn get_json(server: &Server, target: &str) -> Value {
 fn kibitz_own_protocol_executables_serve_as_external_engines_of_every_protocol() {
     let dir = TempDir::new("engines");
     let entry = |name: &str, game: &str, protocol: &str, program: &str| {
-        format!("[[engine]]\nname = \"{name}\"\ngame = \"{game}\"\nprotocol = \"{protocol}\"\ncommand = \"{program}\"\n")
+        format!(
+            "[[engine]]\nname = \"{name}\"\ngame = \"{game}\"\nprotocol = \"{protocol}\"\ncommand = \"{program}\"\n"
+        )
     };
     let file = engines_file(
         &dir,

@@ -1,0 +1,277 @@
+//! `kibitz match <A> <B> --game G`: play a match between kibitz's own engine and an external one (or two of
+//! either), print a line per finished game, then W/D/L, the score, the Elo difference with its 95% interval,
+//! and the SPRT verdict when asked; write the games in the game's record format.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+
+use kibitz::engines::Engines;
+use kibitz::engines::config::{self, EngineSpec, MAX_PROCESSES};
+use kibitz::game::Game;
+use kibitz::games::GameKind;
+use kibitz::matchplay::stats::elo_text;
+use kibitz::matchplay::{self, AResult, KibitzSettings, MatchPlan, PlayedGame, PlayerSpec, Sprt, Tally, Verdict};
+use kibitz::search::Limits;
+use kibitz::with_game;
+
+/// The move time when no limit is given.
+const DEFAULT_MOVETIME_MS: u64 = 100;
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("limit").args(["movetime", "nodes", "depth"])))]
+pub struct MatchArgs {
+    /// Player A: `kibitz` (settings: `kibitz:threads=1,hash=64`) or an engine of the engines file.
+    pub a: String,
+    /// Player B, the same way.
+    pub b: String,
+    /// checkers, draughts, hive, xiangqi or chess.
+    #[arg(long)]
+    pub game: String,
+    /// Games to play (each opening twice, A on each side).
+    #[arg(long, default_value_t = 10)]
+    pub games: usize,
+    /// Time per move in milliseconds (the default, 100, when no limit is given).
+    #[arg(long)]
+    pub movetime: Option<u64>,
+    /// Nodes per move.
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Depth per move, in plies.
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Openings, one a line: `POSITION`, `POSITION|MOVES` or `|MOVES` (default: random openings of 4 to 8
+    /// plies from --seed).
+    #[arg(long)]
+    pub openings: Option<PathBuf>,
+    /// Seed of the random openings (default: from the clock; printed, so a match can be replayed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Stop early when a sequential probability ratio test decides: `elo0,elo1[,alpha,beta]` (0.05 each).
+    #[arg(long)]
+    pub sprt: Option<String>,
+    /// Write the games here, in the game's record format.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The engines file (TOML) naming the external engines.
+    #[arg(long, env = "KIBITZ_ENGINES")]
+    pub engines: Option<PathBuf>,
+    /// A game still going after this many plies is drawn.
+    #[arg(long, default_value_t = 400)]
+    pub max_plies: usize,
+}
+
+pub fn run(args: MatchArgs) -> Result<()> {
+    let kind: GameKind = args.game.parse()?;
+    if args.games == 0 {
+        bail!("--games must be at least 1");
+    }
+    if args.concurrency == 0 || args.concurrency > MAX_PROCESSES {
+        bail!("--concurrency must be between 1 and {MAX_PROCESSES}");
+    }
+    if args.max_plies == 0 {
+        bail!("--max-plies must be at least 1");
+    }
+    let sprt = args.sprt.as_deref().map(Sprt::parse).transpose().map_err(|e| anyhow!("--sprt {e}"))?;
+    let limits = match (args.movetime, args.nodes, args.depth) {
+        (_, Some(0), _) => bail!("--nodes must be at least 1"),
+        (_, _, Some(0)) => bail!("--depth must be at least 1"),
+        (Some(0), _, _) => bail!("--movetime must be at least 1"),
+        (Some(ms), _, _) => Limits::movetime(Duration::from_millis(ms)),
+        (_, Some(n), _) => Limits::nodes(n),
+        (_, _, Some(d)) => Limits::depth(d),
+        (None, None, None) => Limits::movetime(Duration::from_millis(DEFAULT_MOVETIME_MS)),
+    };
+    let engines = external_engines(&args, kind)?;
+    let player = |text: &str| -> Result<PlayerSpec> {
+        match KibitzSettings::parse(text) {
+            Some(settings) => Ok(PlayerSpec::Kibitz(settings.map_err(|e| anyhow!("player {text}: {e}"))?)),
+            None => {
+                let engine = engines.get(text, kind).ok_or_else(|| anyhow!("no engine `{text}` for {kind}"))?;
+                Ok(PlayerSpec::External(engine.clone()))
+            }
+        }
+    };
+    let (a, b) = (player(&args.a)?, player(&args.b)?);
+    let (a_name, b_name) = if args.a == args.b {
+        (format!("{} (A)", args.a), format!("{} (B)", args.b))
+    } else {
+        (args.a.clone(), args.b.clone())
+    };
+    let result = with_game!(kind, G => play::<G>(&args, a, b, a_name, b_name, limits, sprt));
+    engines.shutdown();
+    result
+}
+
+/// The engines of the file that the players name, each with enough processes for the games played at once.
+fn external_engines(args: &MatchArgs, kind: GameKind) -> Result<Engines> {
+    let named: Vec<&str> =
+        [&args.a, &args.b].into_iter().filter(|p| KibitzSettings::parse(p).is_none()).map(String::as_str).collect();
+    if named.is_empty() {
+        return Ok(Engines::default());
+    }
+    let Some(path) = &args.engines else {
+        bail!("`{}` is not kibitz, and no engines file names it (--engines PATH or KIBITZ_ENGINES)", named[0]);
+    };
+    let specs = config::load(path)?;
+    let mut wanted: Vec<EngineSpec> = Vec::new();
+    for name in &named {
+        let spec = specs
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| anyhow!("the engines file {} has no engine `{name}`", path.display()))?;
+        if !spec.games.contains(&kind) {
+            let games: Vec<&str> = spec.games.iter().map(|g| g.name()).collect();
+            bail!("engine `{}` does not play {kind} (it plays: {})", spec.name, games.join(", "));
+        }
+        if !wanted.iter().any(|w| w.name == spec.name) {
+            wanted.push(spec.clone());
+        }
+    }
+    for spec in &mut wanted {
+        let uses = named.iter().filter(|n| n.eq_ignore_ascii_case(&spec.name)).count();
+        spec.processes = spec.processes.max(uses * args.concurrency).min(MAX_PROCESSES);
+        spec.games = vec![kind];
+        spec.default_for.clear();
+    }
+    Ok(Engines::new(wanted)?)
+}
+
+fn describe(limits: &Limits) -> String {
+    match (limits.movetime, limits.nodes, limits.depth) {
+        (Some(t), _, _) => format!("{} ms a move", t.as_millis()),
+        (_, Some(n), _) => format!("{n} nodes a move"),
+        (_, _, Some(d)) => format!("depth {d}"),
+        _ => "no limit".into(),
+    }
+}
+
+fn play<G: Game>(
+    args: &MatchArgs,
+    a: PlayerSpec,
+    b: PlayerSpec,
+    a_name: String,
+    b_name: String,
+    limits: Limits,
+    sprt: Option<Sprt>,
+) -> Result<()> {
+    let pairs = args.games.div_ceil(2);
+    let (openings, source) = match &args.openings {
+        Some(path) => (matchplay::read_openings::<G>(path).map_err(|e| anyhow!(e))?, path.display().to_string()),
+        None => {
+            let seed = args.seed.unwrap_or_else(|| {
+                SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+            });
+            (matchplay::random_openings::<G>(pairs, seed).map_err(|e| anyhow!(e))?, format!("random, seed {seed}"))
+        }
+    };
+    let mut output = match &args.output {
+        Some(path) => Some(File::create(path).with_context(|| format!("cannot write {}", path.display()))?),
+        None => None,
+    };
+    println!(
+        "match: {a_name} vs {b_name}, {}, {} games, {}, openings: {source}",
+        G::NAME,
+        args.games,
+        describe(&limits)
+    );
+    let plan = MatchPlan {
+        a,
+        b,
+        a_name: a_name.clone(),
+        b_name: b_name.clone(),
+        games: args.games,
+        openings,
+        limits,
+        max_plies: args.max_plies,
+        concurrency: args.concurrency,
+    };
+    let mut tally = Tally::default();
+    let mut write_error = None;
+    let mut verdict = Verdict::Continue;
+    let stdout = std::io::stdout();
+    matchplay::run_match(&plan, |game: PlayedGame<G>| {
+        match game.a_result() {
+            AResult::Win => tally.wins += 1,
+            AResult::Draw => tally.draws += 1,
+            AResult::Loss => tally.losses += 1,
+        }
+        let winner = match game.a_result() {
+            AResult::Win => format!("{a_name} wins"),
+            AResult::Loss => format!("{b_name} wins"),
+            AResult::Draw => "draw".to_string(),
+        };
+        let a_as = G::side_name(game.a_side);
+        let b_as = G::side_name(game.a_side.opponent());
+        let plies = game.moves.len() - game.opening_plies;
+        let mut line = format!(
+            "game {} of {}: {a_name} ({a_as}) vs {b_name} ({b_as}), opening {}: {winner}, {} ({plies} plies) | {} +{} ={} -{}",
+            game.index + 1,
+            args.games,
+            game.opening + 1,
+            game.finish.reason,
+            a_name,
+            tally.wins,
+            tally.draws,
+            tally.losses
+        );
+        if let Some(sprt) = &sprt {
+            line.push_str(&format!(" | LLR {}", two_places(sprt.llr(&tally))));
+            verdict = sprt.verdict(&tally);
+        }
+        let _ = writeln!(stdout.lock(), "{line}");
+        if let Some(out) = output.as_mut() {
+            let text = game.record_text(&a_name, &b_name);
+            if let Err(e) = writeln!(out, "{}\n", text.trim_end()).and_then(|()| out.flush()) {
+                write_error.get_or_insert(e);
+            }
+        }
+        verdict == Verdict::Continue
+    })
+    .map_err(|e| anyhow!(e))?;
+    print_summary(&tally, &a_name, sprt.as_ref(), verdict, args.games);
+    if let (Some(e), Some(path)) = (write_error, &args.output) {
+        return Err(anyhow!(e).context(format!("cannot write {}", path.display())));
+    }
+    Ok(())
+}
+
+fn print_summary(tally: &Tally, a_name: &str, sprt: Option<&Sprt>, verdict: Verdict, planned: usize) {
+    println!();
+    println!("games: {}", tally.games());
+    println!("W/D/L: {}/{}/{} (from {a_name}'s side)", tally.wins, tally.draws, tally.losses);
+    if let Some(score) = tally.score() {
+        println!("score: {:.1}%", score * 100.0);
+    }
+    if let Some(e) = tally.elo() {
+        println!("Elo: {} (95% interval {} to {})", elo_text(e.elo), elo_text(e.low), elo_text(e.high));
+    }
+    if let Some(sprt) = sprt {
+        let (lower, upper) = sprt.bounds();
+        let stopped = if (tally.games() as usize) < planned { ", stopped early" } else { "" };
+        println!(
+            "SPRT: elo0 {} elo1 {} alpha {} beta {}: LLR {} (bounds {:.2}, {:.2}): {}{stopped}",
+            sprt.elo0,
+            sprt.elo1,
+            sprt.alpha,
+            sprt.beta,
+            two_places(sprt.llr(tally)),
+            lower,
+            upper,
+            verdict.text()
+        );
+    }
+}
+
+/// A number with two decimals, never `-0.00`.
+fn two_places(x: f64) -> String {
+    let shown = if x.abs() < 0.005 { 0.0 } else { x };
+    format!("{shown:.2}")
+}

@@ -1,0 +1,287 @@
+//! The arithmetic of a match: the score of wins, draws and losses, the Elo difference it implies under the
+//! logistic model with its 95% interval, and the sequential probability ratio test between two Elo
+//! hypotheses.
+//!
+//! Every formula works on the trinomial W/D/L counts seen from one player (A): a game scores 1, ½ or 0.
+//!
+//! - Score: `s = (W + D/2) / N`.
+//! - Elo under the logistic model: a player scoring `s` against an opponent is `-400·log10(1/s - 1)` stronger.
+//! - Per-game variance of the score: `σ² = (W·(1-s)² + D·(½-s)² + L·s²) / N`; the mean's standard error is
+//!   `σ/√N`, and the 95% interval of the score, `s ± 1.95996·σ/√N`, is carried to Elo through the same
+//!   logistic curve (an end past 0% or 100% is an infinite Elo).
+//! - SPRT: H0 says the difference is `elo0`, H1 that it is `elo1`; they predict the expected scores `s0` and
+//!   `s1` (the logistic curve again). With the mean score `s` approximately normal with variance `σ²/N`, the
+//!   log-likelihood ratio of H1 against H0 is
+//!   `LLR = N/(2σ²)·((s-s0)² - (s-s1)²) = N·(s1-s0)·(2s - s0 - s1) / (2σ²)`
+//!   (the generalised SPRT approximation, with σ² estimated from the games themselves). The test accepts H1
+//!   when `LLR ≥ ln((1-β)/α)`, H0 when `LLR ≤ ln(β/(1-α))`, and otherwise asks for more games.
+
+/// The two-sided 95% quantile of the standard normal distribution.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// Wins, draws and losses from one player's point of view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+}
+
+impl Tally {
+    pub fn new(wins: u64, draws: u64, losses: u64) -> Self {
+        Tally { wins, draws, losses }
+    }
+
+    pub fn games(&self) -> u64 {
+        self.wins + self.draws + self.losses
+    }
+
+    /// The mean score per game (1 a win, ½ a draw), `None` before the first game.
+    pub fn score(&self) -> Option<f64> {
+        let n = self.games();
+        (n > 0).then(|| (self.wins as f64 + self.draws as f64 / 2.0) / n as f64)
+    }
+
+    /// The variance of one game's score around the mean, `None` before the first game.
+    pub fn variance(&self) -> Option<f64> {
+        let s = self.score()?;
+        let n = self.games() as f64;
+        let (w, d, l) = (self.wins as f64, self.draws as f64, self.losses as f64);
+        Some((w * (1.0 - s).powi(2) + d * (0.5 - s).powi(2) + l * s.powi(2)) / n)
+    }
+
+    /// The Elo difference the score implies and its 95% interval, `None` before the first game.
+    pub fn elo(&self) -> Option<EloEstimate> {
+        let s = self.score()?;
+        let margin = Z95 * (self.variance()? / self.games() as f64).sqrt();
+        Some(EloEstimate { elo: elo_from_score(s), low: elo_from_score(s - margin), high: elo_from_score(s + margin) })
+    }
+}
+
+/// An Elo difference with its 95% interval (infinite where the score or an end of its interval is 0 or 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EloEstimate {
+    pub elo: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// The Elo difference under which the logistic model expects `score` (0 → -∞, 1 → +∞).
+pub fn elo_from_score(score: f64) -> f64 {
+    if score <= 0.0 {
+        f64::NEG_INFINITY
+    } else if score >= 1.0 {
+        f64::INFINITY
+    } else {
+        -400.0 * (1.0 / score - 1.0).log10()
+    }
+}
+
+/// The expected score of a player `elo` points stronger, under the logistic model.
+pub fn score_from_elo(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// An Elo difference as the summaries print it: a sign, one decimal, `inf` when infinite.
+pub fn elo_text(elo: f64) -> String {
+    if elo.is_infinite() {
+        if elo > 0.0 { "+inf".into() } else { "-inf".into() }
+    } else {
+        // Adding 0.0 turns -0.0 into 0.0; a value that rounds to zero is written +0.0.
+        let shown = if elo.abs() < 0.05 { 0.0 } else { elo + 0.0 };
+        format!("{shown:+.1}")
+    }
+}
+
+/// A sequential probability ratio test between two Elo differences.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sprt {
+    pub elo0: f64,
+    pub elo1: f64,
+    /// The chance of accepting H1 when H0 holds.
+    pub alpha: f64,
+    /// The chance of accepting H0 when H1 holds.
+    pub beta: f64,
+}
+
+/// What an SPRT says after some games.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The lower bound was crossed: the difference is `elo0` rather than `elo1`.
+    H0,
+    /// The upper bound was crossed: the difference is `elo1` rather than `elo0`.
+    H1,
+    /// Neither bound was crossed: play on.
+    Continue,
+}
+
+impl Verdict {
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::H0 => "H0 accepted",
+            Verdict::H1 => "H1 accepted",
+            Verdict::Continue => "continue",
+        }
+    }
+}
+
+impl Sprt {
+    /// Read `elo0,elo1[,alpha,beta]` (alpha and beta 0.05 when left out).
+    pub fn parse(text: &str) -> Result<Sprt, String> {
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        if parts.len() != 2 && parts.len() != 4 {
+            return Err(format!("`{text}`: expected elo0,elo1 or elo0,elo1,alpha,beta"));
+        }
+        let number = |t: &str| -> Result<f64, String> {
+            t.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| format!("`{t}` is not a number"))
+        };
+        let elo0 = number(parts[0])?;
+        let elo1 = number(parts[1])?;
+        if elo0 >= elo1 {
+            return Err(format!("`{text}`: elo0 must be below elo1"));
+        }
+        if elo0.abs() > 1000.0 || elo1.abs() > 1000.0 {
+            return Err(format!("`{text}`: Elo bounds must be within ±1000"));
+        }
+        let (alpha, beta) = if parts.len() == 4 { (number(parts[2])?, number(parts[3])?) } else { (0.05, 0.05) };
+        for (name, p) in [("alpha", alpha), ("beta", beta)] {
+            if !(p > 0.0 && p < 0.5) {
+                return Err(format!("`{text}`: {name} must be between 0 and 0.5"));
+            }
+        }
+        Ok(Sprt { elo0, elo1, alpha, beta })
+    }
+
+    /// The bounds `(lower, upper)` the log-likelihood ratio is compared with.
+    pub fn bounds(&self) -> (f64, f64) {
+        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
+    }
+
+    /// The log-likelihood ratio of H1 against H0 after these games. 0 while the games show no spread to
+    /// estimate the variance from (none played, or every game with one result).
+    pub fn llr(&self, tally: &Tally) -> f64 {
+        let (Some(s), Some(var)) = (tally.score(), tally.variance()) else { return 0.0 };
+        if var <= 0.0 {
+            return 0.0;
+        }
+        let (s0, s1) = (score_from_elo(self.elo0), score_from_elo(self.elo1));
+        tally.games() as f64 * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
+    }
+
+    pub fn verdict(&self, tally: &Tally) -> Verdict {
+        let llr = self.llr(tally);
+        let (lower, upper) = self.bounds();
+        if llr >= upper {
+            Verdict::H1
+        } else if llr <= lower {
+            Verdict::H0
+        } else {
+            Verdict::Continue
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, eps: f64) -> bool {
+        (a - b).abs() <= eps
+    }
+
+    #[test]
+    fn elo_of_known_scores() {
+        // -400·log10(1/0.6 - 1) = -400·log10(2/3) = 400·0.176091 = 70.437
+        assert!(close(elo_from_score(0.6), 70.437, 0.001), "{}", elo_from_score(0.6));
+        // 75%: -400·log10(1/3) = 400·0.477121 = 190.849
+        assert!(close(elo_from_score(0.75), 190.849, 0.001));
+        // 10^(-200/400) = 0.316228, 1/(1.316228) = 0.759747
+        assert!(close(score_from_elo(200.0), 0.759747, 1e-6));
+        assert!(close(elo_from_score(score_from_elo(-123.4)), -123.4, 1e-9));
+        assert_eq!(elo_from_score(0.5), 0.0);
+        assert_eq!(elo_from_score(1.0), f64::INFINITY);
+        assert_eq!(elo_from_score(0.0), f64::NEG_INFINITY);
+        assert_eq!(elo_text(f64::INFINITY), "+inf");
+        assert_eq!(elo_text(70.437), "+70.4");
+        assert_eq!(elo_text(-5.04), "-5.0");
+        assert_eq!(elo_text(-0.0), "+0.0");
+        assert_eq!(elo_text(-0.04), "+0.0");
+    }
+
+    #[test]
+    fn interval_of_a_known_result_set() {
+        // W 50, D 20, L 30 (100 games): s = 0.6.
+        // σ² = (50·0.4² + 20·0.1² + 30·0.6²) / 100 = (8 + 0.2 + 10.8) / 100 = 0.19
+        // σ/√N = sqrt(0.0019) = 0.0435890; ×1.959964 = 0.0854328
+        // score interval 0.5145672 .. 0.6854328
+        // Elo: -400·log10(1/0.5145672 - 1) = -400·log10(0.943373) = +10.125
+        //      -400·log10(1/0.6854328 - 1) = -400·log10(0.458932) = +135.301
+        let t = Tally::new(50, 20, 30);
+        assert_eq!(t.games(), 100);
+        assert!(close(t.variance().unwrap(), 0.19, 1e-12));
+        let e = t.elo().unwrap();
+        assert!(close(e.elo, 70.437, 0.001), "{e:?}");
+        assert!(close(e.low, 10.125, 0.01), "{e:?}");
+        assert!(close(e.high, 135.301, 0.01), "{e:?}");
+    }
+
+    #[test]
+    fn an_even_match_and_a_clean_sweep() {
+        let even = Tally::new(3, 4, 3).elo().unwrap();
+        assert_eq!(even.elo, 0.0);
+        assert!(close(even.low, -even.high, 1e-9));
+        let sweep = Tally::new(2, 0, 0).elo().unwrap();
+        assert_eq!((sweep.elo, sweep.low, sweep.high), (f64::INFINITY, f64::INFINITY, f64::INFINITY));
+        assert_eq!(Tally::default().elo(), None);
+    }
+
+    #[test]
+    fn sprt_bounds_and_llr_of_known_result_sets() {
+        let sprt = Sprt::parse("0,10").unwrap();
+        // ln(0.05/0.95) = -2.944439, ln(0.95/0.05) = +2.944439
+        let (lo, hi) = sprt.bounds();
+        assert!(close(lo, -2.944439, 1e-6) && close(hi, 2.944439, 1e-6));
+
+        // W 50, D 20, L 30: s = 0.6, σ² = 0.19 (above).
+        // s0 = 0.5; s1 = 1/(1+10^(-10/400)) = 1/(1+0.944061) = 0.514387
+        // LLR = 100·(0.014387)·(1.2 - 0.5 - 0.514387) / (2·0.19) = 100·0.014387·0.185613/0.38 = 0.70275
+        let t = Tally::new(50, 20, 30);
+        assert!(close(sprt.llr(&t), 0.70275, 1e-4), "{}", sprt.llr(&t));
+        assert_eq!(sprt.verdict(&t), Verdict::Continue);
+
+        // W 300, D 400, L 300 (1000 games): s = 0.5, σ² = (300·0.25 + 0 + 300·0.25)/1000 = 0.15
+        // LLR = 1000·0.014387·(1 - 1.014387)/(0.30) = 1000·0.014387·(-0.014387)/0.3 = -0.68995
+        let even = Tally::new(300, 400, 300);
+        assert!(close(sprt.llr(&even), -0.68995, 1e-4), "{}", sprt.llr(&even));
+
+        // The same proportions over 5000 games: five times the LLR, -3.4498, below the lower bound.
+        let long = Tally::new(1500, 2000, 1500);
+        assert!(close(sprt.llr(&long), -3.4498, 1e-3));
+        assert_eq!(sprt.verdict(&long), Verdict::H0);
+
+        // W 500, D 300, L 200 with elo0 = 0, elo1 = 50 and alpha = beta = 0.1:
+        // s = 0.65; σ² = (500·0.35² + 300·0.15² + 200·0.65²)/1000 = (61.25 + 6.75 + 84.5)/1000 = 0.1525
+        // s1 = 1/(1+10^(-0.125)) = 1/(1+0.749894) = 0.571463
+        // LLR = 1000·0.071463·(1.3 - 1.071463)/(0.305) = 1000·0.071463·0.228537/0.305 = 53.547
+        // bounds ±ln(0.9/0.1) = ±2.197225: H1.
+        let strong = Sprt::parse("0, 50, 0.1, 0.1").unwrap();
+        let t = Tally::new(500, 300, 200);
+        assert!(close(strong.llr(&t), 53.547, 0.01), "{}", strong.llr(&t));
+        assert!(close(strong.bounds().1, 2.197225, 1e-6));
+        assert_eq!(strong.verdict(&t), Verdict::H1);
+
+        // No spread yet: no evidence either way.
+        assert_eq!(sprt.llr(&Tally::new(0, 5, 0)), 0.0);
+        assert_eq!(sprt.llr(&Tally::default()), 0.0);
+    }
+
+    #[test]
+    fn bad_sprt_arguments_are_named() {
+        assert!(Sprt::parse("10,0").unwrap_err().contains("below"));
+        assert!(Sprt::parse("0").unwrap_err().contains("elo0,elo1"));
+        assert!(Sprt::parse("0,x").unwrap_err().contains("`x`"));
+        assert!(Sprt::parse("0,5,0.7,0.05").unwrap_err().contains("alpha"));
+        assert!(Sprt::parse("0,5,0.05,0").unwrap_err().contains("beta"));
+        assert!(Sprt::parse("0,nan").is_err());
+    }
+}

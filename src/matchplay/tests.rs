@@ -1,0 +1,160 @@
+use super::*;
+use crate::games::GameKind;
+
+/// A player that fails, or answers the move its opponent just played (which is not legal again).
+struct Broken {
+    illegal: bool,
+}
+
+impl<G: Game> Player<G> for Broken {
+    fn start_game(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn choose(&mut self, _: &G, moves: &[G::Move], _: &G, _: &Limits, _: &Arc<AtomicBool>) -> Result<G::Move, String> {
+        match (self.illegal, moves.last()) {
+            (true, Some(&m)) => Ok(m),
+            _ => Err("it broke".into()),
+        }
+    }
+
+    fn end_game(&mut self) {}
+}
+
+fn kibitz<G: Game>() -> Box<dyn Player<G>> {
+    PlayerSpec::Kibitz(KibitzSettings { threads: 1, hash_mb: 1 }).player::<G>().unwrap()
+}
+
+/// Every game: random openings are replayed by their seed and leave the game going; a short game between two
+/// kibitz players ends by the rules or the ply cap; its record reads back move for move.
+fn a_short_game<G: Game>() {
+    let openings = random_openings::<G>(3, 7).unwrap();
+    let again = random_openings::<G>(3, 7).unwrap();
+    for (o, p) in openings.iter().zip(&again) {
+        assert!((4..=8).contains(&o.moves.len()));
+        assert_eq!(o.moves, p.moves, "{}: a seed replays its openings", G::NAME);
+        assert!(o.position().outcome().is_none());
+    }
+    let (mut a, mut b) = (kibitz::<G>(), kibitz::<G>());
+    let abort = Arc::new(AtomicBool::new(false));
+    let game = play_game(
+        3,
+        1,
+        &openings[1],
+        Side::Second,
+        [a.as_mut(), b.as_mut()],
+        ["B", "A"],
+        &Limits::depth(1),
+        14,
+        &abort,
+    )
+    .expect("not aborted");
+    assert_eq!(game.opening_plies, openings[1].moves.len());
+    assert!(game.moves.len() <= 14);
+    let mut end = game.root.clone();
+    for &m in &game.moves {
+        end.make(m);
+    }
+    match end.outcome() {
+        Some(rule) => assert_eq!(game.finish.reason, rule.reason, "{}", G::NAME),
+        None => assert_eq!((game.finish.reason.as_str(), game.finish.outcome), ("ply cap (14)", Outcome::Draw)),
+    }
+    let text = game.record_text("A", "B");
+    assert!(text.contains("kibitz match: A vs B"), "{}: {text}", G::NAME);
+    if !G::RECORD_FORMATS.is_empty() {
+        let records = G::parse_records(&text, None).unwrap();
+        let record = records[0].as_ref().unwrap_or_else(|e| panic!("{}: {e}\n{text}", G::NAME));
+        assert_eq!(record.moves, game.moves, "{}: {text}", G::NAME);
+    }
+
+    // A failing player loses, the reason recorded; so does one answering an illegal move.
+    for illegal in [false, true] {
+        let mut broken = Broken { illegal };
+        let mut a = kibitz::<G>();
+        let opening = &openings[0];
+        let broken_side = opening.position().side_to_move();
+        let players: [&mut dyn Player<G>; 2] =
+            if broken_side == Side::First { [&mut broken, a.as_mut()] } else { [a.as_mut(), &mut broken] };
+        let names = if broken_side == Side::First { ["broken", "kibitz"] } else { ["kibitz", "broken"] };
+        let game = play_game(0, 0, opening, Side::First, players, names, &Limits::depth(1), 100, &abort).unwrap();
+        assert_eq!(game.finish.outcome, Outcome::Win(broken_side.opponent()), "{}", G::NAME);
+        let expected = if illegal { "broken played an illegal move" } else { "broken failed: it broke" };
+        assert!(game.finish.reason.starts_with(expected), "{}: {}", G::NAME, game.finish.reason);
+        assert_eq!(game.moves.len(), opening.moves.len());
+    }
+
+    // An aborted game is not reported.
+    abort.store(true, Ordering::Relaxed);
+    let (mut a, mut b) = (kibitz::<G>(), kibitz::<G>());
+    assert!(
+        play_game(0, 0, &openings[0], Side::First, [a.as_mut(), b.as_mut()], ["A", "B"], &Limits::depth(1), 50, &abort)
+            .is_none()
+    );
+}
+
+#[test]
+fn every_game_plays_adjudicates_and_records() {
+    for &kind in GameKind::ALL {
+        crate::with_game!(kind, G => a_short_game::<G>());
+    }
+}
+
+fn a_match<G: Game>() {
+    let plan = MatchPlan::<G> {
+        a: PlayerSpec::Kibitz(KibitzSettings { threads: 1, hash_mb: 1 }),
+        b: PlayerSpec::Kibitz(KibitzSettings { threads: 1, hash_mb: 1 }),
+        a_name: "A".into(),
+        b_name: "B".into(),
+        games: 5,
+        openings: random_openings::<G>(3, 1).unwrap(),
+        limits: Limits::depth(1),
+        max_plies: 10,
+        concurrency: 2,
+    };
+    let mut seen = Vec::new();
+    let n = run_match(&plan, |g| {
+        seen.push((g.index, g.opening, g.a_side));
+        true
+    })
+    .unwrap();
+    assert_eq!(n, 5);
+    seen.sort_by_key(|s| s.0);
+    let expected: Vec<_> = (0..5).map(|i| (i, i / 2, if i % 2 == 0 { Side::First } else { Side::Second })).collect();
+    assert_eq!(seen, expected, "{}: each opening twice, A on both sides", G::NAME);
+
+    // Stopping after the first game reports no other.
+    let n = run_match(&plan, |_| false).unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn a_match_plays_every_game_once_on_several_threads() {
+    a_match::<crate::games::checkers::Checkers>();
+}
+
+fn openings_file<G: Game>() {
+    let mut g = G::start();
+    let mut legal = Vec::new();
+    g.generate_moves(&mut legal);
+    let first = g.format_move(legal[0]);
+    g.make(legal[0]);
+    let position = g.format_position(None).unwrap();
+    let text = format!("# a comment\n\n{position}\n|{first}\n{position}|\n");
+    let openings = parse_openings::<G>(&text).unwrap();
+    assert_eq!(openings.len(), 3);
+    assert_eq!(openings[1].moves, vec![legal[0]]);
+    for o in &openings {
+        assert_eq!(o.position().position_key(), g.position_key(), "{}", G::NAME);
+    }
+    let e = parse_openings::<G>(&format!("\n|{first} {first} {first}\n")).err().expect("refused");
+    assert!(e.starts_with("line 2: move 2"), "{}: {e}", G::NAME);
+    let e = parse_openings::<G>("not a position at all").err().expect("refused");
+    assert!(e.starts_with("line 1: bad"), "{}: {e}", G::NAME);
+}
+
+#[test]
+fn openings_files_are_read_and_mistakes_named() {
+    for &kind in GameKind::ALL {
+        crate::with_game!(kind, G => openings_file::<G>());
+    }
+}

@@ -1,0 +1,286 @@
+//! `kibitz match` through the real executable: short matches between kibitz players, and against Stockfish and
+//! Fairy-Stockfish when they are installed (skipped with a message otherwise; required with KIBITZ_ORACLE=1).
+//! Every run has a deadline: a match that hangs fails the test.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The longest a short match here may take (the machine may be slow and shared).
+const DEADLINE: Duration = Duration::from_secs(600);
+
+struct Run {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn kibitz(args: &[&str]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(args)
+        .env_remove("KIBITZ_ENGINES")
+        .env("KIBITZ_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kibitz");
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        let _ = tx.send((0, s));
+    });
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        let _ = tx2.send((1, s));
+    });
+    let mut texts = [String::new(), String::new()];
+    for _ in 0..2 {
+        match rx.recv_timeout(DEADLINE) {
+            Ok((i, s)) => texts[i] = s,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("kibitz {args:?} did not finish within {DEADLINE:?}");
+            }
+        }
+    }
+    let status = child.wait().expect("wait");
+    let [stdout, stderr] = texts;
+    Run { ok: status.success(), stdout, stderr }
+}
+
+/// The W/D/L line of a summary, as numbers.
+fn wdl(stdout: &str) -> (u64, u64, u64) {
+    let line = stdout.lines().find(|l| l.starts_with("W/D/L: ")).unwrap_or_else(|| panic!("no W/D/L line:\n{stdout}"));
+    let numbers: Vec<u64> =
+        line["W/D/L: ".len()..].split_whitespace().next().unwrap().split('/').map(|n| n.parse().unwrap()).collect();
+    (numbers[0], numbers[1], numbers[2])
+}
+
+fn check_summary(run: &Run, games: u64) {
+    assert!(run.ok, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    let (w, d, l) = wdl(&run.stdout);
+    assert_eq!(w + d + l, games, "{}", run.stdout);
+    assert_eq!(run.stdout.lines().filter(|l| l.starts_with("game ")).count() as u64, games, "{}", run.stdout);
+    let elo = run.stdout.lines().find(|l| l.starts_with("Elo: ")).unwrap_or_else(|| panic!("no Elo:\n{}", run.stdout));
+    assert!(elo.contains("95% interval"), "{elo}");
+    assert!(run.stdout.contains(&format!("games: {games}")), "{}", run.stdout);
+}
+
+#[test]
+fn a_short_match_between_kibitz_players() {
+    let dir = tempdir("kibitz-players");
+    let records = dir.join("games.pdn");
+    let run = kibitz(&[
+        "match",
+        "kibitz",
+        "kibitz:threads=1",
+        "--game",
+        "checkers",
+        "--games",
+        "2",
+        "--depth",
+        "2",
+        "--seed",
+        "5",
+        "-o",
+        records.to_str().unwrap(),
+    ]);
+    check_summary(&run, 2);
+    assert!(run.stdout.contains("openings: random, seed 5"), "{}", run.stdout);
+    let text = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(text.matches("[Event \"kibitz match: kibitz vs kibitz:threads=1\"]").count(), 2, "{text}");
+    assert!(text.contains("[Termination "), "{text}");
+}
+
+/// A game without a native annotated format (its records are GameStrings or position-and-moves text) plays a
+/// match from an openings file too, with an SPRT.
+#[test]
+fn a_match_of_another_game_from_an_openings_file_with_an_sprt() {
+    let dir = tempdir("kibitz-generic");
+    let openings = dir.join("openings.txt");
+    // Xiangqi: the start position with a cannon move each, and a FEN line.
+    std::fs::write(
+        &openings,
+        "# two openings\n|h2e2 h9g7\nrnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1|b0c2\n",
+    )
+    .unwrap();
+    let records = dir.join("games.txt");
+    let run = kibitz(&[
+        "match",
+        "kibitz:hash=8",
+        "kibitz:hash=16",
+        "--game",
+        "xiangqi",
+        "--games",
+        "4",
+        "--depth",
+        "1",
+        "--max-plies",
+        "40",
+        "--concurrency",
+        "2",
+        "--openings",
+        openings.to_str().unwrap(),
+        "--sprt",
+        "0,10",
+        "-o",
+        records.to_str().unwrap(),
+    ]);
+    check_summary(&run, 4);
+    let sprt = run.stdout.lines().find(|l| l.starts_with("SPRT: ")).unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(sprt.contains("bounds -2.94, 2.94"), "{sprt}");
+    assert!(sprt.ends_with("continue"), "{sprt}");
+    let text = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(text.matches("# Event: kibitz match").count(), 4, "{text}");
+
+    // Hive: random openings, records as GameStrings.
+    let run =
+        kibitz(&["match", "kibitz", "kibitz", "--game", "hive", "--games", "2", "--depth", "1", "--max-plies", "30"]);
+    check_summary(&run, 2);
+    assert!(run.stdout.contains("kibitz (A) vs kibitz (B)"), "{}", run.stdout);
+}
+
+#[test]
+fn bad_arguments_are_named() {
+    let run = kibitz(&["match", "kibitz", "kibitz", "--game", "go"]);
+    assert!(!run.ok && run.stderr.contains("go"), "{}", run.stderr);
+    let run = kibitz(&["match", "kibitz", "stockfish", "--game", "chess", "--games", "2"]);
+    assert!(!run.ok && run.stderr.contains("no engines file"), "{}", run.stderr);
+    let run = kibitz(&["match", "kibitz:speed=3", "kibitz", "--game", "chess"]);
+    assert!(!run.ok && run.stderr.contains("unknown kibitz setting"), "{}", run.stderr);
+    let run = kibitz(&["match", "kibitz", "kibitz", "--game", "chess", "--sprt", "5,0"]);
+    assert!(!run.ok && run.stderr.contains("--sprt"), "{}", run.stderr);
+    let dir = tempdir("kibitz-bad");
+    let openings = dir.join("bad.txt");
+    std::fs::write(&openings, "|e2e4\n|e2e5\n").unwrap();
+    let run = kibitz(&["match", "kibitz", "kibitz", "--game", "chess", "--openings", openings.to_str().unwrap()]);
+    assert!(!run.ok && run.stderr.contains("line 2") && run.stderr.contains("e2e5"), "{}", run.stderr);
+    let engines = dir.join("engines.toml");
+    std::fs::write(&engines, "[[engine]]\nname = \"sf\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = \"x\"\n")
+        .unwrap();
+    let run =
+        kibitz(&["match", "kibitz", "sf", "--game", "xiangqi", "--engines", engines.to_str().unwrap(), "--games", "1"]);
+    assert!(!run.ok && run.stderr.contains("does not play xiangqi"), "{}", run.stderr);
+}
+
+/// An engine that cannot start loses its games (the reason recorded); the match still ends with a summary.
+#[test]
+fn an_engine_that_fails_loses_and_the_match_goes_on() {
+    let dir = tempdir("kibitz-failing");
+    let engines = dir.join("engines.toml");
+    std::fs::write(
+        &engines,
+        "[[engine]]\nname = \"ghost\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = \"/nonexistent/engine\"\n",
+    )
+    .unwrap();
+    let run = kibitz(&[
+        "match",
+        "kibitz",
+        "ghost",
+        "--game",
+        "chess",
+        "--games",
+        "2",
+        "--depth",
+        "1",
+        "--engines",
+        engines.to_str().unwrap(),
+    ]);
+    check_summary(&run, 2);
+    assert_eq!(wdl(&run.stdout), (2, 0, 0), "{}", run.stdout);
+    assert!(run.stdout.contains("ghost could not start: engine `"), "{}", run.stdout);
+    assert!(run.stdout.contains("could not be started"), "{}", run.stdout);
+    assert!(run.stdout.contains("Elo: +inf"), "{}", run.stdout);
+}
+
+/// The program if it is installed; `None` (with a message) if not, unless KIBITZ_ORACLE=1 requires it.
+fn installed(program: &str) -> Option<&str> {
+    if Path::new(program).exists() {
+        return Some(program);
+    }
+    if std::env::var("KIBITZ_ORACLE").as_deref() == Ok("1") {
+        panic!("{program} is not installed, and KIBITZ_ORACLE=1 requires it");
+    }
+    eprintln!("skipped: {program} is not installed");
+    None
+}
+
+#[test]
+fn a_short_match_against_stockfish() {
+    let Some(stockfish) = installed("/usr/games/stockfish") else { return };
+    let dir = tempdir("kibitz-stockfish");
+    let engines = dir.join("engines.toml");
+    std::fs::write(
+        &engines,
+        format!(
+            "[[engine]]\nname = \"stockfish\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = \"{stockfish}\"\n\
+             [engine.options]\nThreads = 1\nHash = 16\n"
+        ),
+    )
+    .unwrap();
+    let records = dir.join("games.pgn");
+    let run = kibitz(&[
+        "match",
+        "kibitz",
+        "stockfish",
+        "--game",
+        "chess",
+        "--games",
+        "2",
+        "--movetime",
+        "50",
+        "--engines",
+        engines.to_str().unwrap(),
+        "-o",
+        records.to_str().unwrap(),
+    ]);
+    check_summary(&run, 2);
+    assert!(!run.stdout.contains("failed"), "{}", run.stdout);
+    let text = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(text.matches("[Black \"stockfish\"]").count(), 1, "{text}");
+}
+
+#[test]
+fn a_short_xiangqi_match_against_fairy_stockfish() {
+    let Some(fsf) = installed("/usr/games/fairy-stockfish") else { return };
+    let dir = tempdir("kibitz-fsf");
+    let engines = dir.join("engines.toml");
+    std::fs::write(
+        &engines,
+        format!(
+            "[[engine]]\nname = \"fsf\"\ngame = \"xiangqi\"\nprotocol = \"uci\"\ncommand = \"{fsf}\"\n\
+             [engine.options]\nUCI_Variant = \"xiangqi\"\nThreads = 1\nHash = 16\n"
+        ),
+    )
+    .unwrap();
+    let run = kibitz(&[
+        "match",
+        "fsf",
+        "kibitz",
+        "--game",
+        "xiangqi",
+        "--games",
+        "2",
+        "--movetime",
+        "50",
+        "--max-plies",
+        "120",
+        "--engines",
+        engines.to_str().unwrap(),
+    ]);
+    check_summary(&run, 2);
+    assert!(!run.stdout.contains("failed"), "{}", run.stdout);
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
