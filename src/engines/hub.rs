@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use super::config::EngineSpec;
 use super::driver::Driver;
 use super::process::{EngineCommand, Process, Received};
-use super::{EngineError, Timeouts};
+use super::{EngineError, Timeouts, search_deadline};
 use crate::game::{Game, NotationError};
 use crate::games::draughts::{Draughts, Move};
 use crate::search::{Done, Event, Info, Limits, Line, Score, ScoreBound};
@@ -474,19 +474,6 @@ fn level_command(limits: &Limits) -> String {
         return level;
     }
     format!("level depth={}", Draughts::DEFAULT_DEPTH)
-}
-
-/// When to send `stop` ourselves: the search's own time limit plus the grace period, [`Timeouts::search`] for
-/// a depth, never for an infinite search (the caller stops it).
-fn search_deadline(limits: &Limits, timeouts: &Timeouts) -> Option<Duration> {
-    if limits.infinite {
-        return None;
-    }
-    let own = [limits.movetime, limits.clock.map(|c| c.remaining)].into_iter().flatten().min();
-    Some(match own {
-        Some(t) => (t + timeouts.grace).min(timeouts.search.max(t)),
-        None => timeouts.search,
-    })
 }
 
 /// Hub's score in men as kibitz's centi-units.

@@ -105,3 +105,17 @@ pub enum EngineError {
     #[error("engine `{engine}` failed earlier and was stopped")]
     Dead { engine: String },
 }
+
+/// When a client sends `stop` itself, for protocols whose engine stops by itself at its time limit: that limit
+/// (the move time, or the whole remaining clock) plus [`Timeouts::grace`], or [`Timeouts::search`] for searches
+/// limited by depth or nodes only; `None` for an infinite search (the caller stops it).
+pub(crate) fn search_deadline(limits: &crate::search::Limits, timeouts: &Timeouts) -> Option<Duration> {
+    if limits.infinite {
+        return None;
+    }
+    let own = [limits.movetime, limits.clock.map(|c| c.remaining)].into_iter().flatten().min();
+    Some(match own {
+        Some(t) => (t + timeouts.grace).min(timeouts.search.max(t)),
+        None => timeouts.search,
+    })
+}

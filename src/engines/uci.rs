@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::notation::UciNotation;
 use super::process::{EngineCommand, Process, Received};
-use super::{EngineError, Timeouts};
+use super::{EngineError, Timeouts, search_deadline};
 use crate::game::Side;
 use crate::search::{Done, Event, Info, Limits, Line, Score, ScoreBound};
 
@@ -413,20 +413,6 @@ fn go_command(limits: &Limits, side: Side) -> String {
         go.push_str(&format!(" depth {}", Limits::DEFAULT_DEPTH));
     }
     go
-}
-
-/// When to send `stop` ourselves: the search's own time limit plus the grace period (the engine should have
-/// stopped by itself), or [`Timeouts::search`] for searches limited by depth or nodes only; `None` for an
-/// infinite search (the caller stops it).
-fn search_deadline(limits: &Limits, timeouts: &Timeouts) -> Option<Duration> {
-    if limits.infinite {
-        return None;
-    }
-    let own = [limits.movetime, limits.clock.map(|c| c.remaining)].into_iter().flatten().min();
-    Some(match own {
-        Some(t) => (t + timeouts.grace).min(timeouts.search.max(t)),
-        None => timeouts.search,
-    })
 }
 
 /// UCI's mate in moves as kibitz's distance in plies: mate in N moves is 2N-1 plies, mated in N is -2N.
