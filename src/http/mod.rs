@@ -13,6 +13,7 @@ mod guard;
 mod metrics;
 pub mod openapi;
 pub mod problem;
+mod web;
 mod ws;
 
 use std::sync::Arc;
@@ -157,6 +158,8 @@ pub fn router(state: AppState) -> Router {
     // The WebSocket lives as long as its client: no request timeout.
     Router::new()
         .route("/v1/stream", get(ws::stream))
+        .route("/", get(web::index))
+        .route("/web/{file}", get(web::asset))
         .merge(api)
         .merge(searches)
         .method_not_allowed_fallback(guard::method_not_allowed)
