@@ -330,7 +330,7 @@ pub fn raw_exchange(addr: SocketAddr, bytes: &[u8]) -> Response {
     parse_response(&raw).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&raw)))
 }
 
-fn parse_response(raw: &[u8]) -> Result<Response, String> {
+pub fn parse_response(raw: &[u8]) -> Result<Response, String> {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no end of headers")?;
     let head = std::str::from_utf8(&raw[..end]).map_err(|_| "headers are not UTF-8")?;
     let mut lines = head.split("\r\n");

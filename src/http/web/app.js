@@ -446,10 +446,11 @@ function squaresOf(move) {
 }
 
 function onBoardClick(event) {
-  const el = event.target.closest("[data-piece], [data-square], [data-hex]");
+  const el = event.target.closest("[data-piece], [data-hand], [data-square], [data-hex]");
   if (!el || state.outcome) return;
   const square = el.getAttribute("data-square");
-  const piece = el.getAttribute("data-piece");
+  // A piece on the board, or one in hand beside it.
+  const piece = el.getAttribute("data-piece") || el.getAttribute("data-hand");
   $("move-error").textContent = "";
   // A second click: a move from the selected square to this one.
   if (state.selected && state.selected.square && square) {
@@ -512,8 +513,8 @@ function markSelection() {
     else if (targets.has(name)) el.classList.add("target");
   }
   if (sel.piece) {
-    for (const el of board.querySelectorAll("[data-piece]")) {
-      if (el.getAttribute("data-piece") === sel.piece) el.classList.add("selected");
+    for (const el of board.querySelectorAll("[data-piece], [data-hand]")) {
+      if ((el.getAttribute("data-piece") || el.getAttribute("data-hand")) === sel.piece) el.classList.add("selected");
     }
   }
 }
@@ -545,6 +546,7 @@ function startAnalysis() {
   state.lines = [];
   state.searchInfo = null;
   renderLines();
+  $("analysis-error").textContent = "";
   const id = "a" + ++analysisSeq;
   state.analysisId = id;
   socket.send(Object.assign({ type: "analyse", id }, analysisSettings()));
@@ -599,30 +601,41 @@ function formatCount(n) {
   return String(n);
 }
 
+// The lines are updated in place (a move that stays the same keeps its button), so that a click is not lost
+// to a new depth arriving between the press and the release.
 function renderLines() {
   const list = $("lines");
-  list.textContent = "";
-  state.lines.forEach((line, k) => {
-    if (!line) return;
-    const li = document.createElement("li");
+  const shown = state.lines.filter(Boolean);
+  while (list.children.length > shown.length) list.lastElementChild.remove();
+  shown.forEach((line, k) => {
+    let li = list.children[k];
+    if (!li) {
+      li = document.createElement("li");
+      const score = document.createElement("span");
+      score.className = "score";
+      const depth = document.createElement("span");
+      depth.className = "depth";
+      li.append(score, depth);
+      list.appendChild(li);
+    }
     li.dataset.multipv = String(k + 1);
-    const score = document.createElement("span");
-    score.className = "score";
-    score.textContent = scoreText(line.score);
-    li.appendChild(score);
-    const depth = document.createElement("span");
-    depth.className = "depth";
-    depth.textContent = "d" + line.depth;
-    li.appendChild(depth);
+    setText(li.children[0], scoreText(line.score));
+    setText(li.children[1], "d" + line.depth);
+    const buttons = li.querySelectorAll("button");
     line.pv.forEach((m, i) => {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.textContent = m;
-      button.setAttribute("aria-label", "Play line " + (k + 1) + " up to " + m);
-      button.addEventListener("click", () => playLine(line.pv.slice(0, i + 1)));
-      li.appendChild(button);
+      let button = buttons[i];
+      if (!button) {
+        button = document.createElement("button");
+        button.type = "button";
+        button.dataset.index = String(i);
+        li.appendChild(button);
+      }
+      if (button.textContent !== m) {
+        button.textContent = m;
+        button.setAttribute("aria-label", "Play line " + (k + 1) + " up to " + m);
+      }
     });
-    list.appendChild(li);
+    for (let i = line.pv.length; i < buttons.length; i++) buttons[i].remove();
   });
   const best = state.lines[0];
   updateBar(best ? best.score : null);
@@ -631,6 +644,18 @@ function renderLines() {
     state.arrowMove = arrow;
     scheduleArrow();
   }
+}
+
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+// A click on a move of a line plays the line up to it, as shown.
+function onLineClick(event) {
+  const button = event.target.closest("#lines button");
+  if (!button) return;
+  const buttons = Array.from(button.parentElement.querySelectorAll("button"));
+  playLine(buttons.slice(0, buttons.indexOf(button) + 1).map((b) => b.textContent));
 }
 
 // A line played onto the board up to the move clicked; back and forward step through it.
@@ -794,7 +819,8 @@ function renderAnnotated() {
   const summary = [];
   for (const [side, p] of Object.entries(g.players || {})) {
     const bits = [];
-    for (const [k, v] of Object.entries(p)) if (typeof v === "number") bits.push(k.replace(/_/g, " ") + " " + v);
+    if (typeof p.accuracy === "number") bits.push("accuracy " + p.accuracy.toFixed(1) + "%");
+    for (const k of ["inaccuracies", "mistakes", "blunders"]) if (typeof p[k] === "number") bits.push(p[k] + " " + k);
     summary.push(side + ": " + bits.join(", "));
   }
   $("annotated-summary").textContent = g.error ? "This game could not be read: " + g.error.message : summary.join(" · ");
@@ -994,6 +1020,7 @@ function init() {
     }
   });
   $("board").addEventListener("click", onBoardClick);
+  $("lines").addEventListener("click", onLineClick);
   $("nav-start").addEventListener("click", () => goTo(0));
   $("nav-back").addEventListener("click", () => goTo(state.cursor - 1));
   $("nav-forward").addEventListener("click", () => goTo(state.cursor + 1));
@@ -1018,7 +1045,8 @@ function init() {
     state.analysing = !state.analysing;
     if (state.analysing) startAnalysis();
     else {
-      stopAnalysis();
+      // The search answers a stop with its last lines: they stay shown.
+      if (state.analysisId) socket.send({ type: "stop", id: state.analysisId });
       showSearchStatus();
     }
   });
