@@ -553,6 +553,30 @@ fn play_a_line(browser: &Browser, game: &str) {
     wait_for_lines(browser, &format!("{game}: analysing again"));
 }
 
+/// A game record pasted in the position field: its game is loaded at its end, and the first move is a click away.
+fn load_a_record(browser: &Browser, server: &Server) {
+    let record = "[Event \"page test\"]\n[White \"A\"]\n[Black \"B\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n";
+    choose_game(browser, "chess");
+    browser.type_into("#position", record);
+    browser.click_css("#load");
+    let end = server.post_ok("/v1/moves", &json!({ "game": "chess", "moves": ["e2e4", "e7e5", "g1f3", "b8c6"] }));
+    browser.wait(
+        "the record's game loaded at its end",
+        "const items = document.querySelectorAll('#played li');\
+         return items.length === 4 && items[3].classList.contains('current') \
+             && document.getElementById('position-text').textContent === arguments[0]",
+        &[end["position"].clone()],
+    );
+    browser.click_css("#played li:first-child button");
+    browser.wait(
+        "the record's first move",
+        "const items = document.querySelectorAll('#played li');\
+         return items.length === 4 && items[0].classList.contains('current')",
+        &[],
+    );
+    wait_for_lines(browser, "in the record's game");
+}
+
 /// Upload a short record with a blunder and browse the annotated game.
 fn annotate(browser: &Browser, dir: &TempDir) {
     // The fool's mate: 2. g4?? lets the queen mate at once.
@@ -646,6 +670,7 @@ fn the_page_analyses_plays_and_annotates_every_game_in_a_browser() {
             browser.screenshot("page");
         }
     }
+    load_a_record(&browser, &server);
     let dir = TempDir::new("web-record");
     annotate(&browser, &dir);
     drop(browser);

@@ -13,6 +13,7 @@ mod guard;
 mod metrics;
 pub mod openapi;
 pub mod problem;
+mod records;
 mod web;
 mod ws;
 
@@ -139,6 +140,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/analysis", get(analysis::get_analysis))
         .route("/v1/moves", post(analysis::moves))
         .route("/v1/convert", post(analysis::convert))
+        .route("/v1/records", post(records::records))
         .route(
             "/v1/annotations",
             post(annotations::post_annotations).layer(DefaultBodyLimit::max(state.config.max_annotation_bytes)),

@@ -237,6 +237,50 @@ fn engine_schemas() -> Value {
     })
 }
 
+/// `POST /v1/records` (a separate `json!` to stay within the macro's recursion limit).
+fn record_paths() -> Value {
+    json!({
+        "/v1/records": { "post": {
+            "summary": "Read a game record (PGN, PDN, GameStrings: see `record_formats` in /v1/games) into each game's start position and moves.",
+            "description": "Positions and moves come in the game's main formats, ready for /v1/moves, /v1/analysis and /v1/board.svg. Games that cannot be read are reported with their index, line and token; the others are returned. A text with no readable game is refused (422, naming the first bad token).",
+            "operationId": "readRecords",
+            "requestBody": json_body("RecordsRequest"),
+            "responses": with_errors(json_ok("The games read.", "Records"), &BAD_INPUT)
+        }}
+    })
+}
+
+fn record_schemas(games: &[&str]) -> Value {
+    json!({
+        "RecordsRequest": {
+            "type": "object", "required": ["game", "text"], "additionalProperties": false,
+            "properties": {
+                "game": { "type": "string", "enum": games },
+                "text": { "type": "string", "description": "One game or many." },
+                "format": { "type": "string", "description": "The record format; detected when absent." }
+            }
+        },
+        "Records": {
+            "type": "object", "required": ["game", "games", "errors"],
+            "properties": {
+                "game": { "type": "string" },
+                "games": { "type": "array", "items": {
+                    "type": "object", "required": ["index", "line", "start", "moves"],
+                    "properties": {
+                        "index": { "type": "integer", "description": "0-based index of the game in the text." },
+                        "line": { "type": "integer", "description": "1-based line where the game begins." },
+                        "tags": { "type": "object", "additionalProperties": { "type": "string" } },
+                        "start": { "type": "string", "description": "The position before the first move, in the game's main format." },
+                        "moves": { "type": "array", "items": { "type": "string" }, "description": "In the game's main notation." },
+                        "result": { "type": "string" }
+                    }
+                } },
+                "errors": { "type": "array", "items": { "$ref": "#/components/schemas/RecordError" } }
+            }
+        }
+    })
+}
+
 pub fn document() -> Value {
     let games: Vec<&str> = GameKind::ALL.iter().map(|k| k.name()).collect();
     let analysis_errors: Vec<(&str, &str)> = BAD_INPUT
@@ -483,6 +527,8 @@ pub fn document() -> Value {
         ("/paths", annotation_paths()),
         ("/components/schemas", annotation_schemas(&games)),
         ("/components/schemas", engine_schemas()),
+        ("/paths", record_paths()),
+        ("/components/schemas", record_schemas(&games)),
     ] {
         if let (Some(Value::Object(into)), Value::Object(extra)) = (doc.pointer_mut(section), extra) {
             into.extend(extra);
@@ -496,6 +542,7 @@ pub fn document() -> Value {
         ),
         ("MovesRequest", &["position", "format", "move_format"][..]),
         ("ConvertRequest", &["position", "format", "to", "move_format"][..]),
+        ("RecordsRequest", &["format"][..]),
         (
             "AnnotationRequest",
             &["text", "games", "format", "depth", "movetime_ms", "nodes", "threshold", "priority", "engine"][..],

@@ -203,7 +203,7 @@ function chooseGame(name) {
   localStorage.setItem("kibitz.game", name);
   $("position").value = game.start_position;
   $("setup-moves").value = "";
-  $("position-formats").textContent = "(" + game.position_formats.join(", ") + ")";
+  $("position-formats").textContent = "(" + game.position_formats.concat(game.record_formats).join(", ") + ")";
   const records = game.record_formats.length ? game.record_formats.join(", ") : "none for this game";
   $("record-formats").textContent = "(" + records + ")";
   $("annotate").disabled = game.record_formats.length === 0;
@@ -218,20 +218,59 @@ function splitMoves(text) {
     .filter((s) => s.length > 0);
 }
 
+// The text is a position (then the moves field is played from it) or a game record: the record's first game
+// (or the one chosen) is loaded at its end, to step back through.
 async function loadSetup(event) {
   if (event) event.preventDefault();
   $("setup-error").textContent = "";
+  $("record-games").hidden = true;
+  state.records = null;
   const text = $("position").value.trim();
   const moves = splitMoves($("setup-moves").value);
   const root = text === "" ? null : text;
   // Checked before the board changes, so a typo leaves the board as it was.
+  let positionError;
   try {
     await api("POST", "/v1/moves", movesBody(root, moves));
+    setPosition(root, moves, moves.length);
+    return;
   } catch (e) {
-    $("setup-error").textContent = e.message;
+    positionError = e;
+  }
+  if (!(positionError instanceof ApiError) || positionError.status !== 422 || !state.game.record_formats.length) {
+    $("setup-error").textContent = positionError.message;
     return;
   }
-  setPosition(root, moves, moves.length);
+  let records;
+  try {
+    records = await api("POST", "/v1/records", { game: state.game.name, text });
+  } catch (e) {
+    $("setup-error").textContent = "Not a position: " + positionError.message + "\nNor a game record: " + e.message;
+    return;
+  }
+  state.records = records.games;
+  const select = $("record-games");
+  select.textContent = "";
+  records.games.forEach((g, i) => {
+    const option = document.createElement("option");
+    option.value = String(i);
+    const names = [g.tags && g.tags.White, g.tags && g.tags.Black].filter(Boolean).join(" – ");
+    option.textContent = "Game " + (g.index + 1) + (names ? ": " + names : "") + " (" + g.moves.length + " moves)";
+    select.appendChild(option);
+  });
+  select.hidden = records.games.length < 2;
+  if (records.errors.length) {
+    $("setup-error").textContent = records.errors
+      .map((e) => "game " + (e.index + 1) + " (line " + e.line + "): " + e.message + (e.token ? ": " + e.token : ""))
+      .join("\n");
+  }
+  loadRecordGame(0);
+}
+
+function loadRecordGame(i) {
+  const g = state.records && state.records[i];
+  if (!g) return;
+  setPosition(g.start, g.moves.slice(), g.moves.length);
 }
 
 function movesBody(root, moves) {
@@ -1006,6 +1045,7 @@ function init() {
   });
   $("game").addEventListener("change", (e) => chooseGame(e.target.value));
   $("setup-form").addEventListener("submit", loadSetup);
+  $("record-games").addEventListener("change", (e) => loadRecordGame(Number(e.target.value)));
   $("start-position").addEventListener("click", () => {
     $("position").value = state.game.start_position;
     $("setup-moves").value = "";
