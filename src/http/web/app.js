@@ -203,7 +203,8 @@ function chooseGame(name) {
   localStorage.setItem("kibitz.game", name);
   $("position").value = game.start_position;
   $("setup-moves").value = "";
-  $("position-formats").textContent = "(" + game.position_formats.concat(game.record_formats).join(", ") + ")";
+  const formats = new Set(game.position_formats.concat(game.record_formats));
+  $("position-formats").textContent = "(" + Array.from(formats).join(", ") + ")";
   const records = game.record_formats.length ? game.record_formats.join(", ") : "none for this game";
   $("record-formats").textContent = "(" + records + ")";
   $("annotate").disabled = game.record_formats.length === 0;
