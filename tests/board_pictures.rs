@@ -567,21 +567,7 @@ fn the_endpoint_draws_every_game_and_names_bad_input() {
         let position = root.get("data-position").expect("position").to_string();
         let again = server.get(&format!("/v1/board.svg?game={game}&position={}&flip=true&size=300", encode(&position)));
         assert_eq!(again.status, 200, "{}", again.text());
-        let strip = |svg: &str| svg.replace("class=\"last-move\" ", "");
-        let pieces = |svg: &str| {
-            tags(svg)
-                .into_iter()
-                .filter(|t| t.get("data-piece").is_some())
-                .map(|t| {
-                    format!("{:?}", {
-                        let mut v: Vec<_> = t.attrs.iter().filter(|(k, _)| k.starts_with("data-")).collect();
-                        v.sort();
-                        v
-                    })
-                })
-                .collect::<BTreeSet<_>>()
-        };
-        assert_eq!(pieces(&strip(&r.text())), pieces(&strip(&again.text())), "{game}");
+        assert_eq!(piece_places(&r.text()), piece_places(&again.text()), "{game}");
     }
     // An illegal move is named with its index and text.
     let r = server.get("/v1/board.svg?game=chess&moves=e2e4,e2e4");
@@ -650,4 +636,37 @@ fn the_board_command_writes_the_picture() {
     let out = Command::new(kibitz).args(["board", "chess", "--size", "50"]).output().expect("run");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--size"));
+}
+
+/// The pieces of a picture with their places and attributes (marks left out).
+fn piece_places(svg: &str) -> BTreeSet<String> {
+    tags(svg)
+        .into_iter()
+        .filter(|t| t.get("data-piece").is_some() || t.get("data-hand").is_some())
+        .map(|t| {
+            let mut v: Vec<_> = t.attrs.into_iter().filter(|(k, _)| k.starts_with("data-")).collect();
+            v.sort();
+            format!("{v:?}")
+        })
+        .collect()
+}
+
+fn check_doc<G: Game>() {
+    let path = format!("{}/docs/board-{}.svg", env!("CARGO_MANIFEST_DIR"), G::NAME);
+    let svg = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let root = tags(&svg)[0].clone();
+    assert_eq!(root.get("data-game"), Some(G::NAME));
+    let position = root.get("data-position").expect("data-position");
+    let g = G::parse_position(position, None).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(piece_places(&svg), piece_places(&draw(&g)), "{path} is stale: regenerate it with `kibitz board`");
+    assert!(svg.contains("class=\"arrow\"") && svg.contains("class=\"last-move\""), "{path}");
+}
+
+#[test]
+fn the_pictures_in_the_readme_show_their_positions() {
+    check_doc::<Checkers>();
+    check_doc::<Draughts>();
+    check_doc::<Hive>();
+    check_doc::<Xiangqi>();
+    check_doc::<Chess>();
 }
