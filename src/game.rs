@@ -280,6 +280,18 @@ pub trait Game: Clone + Send + Sync + 'static {
         }
     }
 
+    // ---- pictures ----
+
+    /// The position as a board picture (squares, pieces, hands), in the game's own geometry; see
+    /// [`crate::picture`] for what the picture must contain. Highlights and arrows are added by the caller
+    /// through [`Game::move_squares`].
+    fn draw(&self, view: &crate::picture::View) -> crate::picture::Scene;
+
+    /// The squares a legal move of this position passes through, by the names [`Game::draw`] gives them: its
+    /// start, the landing squares of a multiple capture, its end. A piece placed from hand has only its end; a
+    /// pass has none.
+    fn move_squares(&self, m: Self::Move) -> Vec<String>;
+
     // ---- game records (annotation) ----
 
     /// The whole-game record formats this game reads (`pgn`, `pdn`, `gamestring`...), main format first.

@@ -14,6 +14,7 @@ pub mod games;
 pub mod http;
 pub mod logging;
 pub mod matchplay;
+pub mod picture;
 pub mod pool;
 pub mod protocols;
 pub mod search;

@@ -1,5 +1,5 @@
-//! The `kibitz` command line: serve, analyse, annotate, match, perft, bench, engine, engines, dxp, openapi. This
-//! file parses the arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
+//! The `kibitz` command line: serve, analyse, annotate, match, perft, bench, engine, engines, dxp, board,
+//! openapi. This file parses the arguments, starts the logging and dispatches; each subcommand's code is in `cli/`.
 
 mod cli;
 
@@ -40,6 +40,8 @@ enum Command {
     Engines(cli::engines::EnginesCommand),
     /// Play international draughts against another program over DXP (the DamExchange Protocol, TCP).
     Dxp(cli::dxp::DxpArgs),
+    /// Draw a position as an SVG picture (the last move highlighted, arrows for a line).
+    Board(cli::board::BoardArgs),
     /// Print the API's OpenAPI document.
     Openapi,
 }
@@ -59,6 +61,7 @@ fn main() -> Result<()> {
         Command::Engine { protocol } => cli::engine::run(&protocol),
         Command::Engines(command) => cli::engines::run(command),
         Command::Dxp(args) => cli::dxp::run(args),
+        Command::Board(args) => cli::board::run(args),
         Command::Openapi => {
             print!("{}", kibitz::http::openapi::document_text());
             Ok(())

@@ -604,3 +604,40 @@ fn a_killed_process_is_replaced_for_every_protocol() {
     dies_then_recovers(Protocol::Checkers, GameKind::Checkers, "checkers", Checkers::start());
     dies_then_recovers(Protocol::Hub, GameKind::Draughts, "hub", Draughts::start());
 }
+
+// ---- Processes ----
+
+/// Whether `pid` names a live process (a zombie waiting for its parent counts as gone).
+fn alive(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_failed_engine_is_killed_with_everything_it_started() {
+    if !Path::new("/proc/self/stat").exists() || find_program("sh").is_none() {
+        eprintln!("skipped: needs /proc and sh");
+        return;
+    }
+    let Some(fake) = Fake::new("group") else { return };
+    // A wrapper script whose engine starts a helper of its own: the helper is a grandchild of kibitz.
+    let wrapper = "sleep 600 & echo $! > helper.pid; python3 fake.py uhp silent";
+    let command = EngineCommand::new("sh").arg("-c").arg(wrapper).dir(fake.path());
+    let mut engine = UhpEngine::start(&command, short()).expect("the handshake works");
+    let helper = std::fs::read_to_string(fake.path().join("helper.pid")).expect("the helper's pid");
+    let helper = helper.trim();
+    assert!(alive(helper), "the helper runs while the engine does");
+    let result = engine.search(&Hive::start(), &[], &Limits::depth(3), 1, &AtomicBool::new(false), &mut |_| {});
+    assert!(matches!(&result, Err(EngineError::Timeout { .. })), "{result:?}");
+    assert!(engine.is_dead());
+    // SIGKILL is delivered at once, but the helper's parent must reap it: wait for that, without a time bound
+    // in the assertion (the loop ends as soon as it is gone).
+    let mut waited = 0;
+    while alive(helper) && waited < 500 {
+        std::thread::sleep(Duration::from_millis(20));
+        waited += 1;
+    }
+    assert!(!alive(helper), "the helper started by the engine's wrapper outlived the engine");
+}

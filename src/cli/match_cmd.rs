@@ -1,5 +1,6 @@
 //! `kibitz match <A> <B> --game G`: play a match between kibitz's own engine and an external one (or two of
-//! either), print a line per finished game, then W/D/L, the score, the Elo difference with its 95% interval,
+//! either), print a line per finished game with the running tally (and, on a terminal, a progress bar with the
+//! score and Elo so far on stderr), then W/D/L, the score, the Elo difference with its 95% interval,
 //! and the SPRT verdict when asked; write the games in the game's record format.
 
 use std::fs::File;
@@ -9,13 +10,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use kibitz::engines::Engines;
 use kibitz::engines::config::{self, EngineSpec, MAX_PROCESSES};
 use kibitz::game::Game;
 use kibitz::games::GameKind;
 use kibitz::matchplay::stats::elo_text;
-use kibitz::matchplay::{self, AResult, KibitzSettings, MatchPlan, PlayedGame, PlayerSpec, Sprt, Tally, Verdict};
+use kibitz::matchplay::{
+    self, AResult, EloEstimate, KibitzSettings, MatchPlan, PlayedGame, PlayerSpec, Sprt, Tally, Verdict,
+};
 use kibitz::search::Limits;
 use kibitz::with_game;
 
@@ -197,6 +201,12 @@ fn play<G: Game>(
     let mut write_error = None;
     let mut verdict = Verdict::Continue;
     let stdout = std::io::stdout();
+    // Drawn only when stderr is a terminal; the per-game lines on stdout are the record a script reads.
+    let bar = ProgressBar::with_draw_target(Some(args.games as u64), ProgressDrawTarget::stderr()).with_style(
+        ProgressStyle::with_template("[{bar:30}] {pos}/{len} games  {msg}  {elapsed} elapsed, ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
     matchplay::run_match(&plan, |game: PlayedGame<G>| {
         match game.a_result() {
             AResult::Win => tally.wins += 1,
@@ -226,7 +236,11 @@ fn play<G: Game>(
             line.push_str(&format!(" | LLR {}", two_places(sprt.llr(&tally))));
             verdict = sprt.verdict(&tally);
         }
-        let _ = writeln!(stdout.lock(), "{line}");
+        bar.suspend(|| {
+            let _ = writeln!(stdout.lock(), "{line}");
+        });
+        bar.inc(1);
+        bar.set_message(running_figures(&tally, &a_name));
         if let Some(out) = output.as_mut() {
             let text = game.record_text(&a_name, &b_name);
             if let Err(e) = writeln!(out, "{}\n", text.trim_end()).and_then(|()| out.flush()) {
@@ -236,11 +250,31 @@ fn play<G: Game>(
         verdict == Verdict::Continue
     })
     .map_err(|e| anyhow!(e))?;
+    bar.finish_and_clear();
     print_summary(&tally, &a_name, sprt.as_ref(), verdict, args.games);
     if let (Some(e), Some(path)) = (write_error, &args.output) {
         return Err(anyhow!(e).context(format!("cannot write {}", path.display())));
     }
     Ok(())
+}
+
+/// The progress bar's message: the tally, the score and the Elo so far, from A's side.
+fn running_figures(tally: &Tally, a_name: &str) -> String {
+    let score = tally.score().map(|s| format!("{:.1}%", s * 100.0)).unwrap_or_default();
+    let elo = tally.elo().map(|e| format!("Elo {}", elo_summary(&e))).unwrap_or_default();
+    format!("{a_name} +{} ={} -{}  {score}  {elo}", tally.wins, tally.draws, tally.losses)
+}
+
+/// An Elo estimate in words: the difference and its 95% interval, or for a clean sweep (no finite estimate)
+/// the interval's finite end.
+fn elo_summary(e: &EloEstimate) -> String {
+    if e.elo == f64::NEG_INFINITY {
+        format!("below {} (95% bound; every game lost, so no finite estimate)", elo_text(e.high))
+    } else if e.elo == f64::INFINITY {
+        format!("above {} (95% bound; every game won, so no finite estimate)", elo_text(e.low))
+    } else {
+        format!("{} (95% interval {} to {})", elo_text(e.elo), elo_text(e.low), elo_text(e.high))
+    }
 }
 
 fn print_summary(tally: &Tally, a_name: &str, sprt: Option<&Sprt>, verdict: Verdict, planned: usize) {
@@ -251,7 +285,7 @@ fn print_summary(tally: &Tally, a_name: &str, sprt: Option<&Sprt>, verdict: Verd
         println!("score: {:.1}%", score * 100.0);
     }
     if let Some(e) = tally.elo() {
-        println!("Elo: {} (95% interval {} to {})", elo_text(e.elo), elo_text(e.low), elo_text(e.high));
+        println!("Elo: {}", elo_summary(&e));
     }
     if let Some(sprt) = sprt {
         let (lower, upper) = sprt.bounds();

@@ -4,6 +4,7 @@
 pub mod analyse;
 pub mod annotate;
 pub mod bench;
+pub mod board;
 pub mod dxp;
 pub mod engine;
 pub mod engines;

@@ -18,7 +18,9 @@
 //!   the others `go think`. `stop` is sent when the stop flag is set or the limit plus [`Timeouts::grace`] has
 //!   passed; the engine then has the grace period to answer `done`.
 //! * `info depth= score= nodes= time= nps= pv="..."`: `score` is in men (Scan: `0.12`), read as centi-men (12);
-//!   `time` in seconds; the speed is derived from `nodes` and `time` (Scan writes `nps` in millions).
+//!   a score beyond ±90 men is the end of the game in `100 - |score|` hundredths, i.e. plies (Scan's
+//!   `99.97` is a win in 3 plies), read as [`Score::Mate`]; Scan's ±89.xx (a won endgame reached soon, not yet
+//!   the end) stays a plain score. `time` in seconds; the speed is derived from `nodes` and `time` (Scan writes `nps` in millions).
 //! * One line only: more is [`EngineError::Unsupported`]. An `error` line during a search kills the process.
 //! * Options from the engines file are `set-param`s before `init`, checked against the engine's `param`
 //!   declarations (unknown name: [`EngineError::UnknownOption`]; a value outside an `enum`'s values, an `int`
@@ -476,10 +478,20 @@ fn level_command(limits: &Limits) -> String {
     format!("level depth={}", Draughts::DEFAULT_DEPTH)
 }
 
-/// Hub's score in men as kibitz's centi-units.
+/// Above this many centi-men (and up to 10000) a Hub score is the end of the game: `10000 - score` plies away.
+const WIN_SCORES: i32 = 9000;
+
+/// Hub's score in men as kibitz's centi-units, or as a mate when it is a win or loss in so many plies.
 pub fn men_score(text: &str) -> Option<Score> {
     let men: f64 = text.parse().ok().filter(|v: &f64| v.is_finite())?;
-    Some(Score::Cp((men * 100.0).round().clamp(-1e6, 1e6) as i32))
+    let cp = (men * 100.0).round().clamp(-1e6, 1e6) as i32;
+    Some(match cp.unsigned_abs() {
+        a if a > WIN_SCORES as u32 && a <= 10_000 => {
+            let plies = 10_000 - a as i32;
+            Score::Mate(if cp > 0 { plies } else { -plies })
+        }
+        _ => Score::Cp(cp),
+    })
 }
 
 /// An `info` line, when it carries a score or a line; its moves read against `position` (the pv stops at its
@@ -600,6 +612,12 @@ mod tests {
         assert_eq!(men_score("0.12"), Some(Score::Cp(12)));
         assert_eq!(men_score("-1.5"), Some(Score::Cp(-150)));
         assert_eq!(men_score("nan"), None);
+        // Scan's ends of the game: a win in 3 plies, a loss in 4; a won endgame soon is still a score.
+        assert_eq!(men_score("99.97"), Some(Score::Mate(3)));
+        assert_eq!(men_score("-99.96"), Some(Score::Mate(-4)));
+        assert_eq!(men_score("89.95"), Some(Score::Cp(8995)));
+        assert_eq!(men_score("100"), Some(Score::Mate(0)));
+        assert_eq!(men_score("250"), Some(Score::Cp(25000)), "beyond the scale: a plain score");
     }
 
     #[test]

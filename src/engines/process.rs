@@ -86,6 +86,10 @@ impl Process {
         if let Some(dir) = &command.dir {
             cmd.current_dir(dir);
         }
+        // Its own process group, so that killing the engine also kills what it started (a wrapper script's
+        // engine, a helper process): see `kill`.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().map_err(|source| EngineError::Spawn { engine: label.clone(), source })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
@@ -157,9 +161,10 @@ impl Process {
         if self.dead { Err(EngineError::Dead { engine: self.label.clone() }) } else { Ok(()) }
     }
 
-    /// Kill the process now and reap it.
+    /// Kill the process and its process group now, and reap the process.
     pub(crate) fn kill(&mut self) {
         self.dead = true;
+        kill_group(&self.child);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -179,6 +184,19 @@ impl Process {
         self.kill();
     }
 }
+
+/// SIGKILL to the group the child leads (it was started with `process_group(0)`, so the group's id is its pid).
+/// Called before the child is reaped: until then its pid, and so the group id, cannot be reused.
+#[cfg(unix)]
+fn kill_group(child: &Child) {
+    let pid = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_: &Child) {}
 
 impl Drop for Process {
     fn drop(&mut self) {

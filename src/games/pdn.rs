@@ -136,3 +136,51 @@ pub fn format_fen(to_move: Colour, last: u8, piece: impl Fn(u8) -> Option<(Colou
     }
     s
 }
+
+/// The picture of a numbered draughts board, `n` x `n` with the dark squares numbered 1.. from the top left
+/// (Black's side) as PDN numbers them: the square numbers in a corner of each dark square, men and kings as
+/// discs (a king with a gold ring). `piece` tells what stands on a square.
+pub fn draw_board(
+    n: usize,
+    view: &crate::picture::View,
+    piece: impl Fn(u8) -> Option<(Colour, bool)>,
+) -> crate::picture::Scene {
+    use crate::picture::{self, Disc, Scene};
+    const UNIT: f64 = 60.0;
+    const LIGHT: &str = "#f3e3c3";
+    const DARK: &str = "#7a5230";
+    let size = n as f64 * UNIT;
+    let mut scene = Scene::new(size, size, UNIT, LIGHT);
+    let last = (n * n / 2) as u8;
+    for sq in 1..=last {
+        let (x, y) = square_corner(n, sq, view.flip, UNIT);
+        let name = sq.to_string();
+        let centre = (x + UNIT / 2.0, y + UNIT / 2.0);
+        scene.square(&name, picture::rect(x, y, UNIT, UNIT, DARK), centre);
+        scene.decor(
+            picture::label(x + UNIT * 0.17, y + UNIT * 0.15, UNIT * 0.2, "#f3e3c3", &name)
+                .attr("font-weight", "normal"),
+        );
+        if let Some((colour, king)) = piece(sq) {
+            let (code, fill, stroke) = match colour {
+                Colour::White => (if king { "WK" } else { "W" }, picture::LIGHT_PIECE, "#4a4a4a"),
+                Colour::Black => (if king { "BK" } else { "B" }, picture::DARK_PIECE, "#000000"),
+            };
+            let disc = Disc { fill, stroke, label: "", label_fill: stroke, crowned: king };
+            scene.piece(picture::disc_piece(code, &name, centre, UNIT * 0.38, disc));
+        }
+    }
+    scene
+}
+
+/// The top-left corner of square `sq` (1-based) on an `n` x `n` numbered board: square 1 is the second
+/// square of the top row; rows alternate between starting on a dark square and not.
+fn square_corner(n: usize, sq: u8, flip: bool, unit: f64) -> (f64, f64) {
+    let per_row = n / 2;
+    let i = sq as usize - 1;
+    let row = i / per_row;
+    let k = i % per_row;
+    let col = if row.is_multiple_of(2) { 2 * k + 1 } else { 2 * k };
+    let (col, row) = if flip { (n - 1 - col, n - 1 - row) } else { (col, row) };
+    (col as f64 * unit, row as f64 * unit)
+}

@@ -1,4 +1,5 @@
-//! The HTTP and WebSocket API (axum): analysis, legal moves, format conversion, health, metrics, OpenAPI.
+//! The HTTP and WebSocket API (axum): analysis, legal moves, format conversion, board pictures, health, metrics,
+//! OpenAPI.
 //!
 //! Handlers are thin: they read and validate the request, name the game through the registry
 //! ([`crate::games::GameKind`]), and hand positions to the one analysis path ([`crate::analysis`]). Every
@@ -6,6 +7,7 @@
 
 mod analysis;
 mod annotations;
+mod board;
 mod deadline;
 mod engines;
 mod extract;
@@ -141,6 +143,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/moves", post(analysis::moves))
         .route("/v1/convert", post(analysis::convert))
         .route("/v1/records", post(records::records))
+        .route("/v1/board.svg", get(board::board_svg))
         .route(
             "/v1/annotations",
             post(annotations::post_annotations).layer(DefaultBodyLimit::max(state.config.max_annotation_bytes)),

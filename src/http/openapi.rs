@@ -346,6 +346,22 @@ pub fn document() -> Value {
                 "requestBody": json_body("ConvertRequest"),
                 "responses": with_errors(json_ok("The converted position and moves.", "Converted"), &BAD_INPUT)
             }},
+            "/v1/board.svg": { "get": {
+                "summary": "The position as an SVG picture: the board, the pieces (and Hive's pieces in hand), the last move highlighted, arrows for a line.",
+                "description": "The SVG carries data for scripts: the root has `data-game`, `data-position` (the game's main position format) and `data-flipped`; each square `data-square` (Hive cells `data-hex=\"q,r\"`), each piece `data-piece` with its square (Hive: `data-hex`, `data-height`, `data-below`), each piece in hand `data-hand`, each arrow `class=\"arrow\"` with `data-move`, and the last move's squares `class=\"last-move\"`.",
+                "operationId": "boardPicture",
+                "parameters": [
+                    { "name": "game", "in": "query", "required": true, "schema": { "type": "string", "enum": games } },
+                    { "name": "position", "in": "query", "description": "In any position format of the game (default: the start position).", "schema": { "type": "string" } },
+                    { "name": "format", "in": "query", "description": "The position's format; detected when absent.", "schema": { "type": "string" } },
+                    { "name": "moves", "in": "query", "description": "Comma-separated moves played first; the last is highlighted.", "schema": { "type": "string" } },
+                    { "name": "arrows", "in": "query", "description": "Comma-separated moves, a line played from the position reached, drawn as arrows.", "schema": { "type": "string" } },
+                    { "name": "flip", "in": "query", "description": "Turn the board round.", "schema": { "type": "boolean", "default": false } },
+                    { "name": "size", "in": "query", "description": "Width in pixels.", "schema": { "type": "integer", "minimum": 100, "maximum": 2000, "default": 480 } }
+                ],
+                "responses": with_errors(json!({ "200": { "description": "The picture.", "content": { "image/svg+xml": {} } } }),
+                    &[("422", "A parameter is invalid: unknown game, unreadable position or move (the token is named), size out of range.")])
+            }},
             "/v1/stream": { "get": {
                 "summary": "WebSocket: streamed analysis.",
                 "description": "Upgrade to a WebSocket. Client messages: `{\"type\":\"analyse\",\"id\":\"…\", <the AnalysisRequest members>, \"infinite\": true?}` `{\"type\":\"stop\",\"id\":\"…\"}` and `{\"type\":\"subscribe\",\"id\":\"…\",\"job\":\"<annotation job id>\"}`. Server messages: `{\"type\":\"info\",\"id\",\"depth\",\"seldepth\",\"multipv\",\"score\",\"bound\"?,\"nodes\",\"nps\",\"time_ms\",\"pv\",\"currmove\"?,\"currmovenumber\"?,\"neval\",\"hashfull\"}` (at most one every 100 ms per analysis, plus every line of each completed depth), `{\"type\":\"bestmove\",\"id\", <the Analysis members>}` `{\"type\":\"progress\",\"id\",\"job\",\"status\",\"done\",\"total\"}` (an annotation job's progress, at each change until it is over) and `{\"type\":\"error\",\"id\"?, <the Problem members>}`. Several analyses may run on one socket; closing it cancels them.",

@@ -142,19 +142,16 @@ async fn session(state: AppState, mut socket: WebSocket) {
 /// of the protocol. A connection already gone gets nothing.
 async fn close_on_error(socket: &mut WebSocket, error: &axum::Error, limit: usize) {
     use axum::extract::ws::CloseFrame;
-    // axum does not expose the WebSocket library's error type: the kind is read from its message.
-    let text = error.to_string();
-    let gone = ["IO error", "Connection closed", "closed connection", "Connection reset"];
-    let (code, reason) = if text.contains("Space limit exceeded") || text.contains("Message too long") {
-        (1009, format!("message too big: at most {limit} bytes"))
-    } else if text.contains("UTF-8") {
-        (1007, "a text message must be UTF-8".to_string())
-    } else if gone.iter().any(|g| text.contains(g)) {
-        return;
-    } else {
-        (1002, "WebSocket protocol error".to_string())
+    use tungstenite::Error as WsError;
+    // axum wraps the WebSocket library's error: its kind is read from the error itself, not from its message.
+    let kind = std::error::Error::source(error).and_then(|e| e.downcast_ref::<WsError>());
+    let (code, reason) = match kind {
+        Some(WsError::Capacity(_)) => (1009, format!("message too big: at most {limit} bytes")),
+        Some(WsError::Utf8(_)) => (1007, "a text message must be UTF-8".to_string()),
+        Some(WsError::Io(_) | WsError::ConnectionClosed | WsError::AlreadyClosed) => return,
+        _ => (1002, "WebSocket protocol error".to_string()),
     };
-    tracing::debug!(error = %text, code, "closing a WebSocket after a bad message");
+    tracing::debug!(%error, code, "closing a WebSocket after a bad message");
     let frame = CloseFrame { code, reason: Utf8Bytes::from(reason) };
     let _ = socket.send(Message::Close(Some(frame))).await;
 }

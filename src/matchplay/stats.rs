@@ -8,7 +8,10 @@
 //! - Elo under the logistic model: a player scoring `s` against an opponent is `-400·log10(1/s - 1)` stronger.
 //! - Per-game variance of the score: `σ² = (W·(1-s)² + D·(½-s)² + L·s²) / N`; the mean's standard error is
 //!   `σ/√N`, and the 95% interval of the score, `s ± 1.95996·σ/√N`, is carried to Elo through the same
-//!   logistic curve (an end past 0% or 100% is an infinite Elo).
+//!   logistic curve. Where that normal interval reaches past 0% or 100% (a clean sweep, or nearly one: its
+//!   variance is then underestimated), that end is the Wilson score interval's instead,
+//!   `(s + z²/2N ± z·√(s(1-s)/N + z²/4N²)) / (1 + z²/N)`, which stays inside (0, 1) except at a sweep's own
+//!   end: so a sweep of N games still bounds the difference on one side (20 lost games: below -286.6).
 //! - SPRT: H0 says the difference is `elo0`, H1 that it is `elo1`; they predict the expected scores `s0` and
 //!   `s1` (the logistic curve again). With the mean score `s` approximately normal with variance `σ²/N`, the
 //!   log-likelihood ratio of H1 against H0 is
@@ -50,15 +53,33 @@ impl Tally {
         Some((w * (1.0 - s).powi(2) + d * (0.5 - s).powi(2) + l * s.powi(2)) / n)
     }
 
-    /// The Elo difference the score implies and its 95% interval, `None` before the first game.
+    /// The Elo difference the score implies and its 95% interval, `None` before the first game. Both ends are
+    /// finite unless the games were a clean sweep: then the estimate and the far end are infinite, the near end
+    /// is not.
     pub fn elo(&self) -> Option<EloEstimate> {
         let s = self.score()?;
-        let margin = Z95 * (self.variance()? / self.games() as f64).sqrt();
-        Some(EloEstimate { elo: elo_from_score(s), low: elo_from_score(s - margin), high: elo_from_score(s + margin) })
+        let n = self.games() as f64;
+        let margin = Z95 * (self.variance()? / n).sqrt();
+        let (mut low, mut high) = (s - margin, s + margin);
+        // An end at or past 0% or 100% (for a sweep both ends sit on its score) is Wilson's instead.
+        let outside = |end: f64| !(end > 0.0 && end < 1.0);
+        if outside(low) || outside(high) {
+            let z2 = Z95 * Z95;
+            let centre = (s + z2 / (2.0 * n)) / (1.0 + z2 / n);
+            let half = Z95 * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+            if outside(low) {
+                low = centre - half;
+            }
+            if outside(high) {
+                high = centre + half;
+            }
+        }
+        Some(EloEstimate { elo: elo_from_score(s), low: elo_from_score(low), high: elo_from_score(high) })
     }
 }
 
-/// An Elo difference with its 95% interval (infinite where the score or an end of its interval is 0 or 1).
+/// An Elo difference with its 95% interval (for a clean sweep, the estimate and the interval's far end are
+/// infinite).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EloEstimate {
     pub elo: f64,
@@ -230,9 +251,20 @@ mod tests {
         let even = Tally::new(3, 4, 3).elo().unwrap();
         assert_eq!(even.elo, 0.0);
         assert!(close(even.low, -even.high, 1e-9));
-        let sweep = Tally::new(2, 0, 0).elo().unwrap();
-        assert_eq!((sweep.elo, sweep.low, sweep.high), (f64::INFINITY, f64::INFINITY, f64::INFINITY));
         assert_eq!(Tally::default().elo(), None);
+        // Sweeps: the estimate is infinite, the interval's other end Wilson's. 20 losses: the score is below
+        // (z²/20)/(1 + z²/20) = 0.161132, so the Elo below -400·log10(1/0.161132 - 1) = -286.61.
+        let lost = Tally::new(0, 0, 20).elo().unwrap();
+        assert_eq!(lost.elo, f64::NEG_INFINITY);
+        assert!(close(lost.high, -286.614, 0.01) && lost.low == f64::NEG_INFINITY, "{lost:?}");
+        let won = Tally::new(40, 0, 0).elo().unwrap();
+        assert_eq!(won.elo, f64::INFINITY);
+        assert!(close(won.low, 407.026, 0.01) && won.high == f64::INFINITY, "{won:?}");
+        // Nearly a sweep: 37 of 40 won. The normal interval's upper end passes 100%; Wilson's is 0.974 (+630.6)
+        // while the lower end stays the normal one (+292.5).
+        let nearly = Tally::new(37, 0, 3).elo().unwrap();
+        assert!(close(nearly.high, 630.563, 0.01), "{nearly:?}");
+        assert!(close(nearly.low, 292.5, 0.1), "{nearly:?}");
     }
 
     #[test]

@@ -82,7 +82,26 @@ impl Game for Nim {
     fn format_move(&self, m: u32) -> String {
         m.to_string()
     }
+    /// The pile as a row of stones, one square each (named by its count from 1).
+    fn draw(&self, _view: &crate::picture::View) -> crate::picture::Scene {
+        let width = 20.0 * self.pile.max(1) as f64;
+        let mut scene = crate::picture::Scene::new(width, 20.0, 20.0, "#ffffff");
+        for i in 0..self.pile {
+            let x = 20.0 * i as f64;
+            let name = (i + 1).to_string();
+            scene.square(&name, crate::picture::rect(x, 0.0, 20.0, 20.0, "#eeeeee"), (x + 10.0, 10.0));
+            scene.piece(crate::picture::disc_piece("stone", &name, (x + 10.0, 10.0), 8.0, STONE));
+        }
+        scene
+    }
+    /// Taking stones takes them from the end of the row.
+    fn move_squares(&self, m: u32) -> Vec<String> {
+        (self.pile.saturating_sub(m) + 1..=self.pile).map(|i| i.to_string()).collect()
+    }
 }
+
+const STONE: crate::picture::Disc<'static> =
+    crate::picture::Disc { fill: "#555555", stroke: "#000000", label: "", label_fill: "#ffffff", crowned: false };
 
 #[derive(Clone)]
 pub(crate) struct TicTacToe {
@@ -192,5 +211,25 @@ impl Game for TicTacToe {
     }
     fn format_move(&self, m: u8) -> String {
         m.to_string()
+    }
+    /// Three by three cells named 0-8, X and O as labelled discs.
+    fn draw(&self, _view: &crate::picture::View) -> crate::picture::Scene {
+        let mut scene = crate::picture::Scene::new(60.0, 60.0, 20.0, "#ffffff");
+        for (i, &c) in self.cells.iter().enumerate() {
+            let (x, y) = (20.0 * (i % 3) as f64, 20.0 * (i / 3) as f64);
+            let name = i.to_string();
+            let centre = (x + 10.0, y + 10.0);
+            scene.square(&name, crate::picture::rect(x, y, 20.0, 20.0, "#eeeeee"), centre);
+            let label = match c {
+                1 => "X",
+                2 => "O",
+                _ => continue,
+            };
+            scene.piece(crate::picture::disc_piece(label, &name, centre, 8.0, crate::picture::Disc { label, ..STONE }));
+        }
+        scene
+    }
+    fn move_squares(&self, m: u8) -> Vec<String> {
+        vec![m.to_string()]
     }
 }

@@ -9,6 +9,7 @@
 mod board;
 mod eval;
 mod notation;
+mod picture;
 mod record;
 
 pub use board::Move;
@@ -305,6 +306,14 @@ impl Game for Checkers {
 
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_move(self, text)
+    }
+
+    fn draw(&self, view: &crate::picture::View) -> crate::picture::Scene {
+        picture::draw(self, view)
+    }
+
+    fn move_squares(&self, m: Move) -> Vec<String> {
+        picture::move_squares(m)
     }
 
     fn format_move(&self, m: Move) -> String {

@@ -10,6 +10,7 @@
 
 mod eval;
 mod notation;
+mod picture;
 mod record;
 
 pub use cozy_chess::Move;
@@ -385,6 +386,14 @@ impl Game for Chess {
 
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_move(&self.board, text)
+    }
+
+    fn draw(&self, view: &crate::picture::View) -> crate::picture::Scene {
+        picture::draw(self, view)
+    }
+
+    fn move_squares(&self, m: Move) -> Vec<String> {
+        picture::move_squares(&self.move_to_uci(m))
     }
 
     fn format_move(&self, m: Move) -> String {

@@ -15,6 +15,7 @@
 mod board;
 mod eval;
 mod notation;
+mod picture;
 mod record;
 
 use board::{BLACK, BOARD, Board, WHITE};
@@ -433,6 +434,14 @@ impl Game for Draughts {
 
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_any_move(self, text)
+    }
+
+    fn draw(&self, view: &crate::picture::View) -> crate::picture::Scene {
+        picture::draw(self, view)
+    }
+
+    fn move_squares(&self, m: Move) -> Vec<String> {
+        picture::move_squares(self, m)
     }
 
     fn format_move(&self, m: Move) -> String {

@@ -14,6 +14,7 @@
 mod board;
 mod eval;
 mod notation;
+mod picture;
 mod record;
 
 pub use board::{Board, Bug, GameType, Move, piece_name};
@@ -353,6 +354,14 @@ impl Game for Hive {
 
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_move(&self.board, text)
+    }
+
+    fn draw(&self, view: &crate::picture::View) -> crate::picture::Scene {
+        picture::draw(self, view)
+    }
+
+    fn move_squares(&self, m: Move) -> Vec<String> {
+        picture::move_squares(self, m)
     }
 
     fn format_move(&self, m: Move) -> String {

@@ -15,6 +15,7 @@
 mod board;
 mod eval;
 mod notation;
+mod picture;
 mod record;
 
 pub use board::Move;
@@ -430,6 +431,14 @@ impl Game for Xiangqi {
 
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         self.parse_move_text(text)
+    }
+
+    fn draw(&self, view: &crate::picture::View) -> crate::picture::Scene {
+        picture::draw(self, view)
+    }
+
+    fn move_squares(&self, m: Move) -> Vec<String> {
+        picture::move_squares(m)
     }
 
     fn format_move(&self, m: Move) -> String {

@@ -1,0 +1,79 @@
+//! `GET /v1/board.svg`: the picture of a position (see [`crate::picture`] for what the SVG holds).
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::analysis::{game_kind, setup};
+use super::extract::ApiQuery;
+use super::problem::Problem;
+use super::{ApiConfig, AppState};
+use crate::game::Game;
+use crate::picture::{self, Options};
+use crate::with_game;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BoardQuery {
+    game: String,
+    /// The position in any format the game reads (default: the start position).
+    #[serde(default)]
+    position: Option<String>,
+    /// The position's format (default: detected).
+    #[serde(default)]
+    format: Option<String>,
+    /// Comma-separated moves played from the position; the last one is highlighted.
+    #[serde(default)]
+    moves: Option<String>,
+    /// Comma-separated moves, a line played from the position reached, drawn as arrows.
+    #[serde(default)]
+    arrows: Option<String>,
+    #[serde(default)]
+    flip: bool,
+    #[serde(default)]
+    size: Option<u32>,
+}
+
+fn list(text: Option<&str>) -> Vec<String> {
+    text.map(|m| m.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn picture_of<G: Game>(q: &BoardQuery, config: &ApiConfig) -> Result<String, Problem> {
+    let size = picture::check_size(q.size.unwrap_or(picture::DEFAULT_SIZE))
+        .map_err(|e| Problem::invalid("size", e).with_token(q.size.unwrap_or_default().to_string()))?;
+    let moves = list(q.moves.as_deref());
+    let s = setup::<G>(q.position.as_deref(), q.format.as_deref(), &moves, None, config)?;
+    let arrows = list(q.arrows.as_deref());
+    if arrows.len() > config.max_moves {
+        return Err(Problem::invalid(
+            "arrows",
+            format!("{} arrows given; at most {} are accepted", arrows.len(), config.max_moves),
+        ));
+    }
+    let mut line = Vec::with_capacity(arrows.len());
+    let mut after = s.game.clone();
+    for (i, text) in arrows.iter().enumerate() {
+        let m = after.parse_move(text).map_err(|e| Problem::notation(&format!("arrows[{i}]"), &e))?;
+        after.make(m);
+        line.push(m);
+    }
+    let before = s.played.split_last().map(|(&last, earlier)| {
+        let mut g = s.root.clone();
+        for &m in earlier {
+            g.make(m);
+        }
+        (g, last)
+    });
+    let last = before.as_ref().map(|(g, m)| (g, *m));
+    Ok(picture::render(&s.game, last, &line, Options { flip: q.flip, size }))
+}
+
+pub(super) async fn board_svg(State(state): State<AppState>, ApiQuery(q): ApiQuery<BoardQuery>) -> Response {
+    let result = game_kind(&q.game).and_then(|kind| with_game!(kind, G => picture_of::<G>(&q, &state.config)));
+    match result {
+        Ok(svg) => ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response(),
+        Err(p) => p.into_response(),
+    }
+}
