@@ -245,6 +245,12 @@ impl Drop for Browser {
 /// One WebDriver command; its `value`, or a panic naming the WebDriver error. Starting a browser on a busy
 /// machine takes a while: each command may take up to [`PAGE_DEADLINE`].
 fn webdriver(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Value {
+    webdriver_result(addr, method, path, body)
+        .unwrap_or_else(|(status, value)| panic!("{method} {path}: WebDriver error {status}: {value}"))
+}
+
+/// One WebDriver command: its `value`, or the error status and value.
+fn webdriver_result(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> Result<Value, (u16, Value)> {
     let text = body.map(Value::to_string).unwrap_or_default();
     let mut stream = TcpStream::connect_timeout(&addr, DEADLINE).expect("connect to chromedriver");
     stream.set_read_timeout(Some(PAGE_DEADLINE)).expect("timeout");
@@ -273,9 +279,9 @@ fn webdriver(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -
         panic!("{method} {path}: WebDriver answered {} with no JSON ({e}): {}", r.status, r.text())
     });
     if r.status != 200 {
-        panic!("{method} {path}: WebDriver error {}: {}", r.status, answer["value"]);
+        return Err((r.status, answer["value"].clone()));
     }
-    answer["value"].clone()
+    Ok(answer["value"].clone())
 }
 
 /// Standard base64 (the screenshots), padding optional.
@@ -341,6 +347,21 @@ enum Entry {
     Board,
     /// Chosen in the legal move list with the keyboard (after clicking the piece when the board is drawn).
     List,
+}
+
+/// Click the topmost element of the board with `attr` = `value`. The page redraws the board when the best
+/// move's arrow changes: an element gone stale between finding and clicking is found again.
+fn click_board(browser: &Browser, attr: &str, value: &str) {
+    for _ in 0..50 {
+        let e = board_element(browser, attr, value);
+        let path = format!("/session/{}/element/{e}/click", browser.session);
+        match webdriver_result(browser.driver, "POST", &path, Some(&json!({}))) {
+            Ok(_) => return,
+            Err((_, v)) if v["error"] == json!("stale element reference") => continue,
+            Err((status, v)) => panic!("clicking the board's {attr}={value}: WebDriver error {status}: {v}"),
+        }
+    }
+    panic!("the board's {attr}={value} went stale at every click");
 }
 
 /// The topmost element of the board with `attr` = `value` (pieces are drawn over squares), as a WebDriver
@@ -450,15 +471,13 @@ fn exercise_game(browser: &Browser, server: &Server, game: &str, entry: Entry, b
                 .collect();
             let squares = squares_of(mv, &names);
             assert!(squares.len() >= 2, "{game}: the move {mv} names no two squares of the board {names:?}");
-            let from = board_element(browser, "data-square", &squares[0]);
-            browser.click(&from);
+            click_board(browser, "data-square", &squares[0]);
             browser.wait(
                 &format!("{game}: the moves from {}", squares[0]),
                 "return document.getElementById('legal-count').textContent.includes('from')",
                 &[],
             );
-            let to = board_element(browser, "data-square", &squares[squares.len() - 1]);
-            browser.click(&to);
+            click_board(browser, "data-square", &squares[squares.len() - 1]);
         }
         (Entry::List, true) | (Entry::Board, false) | (Entry::List, false) => {
             if board && entry == Entry::List {
@@ -466,8 +485,7 @@ fn exercise_game(browser: &Browser, server: &Server, game: &str, entry: Entry, b
                 let piece = mv.split_whitespace().next().expect("a piece");
                 // A piece not yet placed is drawn beside the board (`data-hand`).
                 let in_hand = browser.count(&format!("#board svg [data-hand=\"{piece}\"]")) > 0;
-                let e = board_element(browser, if in_hand { "data-hand" } else { "data-piece" }, piece);
-                browser.click(&e);
+                click_board(browser, if in_hand { "data-hand" } else { "data-piece" }, piece);
                 browser.wait(
                     &format!("{game}: the moves of {piece}"),
                     "return document.getElementById('legal-count').textContent.includes('from')",
@@ -667,6 +685,16 @@ fn the_page_analyses_plays_and_annotates_every_game_in_a_browser() {
         exercise_game(&browser, &server, game, entry, board_expected);
         if game == "chess" {
             play_a_line(&browser, game);
+            if board_expected {
+                // The best move is drawn as an arrow on the board.
+                browser.wait(
+                    "the best move's arrow",
+                    "const a = document.querySelector('#board svg .arrow'); \
+                     const best = document.querySelector('#lines li:first-child button'); \
+                     return a && best && a.getAttribute('data-move') === best.textContent",
+                    &[],
+                );
+            }
             browser.screenshot("page");
         }
     }
