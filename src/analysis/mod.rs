@@ -128,6 +128,8 @@ pub struct Request<G: Game> {
     /// Where `position` came from: an earlier position and the moves played from it, so that an external
     /// engine sees the history (repetitions). Without it the engine gets `position` alone.
     pub history: Option<(G, Vec<G::Move>)>,
+    /// Who asked (a key or an address): the pool shares its queue fairly between clients.
+    pub client: Option<Arc<str>>,
 }
 
 impl<G: Game> Request<G> {
@@ -144,7 +146,14 @@ impl<G: Game> Request<G> {
             currmove_after: Duration::ZERO,
             excluded: Vec::new(),
             history: None,
+            client: None,
         }
+    }
+
+    /// Who asked: searches of one client wait behind each other, not in front of other clients' searches.
+    pub fn client(mut self, client: Option<Arc<str>>) -> Self {
+        self.client = client;
+        self
     }
 
     /// The engine that answers (kibitz's own by default).
@@ -228,6 +237,7 @@ impl<G: Game> Request<G> {
                 excluded: self.excluded.clone(),
             },
             priority: self.priority,
+            client: self.client.clone(),
         }
     }
 

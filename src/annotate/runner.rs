@@ -9,8 +9,6 @@
 //! is waited out, not reported as an error.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -115,20 +113,10 @@ impl std::fmt::Debug for Annotator {
     }
 }
 
-/// A fresh job id: 128 random bits in hex (the standard library's per-process random hasher keys, mixed with
-/// the time and a counter, so ids never repeat within a process and are unguessable across them).
+/// A fresh job id: a version 4 UUID (122 random bits from the operating system's generator), so that an id
+/// cannot be guessed from another. Ids made before (32 hex digits) stay readable: the store takes any text.
 fn new_job_id() -> String {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed) as u64;
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let half = |salt: u64| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(salt);
-        h.write_u64(count);
-        h.write_u128(nanos);
-        h.finish()
-    };
-    format!("{:016x}{:016x}", half(0x6b69_6269_747a), half(0x006a_6f62))
+    uuid::Uuid::new_v4().to_string()
 }
 
 impl Annotator {
@@ -151,11 +139,13 @@ impl Annotator {
         &self.inner.config
     }
 
-    /// Create a job from the records read out of a submission and start it.
+    /// Create a job from the records read out of a submission and start it. `owner` is the API key (its
+    /// name) that made it: only that key may see it; `None`, anyone who has the id.
     pub async fn submit<G: Game>(
         &self,
         records: Vec<Result<GameRecord<G>, RecordError>>,
         settings: Settings,
+        owner: Option<String>,
     ) -> Result<Submitted, SubmitError> {
         if *self.inner.shutdown.borrow() {
             return Err(SubmitError::ShuttingDown);
@@ -202,6 +192,7 @@ impl Annotator {
             game: G::NAME.to_string(),
             settings: serde_json::to_string(&settings).map_err(StoreError::Encode)?,
             games,
+            owner,
         };
         self.inner.store.create_job(&job).await?;
         info!(job = %id, game = G::NAME, games = records.len(), positions, "annotation job created");

@@ -74,6 +74,27 @@ pub struct ServeArgs {
     /// The engines file (TOML): external engines served beside kibitz's own (see README, "External engines").
     #[arg(long, env = "KIBITZ_ENGINES")]
     pub engines: Option<std::path::PathBuf>,
+    /// API keys (made with `kibitz keys create`): `off` reads none; `optional` limits clients with a key by
+    /// the key and others by address, and refuses a bad key; `required` refuses requests without a valid key
+    /// (and GUIDE sessions that do not send `#kibitz key KEY` first).
+    #[arg(long, env = "KIBITZ_AUTH", value_enum, default_value = "off")]
+    pub auth: kibitz::access::AuthMode,
+    /// Cost units per second each address may spend without a key (0: no limit). A cheap request costs 1, a
+    /// search by its limits (see README, "Keys and limits").
+    #[arg(long, env = "KIBITZ_ANON_RATE", default_value_t = 0.0)]
+    pub anon_rate: f64,
+    /// Cost units an address without a key may spend at once (its bucket's size).
+    #[arg(long, env = "KIBITZ_ANON_BURST", default_value_t = 60)]
+    pub anon_burst: u32,
+    /// Most WebSockets one address may have open at once (0: no limit).
+    #[arg(long, env = "KIBITZ_MAX_WS_PER_ADDRESS", default_value_t = 16)]
+    pub max_ws_per_address: usize,
+    /// Most analyses one WebSocket may run at once.
+    #[arg(long, env = "KIBITZ_MAX_WS_ANALYSES", default_value_t = 8)]
+    pub max_ws_analyses: usize,
+    /// Most GUIDE sessions one address may have open at once (0: no limit).
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_SESSIONS_PER_ADDRESS", default_value_t = 4)]
+    pub guide_max_sessions_per_address: usize,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -103,6 +124,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
         max_annotation_bytes: args.max_annotation_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_s.max(1)),
         cors_origins: args.cors_origins.clone(),
+        auth: args.auth,
+        anonymous_rate: kibitz::access::Rate {
+            rate: if args.anon_rate.is_finite() { args.anon_rate.max(0.0) } else { 0.0 },
+            burst: args.anon_burst,
+        },
+        max_ws_per_address: args.max_ws_per_address,
+        max_ws_analyses: args.max_ws_analyses.max(1),
         ..ApiConfig::default()
     };
     let engines = super::load_engines(args.engines.as_deref())?;
@@ -122,7 +150,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let listener =
         tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
     let address = listener.local_addr()?;
-    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis).await?) };
+    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis, &store).await?) };
     tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
     if let Some(gateway) = &gateway {
         println!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
@@ -175,11 +203,14 @@ async fn serve(args: ServeArgs) -> Result<()> {
 async fn open_gateway(
     args: &ServeArgs,
     analysis: &kibitz::analysis::Analysis,
+    store: &kibitz::store::Store,
 ) -> Result<kibitz::protocols::guide::net::Gateway> {
     use kibitz::protocols::guide::GuideConfig;
     use kibitz::protocols::guide::net::{Gateway, GatewayConfig};
     let config = GatewayConfig {
         max_sessions: args.guide_max_sessions,
+        max_per_address: args.guide_max_sessions_per_address,
+        keys: (args.auth == kibitz::access::AuthMode::Required).then(|| store.clone()),
         session: GuideConfig {
             threads: 1,
             max_threads: args.guide_max_threads.max(1),

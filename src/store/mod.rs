@@ -24,10 +24,12 @@
 
 mod codec;
 mod jobs;
+mod keys;
 mod memory;
 mod sqlite;
 
 pub use jobs::{JobGameRow, JobRow, JobStatus, NewJob, NewJobGame, PositionRow};
+pub use keys::{KeyRow, NewKey};
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -395,6 +397,55 @@ impl Store {
         self.check_open()?;
         match &self.inner.backend {
             Backend::Sqlite(backend) => backend.jobs_with_status(statuses).await,
+        }
+    }
+
+    // ---- API keys ----
+
+    /// Store a new key; false when a key of that name exists (revoked or not).
+    pub async fn create_key(&self, key: &NewKey) -> Result<bool, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.create_key(key).await,
+        }
+    }
+
+    /// Every key, revoked ones included, by name.
+    pub async fn keys(&self) -> Result<Vec<KeyRow>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.keys(None).await,
+        }
+    }
+
+    /// The key whose SHA-256 digest is `hash` (revoked or not), if any.
+    pub async fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRow>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => Ok(backend.keys(Some(hash)).await?.pop()),
+        }
+    }
+
+    /// Revoke the key `name`; false when there is no such key or it was already revoked.
+    pub async fn revoke_key(&self, name: &str) -> Result<bool, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.revoke_key(name).await,
+        }
+    }
+
+    /// Add `positions` to what key `name` used on UTC day `day` (days since 1970-01-01) if the total stays
+    /// within `quota`. Returns whether it was charged and the positions used that day after the call.
+    pub async fn charge_key_quota(
+        &self,
+        name: &str,
+        day: i64,
+        positions: u64,
+        quota: u64,
+    ) -> Result<(bool, u64), StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.charge_key_quota(name, day, positions, quota).await,
         }
     }
 

@@ -169,6 +169,7 @@ async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
             NewJobGame { record: Some("{\"moves\":[]}".into()), error: None, positions: 2 },
             NewJobGame { record: None, error: Some("bad".into()), positions: 0 },
         ],
+        owner: Some("alice".into()),
     };
     store.create_job(&job).await.expect("created");
     // The id is the key: a second job with it is refused and leaves the first intact.
@@ -187,6 +188,7 @@ async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
         (row.status, row.game.as_str(), row.settings.as_str()),
         (JobStatus::Running, "somegame", r#"{"depth":3}"#)
     );
+    assert_eq!(row.owner.as_deref(), Some("alice"));
     let games = store.job_games("job1").await.expect("games");
     assert_eq!(games.len(), 2);
     assert_eq!((games[1].idx, games[1].error.as_deref(), games[1].positions), (1, Some("bad"), 0));
@@ -198,4 +200,37 @@ async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
     assert_eq!(store.job("nope").await.ok(), Some(None));
     store.close().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn keys_are_kept_by_digest_revoked_by_name_and_quotas_never_overdrawn() {
+    let store = memory_store(0).await;
+    let key = NewKey { name: "alice".into(), hash: "ab".repeat(32), rate: 2.5, burst: 30, quota_positions: Some(100) };
+    assert_eq!(store.create_key(&key).await.ok(), Some(true));
+    // A name is taken once, even with another digest.
+    let again = NewKey { hash: "cd".repeat(32), ..key.clone() };
+    assert_eq!(store.create_key(&again).await.ok(), Some(false));
+    let bob = NewKey { name: "bob".into(), hash: "ef".repeat(32), rate: 1.0, burst: 5, quota_positions: None };
+    assert_eq!(store.create_key(&bob).await.ok(), Some(true));
+    let found = store.key_by_hash(&"ab".repeat(32)).await.expect("reads").expect("found");
+    assert_eq!((found.name.as_str(), found.rate, found.burst, found.quota_positions), ("alice", 2.5, 30, Some(100)));
+    assert_eq!(found.revoked_ms, None);
+    assert_eq!(store.key_by_hash(&"cd".repeat(32)).await.ok(), Some(None));
+    let names: Vec<String> = store.keys().await.expect("lists").into_iter().map(|k| k.name).collect();
+    assert_eq!(names, ["alice", "bob"]);
+
+    // The quota: 60 + 40 fit, one more does not, and a refused charge changes nothing; a new day starts at 0.
+    assert_eq!(store.charge_key_quota("alice", 20_000, 60, 100).await.ok(), Some((true, 60)));
+    assert_eq!(store.charge_key_quota("alice", 20_000, 41, 100).await.ok(), Some((false, 60)));
+    assert_eq!(store.charge_key_quota("alice", 20_000, 40, 100).await.ok(), Some((true, 100)));
+    assert_eq!(store.charge_key_quota("alice", 20_000, 1, 100).await.ok(), Some((false, 100)));
+    assert_eq!(store.charge_key_quota("alice", 20_001, 101, 100).await.ok(), Some((false, 0)));
+    assert_eq!(store.charge_key_quota("alice", 20_001, 1, 100).await.ok(), Some((true, 1)));
+
+    assert_eq!(store.revoke_key("alice").await.ok(), Some(true));
+    assert_eq!(store.revoke_key("alice").await.ok(), Some(false));
+    assert_eq!(store.revoke_key("nobody").await.ok(), Some(false));
+    let revoked = store.key_by_hash(&"ab".repeat(32)).await.expect("reads").expect("kept");
+    assert!(revoked.revoked_ms.is_some());
+    store.close().await;
 }

@@ -75,6 +75,11 @@ impl Server {
 
     /// A server on the database of `dir` (which outlives it, for restarts).
     pub fn start_on(dir: &TempDir, args: &[&str]) -> Server {
+        Server::start_with_env(dir, args, &[])
+    }
+
+    /// A server on the database of `dir` with environment variables set (`KIBITZ_LOG` among them, say).
+    pub fn start_with_env(dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> Server {
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let stderr_path = dir.path().join(format!("stderr-{}.log", SEQ.fetch_add(1, Ordering::Relaxed)));
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
@@ -98,6 +103,7 @@ impl Server {
                 command.env_remove(key);
             }
         }
+        command.envs(env.iter().copied());
         let mut child = command.spawn().expect("start kibitz serve");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
@@ -277,13 +283,19 @@ impl Response {
 
 /// One request on a fresh connection (`Connection: close`); every read and write has a timeout.
 pub fn http(addr: SocketAddr, method: &str, target: &str, content_type: Option<&str>, body: &[u8]) -> Response {
+    let headers: Vec<(&str, &str)> = content_type.map(|ct| ("Content-Type", ct)).into_iter().collect();
+    http_with(addr, method, target, &headers, body)
+}
+
+/// [`http`] with header fields of the caller's.
+pub fn http_with(addr: SocketAddr, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
     let deadline = Instant::now() + DEADLINE;
     let mut stream = TcpStream::connect_timeout(&addr, DEADLINE).expect("connect");
     stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
     stream.set_write_timeout(Some(DEADLINE)).expect("timeout");
     let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    if let Some(ct) = content_type {
-        head.push_str(&format!("Content-Type: {ct}\r\n"));
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
     }
     if method != "GET" || !body.is_empty() {
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));
