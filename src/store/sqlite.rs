@@ -19,7 +19,7 @@ use super::codec::{self, Raw};
 use super::jobs::{JobGameRow, JobRow, JobStatus, NewJob, PositionRow};
 use super::{CacheKey, CachedAnalysis, StoreError};
 
-static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// How long SQLite itself waits for a lock held by another connection or process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -91,7 +91,7 @@ fn query_error(error: sqlx::Error) -> StoreError {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
