@@ -188,10 +188,11 @@ impl Cluster {
             .status();
     }
 
-    /// A process that stops the cluster when this test process is gone.
+    /// A process that stops the cluster when this test process is gone (it runs as the cluster's user, which
+    /// may not signal the test process: /proc tells whether it lives).
     fn watchdog(&self) {
         let script = format!(
-            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {ctl} -D {data} -m immediate stop >/dev/null 2>&1; \
+            "while [ -d /proc/{pid} ] || kill -0 {pid} 2>/dev/null; do sleep 1; done; {ctl} -D {data} -m immediate stop >/dev/null 2>&1; \
              rm -rf {root}",
             pid = std::process::id(),
             ctl = self.bin.join("pg_ctl").display(),
