@@ -59,6 +59,9 @@ pub struct ApiConfig {
     pub max_ws_analyses: usize,
     /// Largest body of `POST /v1/annotations` (game collections), in bytes.
     pub max_annotation_bytes: usize,
+    /// How long an annotation job's lease lasts without renewal on a shared store (PostgreSQL): after a
+    /// server dies, its jobs are resumed by another server this long after its last renewal.
+    pub job_lease: Duration,
 }
 
 impl Default for ApiConfig {
@@ -74,6 +77,7 @@ impl Default for ApiConfig {
             cors_origins: Vec::new(),
             max_ws_analyses: 8,
             max_annotation_bytes: 16 << 20,
+            job_lease: crate::annotate::DEFAULT_LEASE,
         }
     }
 }
@@ -101,7 +105,14 @@ impl AppState {
     pub fn with_engines(pool: Pool, store: Store, config: ApiConfig, engines: Engines) -> Self {
         let workers = pool.stats().workers;
         let analysis = Analysis::with_engines(pool, Some(store.clone()), engines);
-        let annotator = Annotator::new(analysis.clone(), store.clone(), AnnotatorConfig::for_workers(workers));
+        let lease = config.job_lease.max(Duration::from_millis(300));
+        let annotator_config = AnnotatorConfig {
+            lease,
+            // Jobs whose server died are looked for a few times per lease.
+            poll: (lease / 3).min(crate::annotate::DEFAULT_POLL),
+            ..AnnotatorConfig::for_workers(workers)
+        };
+        let annotator = Annotator::new(analysis.clone(), store.clone(), annotator_config);
         AppState {
             annotator,
             analysis,

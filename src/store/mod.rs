@@ -305,11 +305,24 @@ impl Store {
     /// A row that does not decode is reported as [`StoreError::Corrupt`] (and removed, so the next result for
     /// the key can be stored); callers treat it as a miss.
     pub async fn get_analysis(&self, key: &CacheKey) -> Result<Option<CachedAnalysis>, StoreError> {
+        self.get_analysis_enough(key, |_| true).await
+    }
+
+    /// Like [`Store::get_analysis`], for a caller that can only use a result `enough` accepts (deep enough):
+    /// on a shared store a remembered result it rejects is looked up in the database again, since another
+    /// server may have stored a deeper one since (memory is per server, the database is everyone's).
+    pub async fn get_analysis_enough(
+        &self,
+        key: &CacheKey,
+        enough: impl Fn(&CachedAnalysis) -> bool,
+    ) -> Result<Option<CachedAnalysis>, StoreError> {
         self.check_open()?;
         let inner = &self.inner;
         // Clone the Arc under the lock, the value outside it.
         let remembered = self.memory().get(key).cloned();
-        if let Some(found) = remembered {
+        if let Some(found) = remembered
+            && (!self.is_shared() || enough(&found))
+        {
             inner.memory_hits.fetch_add(1, Ordering::Relaxed);
             inner.hits.fetch_add(1, Ordering::Relaxed);
             debug!(game = %key.game, multipv = key.multipv, depth = found.depth, "store memory hit");
