@@ -54,7 +54,7 @@ fn find_bin() -> Option<PathBuf> {
         .flatten()
         .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path().join("bin"))))
         .collect();
-    versions.sort_by(|a, b| b.0.cmp(&a.0));
+    versions.sort_by_key(|v| std::cmp::Reverse(v.0));
     if let Some((_, dir)) = versions.into_iter().find(|(_, dir)| has_all(dir)) {
         return Some(dir);
     }
