@@ -133,7 +133,8 @@ impl CachedAnalysis {
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database could not be opened (missing directory, not a SQLite file, bad URL, ...).
+    /// The database could not be opened (missing directory, not a SQLite file, bad URL, PostgreSQL not
+    /// answering, ...).
     #[error("cannot open the analysis store {path}: {source}")]
     Open {
         path: String,
@@ -252,7 +253,8 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Open (creating and migrating) the store at `target` — a file path or a `sqlite:` URL — for this kibitz's
+    /// Open (creating and migrating) the store at `target` — a file path or a `sqlite:` URL (SQLite), or a
+    /// `postgres://`/`postgresql://` URL (PostgreSQL, which several servers may share) — for this kibitz's
     /// engine version, with the default memory front.
     pub async fn open(target: &str) -> Result<Store, StoreError> {
         Store::open_with(target, StoreConfig::default()).await
