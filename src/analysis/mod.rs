@@ -467,7 +467,8 @@ impl Analysis {
             return Ok(None);
         }
         let found = match request.cache_key() {
-            Some(key) => self.lookup(&key).await,
+            Some(key) if request.cache == CacheMode::Only => self.lookup(&key).await,
+            Some(key) => self.lookup_satisfying(&key, &request.limits).await,
             None => None,
         };
         let found = match found {
@@ -494,6 +495,20 @@ impl Analysis {
     pub async fn lookup(&self, key: &CacheKey) -> Option<CachedAnalysis> {
         let store = self.inner.store.as_ref()?;
         match store.get_analysis(key).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "cache lookup failed; searching instead");
+                None
+            }
+        }
+    }
+
+    /// A cached result that [`satisfies`] `limits`, or else any cached result (or none). On a shared store a
+    /// remembered result too shallow for `limits` is looked up in the database again (another server may
+    /// have stored a deeper one). A failing store is logged and treated as a miss.
+    pub async fn lookup_satisfying(&self, key: &CacheKey, limits: &Limits) -> Option<CachedAnalysis> {
+        let store = self.inner.store.as_ref()?;
+        match store.get_analysis_enough(key, |found| satisfies(found, limits)).await {
             Ok(found) => found,
             Err(e) => {
                 tracing::warn!(error = %e, "cache lookup failed; searching instead");

@@ -31,9 +31,14 @@ pub struct ServeArgs {
     /// Most search threads a GUIDE session may set with its Threads option.
     #[arg(long, env = "KIBITZ_GUIDE_MAX_THREADS", default_value_t = 1)]
     pub guide_max_threads: u32,
-    /// The analysis cache: a SQLite file path (created and migrated) or an sqlx URL.
+    /// The store (analysis cache and annotation jobs): a SQLite file path or `sqlite:` URL (created and
+    /// migrated; one server), or a `postgres://` URL (migrated; several servers may share it).
     #[arg(long, env = "KIBITZ_DB", default_value = "./kibitz.db")]
     pub db: String,
+    /// Seconds an annotation job's lease lasts on a shared store (PostgreSQL): the server running a job renews
+    /// it every third of this; when a server dies, another resumes its jobs after at most this long.
+    #[arg(long, env = "KIBITZ_JOB_LEASE_S", default_value_t = 30)]
+    pub job_lease_s: u64,
     /// Search worker threads (default: one per core).
     #[arg(long, env = "KIBITZ_WORKERS")]
     pub workers: Option<usize>,
@@ -110,7 +115,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let store =
         Store::open_with(&args.db, StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() })
             .await
-            .with_context(|| format!("cannot open the store `{}`", args.db))?;
+            .context("cannot open the store")?;
     let pool = Pool::new(PoolConfig {
         workers: args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1),
         queue: args.queue,
@@ -131,6 +136,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         },
         max_ws_per_address: args.max_ws_per_address,
         max_ws_analyses: args.max_ws_analyses.max(1),
+        job_lease: Duration::from_secs(args.job_lease_s.max(1)),
         ..ApiConfig::default()
     };
     let engines = super::load_engines(args.engines.as_deref())?;
@@ -151,7 +157,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
     let address = listener.local_addr()?;
     let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis, &store).await?) };
-    tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
+    tracing::info!(%address, db = %store.location(), workers = pool.stats().workers, "kibitz serving");
     if let Some(gateway) = &gateway {
         println!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
     }

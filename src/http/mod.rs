@@ -69,6 +69,9 @@ pub struct ApiConfig {
     pub anonymous_rate: Rate,
     /// Most WebSockets one address may have open at once (0: no limit).
     pub max_ws_per_address: usize,
+    /// How long an annotation job's lease lasts without renewal on a shared store (PostgreSQL): after a
+    /// server dies, its jobs are resumed by another server this long after its last renewal.
+    pub job_lease: Duration,
 }
 
 impl Default for ApiConfig {
@@ -87,6 +90,7 @@ impl Default for ApiConfig {
             auth: AuthMode::Off,
             anonymous_rate: Rate { rate: 0.0, burst: 0 },
             max_ws_per_address: 16,
+            job_lease: crate::annotate::DEFAULT_LEASE,
         }
     }
 }
@@ -118,7 +122,14 @@ impl AppState {
     pub fn with_engines(pool: Pool, store: Store, config: ApiConfig, engines: Engines) -> Self {
         let workers = pool.stats().workers;
         let analysis = Analysis::with_engines(pool, Some(store.clone()), engines);
-        let annotator = Annotator::new(analysis.clone(), store.clone(), AnnotatorConfig::for_workers(workers));
+        let lease = config.job_lease.max(Duration::from_millis(300));
+        let annotator_config = AnnotatorConfig {
+            lease,
+            // Jobs whose server died are looked for a few times per lease.
+            poll: (lease / 3).min(crate::annotate::DEFAULT_POLL),
+            ..AnnotatorConfig::for_workers(workers)
+        };
+        let annotator = Annotator::new(analysis.clone(), store.clone(), annotator_config);
         AppState {
             annotator,
             analysis,

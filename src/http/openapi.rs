@@ -18,6 +18,11 @@ fn errors(codes: &[(&str, &str)]) -> Value {
     Value::Object(map)
 }
 
+/// Why a request that needs the store may be answered 503.
+const STORE_AWAY: &str = "The store (SQLite file or PostgreSQL) cannot be reached now (see Retry-After).";
+const STORE_AWAY_OR_STOPPING: &str =
+    "The server is shutting down, or the store cannot be reached now (see Retry-After).";
+
 fn with_errors(ok: Value, codes: &[(&str, &str)]) -> Value {
     let mut responses = errors(codes);
     if let (Value::Object(map), Value::Object(ok)) = (&mut responses, ok) {
@@ -47,7 +52,7 @@ const BAD_INPUT: [(&str, &str); 4] = [
 /// The annotation endpoints (a separate `json!` to stay within the macro's recursion limit).
 fn annotation_paths() -> Value {
     let annotation_errors: Vec<(&str, &str)> =
-        BAD_INPUT.iter().copied().chain([("503", "The server is shutting down.")]).collect();
+        BAD_INPUT.iter().copied().chain([("503", STORE_AWAY_OR_STOPPING)]).collect();
     json!({
             "/v1/annotations": { "post": {
                 "summary": "Annotate one game or a collection: every move judged (evaluation before and after, loss, class, better line), as a persisted job.",
@@ -65,13 +70,13 @@ fn annotation_paths() -> Value {
                 "get": {
                     "summary": "A job's status, progress and the results so far.",
                     "operationId": "getAnnotation",
-                    "responses": with_errors(json_ok("The job.", "AnnotationJob"), &[("404", "No such job.")])
+                    "responses": with_errors(json_ok("The job.", "AnnotationJob"), &[("404", "No such job."), ("503", STORE_AWAY)])
                 },
                 "delete": {
                     "summary": "Cancel a job (its results so far are kept).",
                     "operationId": "cancelAnnotation",
                     "responses": with_errors(json_ok("Cancelled.", "AnnotationCancelled"),
-                        &[("404", "No such job."), ("409", "The job is already over.")])
+                        &[("404", "No such job."), ("409", "The job is already over."), ("503", STORE_AWAY)])
                 }
             },
             "/v1/annotations/{id}/export": {
@@ -83,7 +88,7 @@ fn annotation_paths() -> Value {
                         "description": "The game's export format (see /v1/games), `text` or `json`; default: the game's own, else text." } ],
                     "responses": with_errors(json!({ "200": { "description": "The export.",
                         "content": { "text/plain": {}, "application/json": { "schema": { "$ref": "#/components/schemas/AnnotationJob" } } } } }),
-                        &[("404", "No such job."), ("422", "Unknown export format.")])
+                        &[("404", "No such job."), ("422", "Unknown export format."), ("503", STORE_AWAY)])
                 }
             }
     })

@@ -28,12 +28,15 @@ use crate::analysis::{Progress, Started};
 use crate::game::{Game, format_line};
 use crate::pool::Priority;
 use crate::search::{Info, Limits, ScoreBound};
+use crate::store::Store;
 use crate::with_game;
 
 /// Messages a socket may have waiting to be sent; progress beyond that is dropped, answers wait.
 const OUTGOING: usize = 256;
 /// Least time between two progress messages of one analysis (lines of a completed depth always go).
 const THROTTLE: Duration = Duration::from_millis(100);
+/// How often a socket following a job that another server runs (shared store) reads its progress.
+const STORE_POLL: Duration = Duration::from_secs(1);
 /// Longest an analysis id may be.
 const MAX_ID: usize = 128;
 
@@ -286,8 +289,9 @@ fn infinite_of(message: &Value) -> Result<bool, Problem> {
 }
 
 /// Follow an annotation job's progress: `{"type":"progress","id","job","status","done","total"}` at each
-/// change (at most one every [`THROTTLE`]) until the job is over; a job not running on this server gets its
-/// stored state once. The follower ends with the socket.
+/// change (at most one every [`THROTTLE`]) until the job is over. A job not running on this server: on SQLite
+/// its stored state once (nobody else runs it); on a shared store its stored progress every [`STORE_POLL`]
+/// until it is over (another server runs it). Another key's job is not found. The follower ends with the socket.
 async fn subscribe(
     state: &AppState,
     client: Option<&Client>,
@@ -295,12 +299,12 @@ async fn subscribe(
     job: String,
     tx: mpsc::Sender<Outgoing>,
 ) -> Option<String> {
-    let message = |status: &str, done: u64, total: u64| {
+    let message = |id: &str, job: &str, status: &str, done: u64, total: u64| {
         json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
     };
     // Another key's job does not exist for this client.
-    let row = match state.store.job(&job).await {
-        Ok(Some(row)) if super::annotations::may_see(&row, client) => row,
+    match state.store.job(&job).await {
+        Ok(Some(row)) if super::annotations::may_see(&row, client) => {}
         Ok(_) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
         Err(e) => return Some(error_text(Some(&id), &Problem::from(e))),
     };
@@ -335,10 +339,49 @@ async fn subscribe(
         });
         return None;
     }
-    let store = &state.store;
-    let total: u64 = store.job_games(&job).await.map_or(0, |g| g.iter().map(|g| u64::from(g.positions)).sum());
-    let done = store.job_positions(&job).await.map_or(0, |p| p.len() as u64);
-    Some(message(row.status.as_str(), done, total))
+    // Not running here: from the store. On a shared store another server may be running it: follow the
+    // stored progress every `STORE_POLL` until the job is over or the socket closes.
+    let store = state.store.clone();
+    let read = |store: Store, job: String| async move {
+        let row = store.job(&job).await?;
+        let Some(row) = row else { return Ok::<_, crate::store::StoreError>(None) };
+        let total: u64 = store.job_games(&job).await?.iter().map(|g| u64::from(g.positions)).sum();
+        let done = store.job_positions(&job).await?.len() as u64;
+        Ok(Some((row.status, done, total)))
+    };
+    let (status, done, total) = match read(store.clone(), job.clone()).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
+        Err(e) => return Some(error_text(Some(&id), &Problem::from(e))),
+    };
+    if status.is_final() || !store.is_shared() {
+        return Some(message(&id, &job, status.as_str(), done, total));
+    }
+    let first = message(&id, &job, status.as_str(), done, total);
+    tokio::spawn(async move {
+        if tx.send(Outgoing::Text(first)).await.is_err() {
+            return;
+        }
+        let mut sent = (status, done, total);
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(STORE_POLL) => {}
+                _ = tx.closed() => return,
+            }
+            // A failing store is retried at the next poll (the socket stays open).
+            let Ok(Some(now)) = read(store.clone(), job.clone()).await else { continue };
+            if now != sent {
+                if tx.send(Outgoing::Text(message(&id, &job, now.0.as_str(), now.1, now.2))).await.is_err() {
+                    return;
+                }
+                sent = now;
+            }
+            if now.0.is_final() {
+                return;
+            }
+        }
+    });
+    None
 }
 
 /// One analysis of a socket being followed: its task sends the progress and the answer, and ends with it.

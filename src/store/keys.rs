@@ -28,3 +28,29 @@ pub struct KeyRow {
     /// When it was revoked; a revoked key authenticates nobody.
     pub revoked_ms: Option<i64>,
 }
+
+/// A stored key read from a row of `SELECT name, hash, rate, burst, quota_positions, created_ms, revoked_ms`,
+/// on either backend.
+pub(super) fn key_row<R: sqlx::Row>(row: &R) -> Result<KeyRow, super::StoreError>
+where
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> f64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let corrupt = |e: String| super::StoreError::Corrupt { what: format!("api key: {e}") };
+    let burst: i64 = row.try_get("burst").map_err(|e| corrupt(e.to_string()))?;
+    let quota: Option<i64> = row.try_get("quota_positions").map_err(|e| corrupt(e.to_string()))?;
+    Ok(KeyRow {
+        name: row.try_get("name").map_err(|e| corrupt(e.to_string()))?,
+        hash: row.try_get("hash").map_err(|e| corrupt(e.to_string()))?,
+        rate: row.try_get("rate").map_err(|e| corrupt(e.to_string()))?,
+        burst: u32::try_from(burst).map_err(|_| corrupt(format!("burst {burst}")))?,
+        quota_positions: quota.map(|q| u64::try_from(q).unwrap_or(0)),
+        created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
+        revoked_ms: row.try_get("revoked_ms").map_err(|e| corrupt(e.to_string()))?,
+    })
+}
+
+/// The columns [`key_row`] reads.
+pub(super) const KEY_COLUMNS: &str = "SELECT name, hash, rate, burst, quota_positions, created_ms, revoked_ms FROM api_keys";

@@ -17,10 +17,10 @@ use tracing::{debug, warn};
 
 use super::codec::{self, Raw};
 use super::jobs::{JobGameRow, JobRow, JobStatus, NewJob, PositionRow};
-use super::keys::{KeyRow, NewKey};
+use super::keys::{KEY_COLUMNS, KeyRow, NewKey, key_row};
 use super::{CacheKey, CachedAnalysis, StoreError};
 
-static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// How long SQLite itself waits for a lock held by another connection or process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -92,7 +92,7 @@ fn query_error(error: sqlx::Error) -> StoreError {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
@@ -255,7 +255,7 @@ impl SqliteBackend {
         let now = now_ms();
         let mut tx = self.write.begin().await.map_err(query_error)?;
         sqlx::query(
-            "INSERT INTO annotation_jobs (id, game, status, settings, engine, error, created_ms, updated_ms, owner) \
+            "INSERT INTO annotation_jobs (id, game, status, settings, engine, error, created_ms, updated_ms, key_name) \
              VALUES (?, ?, 'queued', ?, ?, NULL, ?, ?, ?)",
         )
         .bind(&job.id)
@@ -285,7 +285,7 @@ impl SqliteBackend {
 
     pub(crate) async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms, owner FROM annotation_jobs \
+            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms, key_name FROM annotation_jobs \
              WHERE id = ?",
         )
         .bind(id)
@@ -304,7 +304,7 @@ impl SqliteBackend {
             error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
             created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
             updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
-            owner: row.try_get("owner").map_err(|e| corrupt(e.to_string()))?,
+            owner: row.try_get("key_name").map_err(|e| corrupt(e.to_string()))?,
         }))
     }
 
@@ -443,30 +443,14 @@ impl SqliteBackend {
 
     /// Every key by name, or the one with digest `hash`.
     pub(crate) async fn keys(&self, hash: Option<&str>) -> Result<Vec<KeyRow>, StoreError> {
-        const COLUMNS: &str = "SELECT name, hash, rate, burst, quota_positions, created_ms, revoked_ms FROM api_keys";
         let rows = match hash {
-            Some(hash) => sqlx::query(sqlx::AssertSqlSafe(format!("{COLUMNS} WHERE hash = ?"))).bind(hash),
-            None => sqlx::query(sqlx::AssertSqlSafe(format!("{COLUMNS} ORDER BY name"))),
+            Some(hash) => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} WHERE hash = ?"))).bind(hash),
+            None => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} ORDER BY name"))),
         }
         .fetch_all(&self.read)
         .await
         .map_err(query_error)?;
-        let corrupt = |e: String| StoreError::Corrupt { what: format!("api key: {e}") };
-        rows.iter()
-            .map(|row| {
-                let burst: i64 = row.try_get("burst").map_err(|e| corrupt(e.to_string()))?;
-                let quota: Option<i64> = row.try_get("quota_positions").map_err(|e| corrupt(e.to_string()))?;
-                Ok(KeyRow {
-                    name: row.try_get("name").map_err(|e| corrupt(e.to_string()))?,
-                    hash: row.try_get("hash").map_err(|e| corrupt(e.to_string()))?,
-                    rate: row.try_get("rate").map_err(|e| corrupt(e.to_string()))?,
-                    burst: u32::try_from(burst).map_err(|_| corrupt(format!("burst {burst}")))?,
-                    quota_positions: quota.map(|q| u64::try_from(q).unwrap_or(0)),
-                    created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
-                    revoked_ms: row.try_get("revoked_ms").map_err(|e| corrupt(e.to_string()))?,
-                })
-            })
-            .collect()
+        rows.iter().map(key_row).collect()
     }
 
     /// Mark a key revoked; false when unknown or already revoked.

@@ -21,6 +21,7 @@ CREATE TABLE api_key_usage (
     PRIMARY KEY (name, day)
 );
 
--- The key that created an annotation job (its name); NULL for a job made without a key, which anyone who
+-- The key that created an annotation job (its name; `key_name`, as `owner` on PostgreSQL is the server holding
+-- the job's lease); NULL for a job made without a key, which anyone who
 -- knows its id may read. Other keys are told such a job does not exist.
-ALTER TABLE annotation_jobs ADD COLUMN owner TEXT;
+ALTER TABLE annotation_jobs ADD COLUMN key_name TEXT;
