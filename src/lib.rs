@@ -6,6 +6,7 @@
 //! [`analysis`], the one analysis path (cache, shared searches, engine choice); [`matchplay`] plays matches
 //! between kibitz and external engines.
 
+pub mod access;
 pub mod analysis;
 pub mod annotate;
 pub mod engines;

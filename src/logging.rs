@@ -22,3 +22,27 @@ pub fn init(default: &str) {
 pub fn init_with(filter: EnvFilter) {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init();
 }
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line, with the fields of the event and of its spans (a request's `request_id`).
+    Json,
+}
+
+/// Log to stderr through [`filter`]`(default)` in `format`. Call once, first thing in `main`.
+pub fn init_as(default: &str, format: LogFormat) {
+    match format {
+        LogFormat::Text => init(default),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_current_span(true)
+            .with_span_list(true)
+            .with_writer(std::io::stderr)
+            .with_env_filter(filter(default))
+            .init(),
+    }
+}

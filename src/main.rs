@@ -9,6 +9,9 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "kibitz", version, about = "An analysis engine server for board games")]
 struct Cli {
+    /// Log lines as text, or as one JSON object per line (for log collectors).
+    #[arg(long, global = true, env = "KIBITZ_LOG_FORMAT", value_enum, default_value = "text")]
+    log_format: kibitz::logging::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -44,13 +47,16 @@ enum Command {
     Board(cli::board::BoardArgs),
     /// Print the API's OpenAPI document.
     Openapi,
+    /// Make, list and revoke API keys (for `kibitz serve --auth optional|required`).
+    #[command(subcommand)]
+    Keys(cli::keys::KeysCommand),
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
     // The annotate command draws progress bars on stderr: only warnings go there unless KIBITZ_LOG says more.
     let default_level = if matches!(cli.command, Command::Annotate(_)) { "warn" } else { "info" };
-    kibitz::logging::init(default_level);
+    kibitz::logging::init_as(default_level, cli.log_format);
     match cli.command {
         Command::Serve(args) => cli::serve::run(args),
         Command::Analyse(args) => cli::analyse::run(args),
@@ -62,6 +68,7 @@ fn main() -> Result<()> {
         Command::Engines(command) => cli::engines::run(command),
         Command::Dxp(args) => cli::dxp::run(args),
         Command::Board(args) => cli::board::run(args),
+        Command::Keys(command) => cli::keys::run(command),
         Command::Openapi => {
             print!("{}", kibitz::http::openapi::document_text());
             Ok(())

@@ -84,7 +84,7 @@ async fn open_creates_and_migrates_idempotently() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
     let indexes: i64 =
         sqlx::query("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'analysis_cache_key'")
             .fetch_one(&mut raw)

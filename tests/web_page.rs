@@ -66,6 +66,14 @@ fn the_page_and_its_files_are_served_with_types_and_validators() {
     let p = missing.problem(404);
     assert!(p["detail"].as_str().is_some_and(|d| d.contains("nothing.js")), "{p}");
     server.stop();
+
+    // A server that requires API keys still gives the page to everyone (the page sends the key typed in it).
+    let server = Server::start(&["--auth", "required"]);
+    for file in ["/", "/web/app.js", "/web/style.css"] {
+        assert_eq!(http(server.addr, "GET", file, None, b"").status, 200, "{file} needs a key");
+    }
+    assert_eq!(http(server.addr, "GET", "/v1/games", None, b"").status, 401, "the API needs no key");
+    server.stop();
 }
 
 // ---- the browser ----

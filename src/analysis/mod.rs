@@ -128,6 +128,8 @@ pub struct Request<G: Game> {
     /// Where `position` came from: an earlier position and the moves played from it, so that an external
     /// engine sees the history (repetitions). Without it the engine gets `position` alone.
     pub history: Option<(G, Vec<G::Move>)>,
+    /// Who asked (a key or an address): the pool shares its queue fairly between clients.
+    pub client: Option<Arc<str>>,
 }
 
 impl<G: Game> Request<G> {
@@ -144,7 +146,14 @@ impl<G: Game> Request<G> {
             currmove_after: Duration::ZERO,
             excluded: Vec::new(),
             history: None,
+            client: None,
         }
+    }
+
+    /// Who asked: searches of one client wait behind each other, not in front of other clients' searches.
+    pub fn client(mut self, client: Option<Arc<str>>) -> Self {
+        self.client = client;
+        self
     }
 
     /// The engine that answers (kibitz's own by default).
@@ -228,6 +237,7 @@ impl<G: Game> Request<G> {
                 excluded: self.excluded.clone(),
             },
             priority: self.priority,
+            client: self.client.clone(),
         }
     }
 
@@ -457,7 +467,8 @@ impl Analysis {
             return Ok(None);
         }
         let found = match request.cache_key() {
-            Some(key) => self.lookup(&key).await,
+            Some(key) if request.cache == CacheMode::Only => self.lookup(&key).await,
+            Some(key) => self.lookup_satisfying(&key, &request.limits).await,
             None => None,
         };
         let found = match found {
@@ -484,6 +495,20 @@ impl Analysis {
     pub async fn lookup(&self, key: &CacheKey) -> Option<CachedAnalysis> {
         let store = self.inner.store.as_ref()?;
         match store.get_analysis(key).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "cache lookup failed; searching instead");
+                None
+            }
+        }
+    }
+
+    /// A cached result that [`satisfies`] `limits`, or else any cached result (or none). On a shared store a
+    /// remembered result too shallow for `limits` is looked up in the database again (another server may
+    /// have stored a deeper one). A failing store is logged and treated as a miss.
+    pub async fn lookup_satisfying(&self, key: &CacheKey, limits: &Limits) -> Option<CachedAnalysis> {
+        let store = self.inner.store.as_ref()?;
+        match store.get_analysis_enough(key, |found| satisfies(found, limits)).await {
             Ok(found) => found,
             Err(e) => {
                 tracing::warn!(error = %e, "cache lookup failed; searching instead");

@@ -22,7 +22,9 @@ use crate::game::{Game, GameEnd, GameRecord, Outcome, play_moves};
 use crate::pool::Priority;
 use crate::search::Limits;
 use crate::store::{CachedAnalysis, CachedScore};
-pub use runner::{Annotator, AnnotatorConfig, ErrorJson, Progress, SubmitError, Submitted};
+pub use runner::{
+    Annotator, AnnotatorConfig, DEFAULT_LEASE, DEFAULT_POLL, ErrorJson, Progress, SubmitError, Submitted,
+};
 
 /// The default GUIDE threshold, in centi-units (one man).
 pub const DEFAULT_THRESHOLD: i32 = 100;

@@ -3,14 +3,19 @@
 //! as it finishes. On start the server resumes every job left queued or running; positions already written
 //! are never evaluated again, so a killed server redoes at most the positions that were in flight.
 //!
+//! On a shared store (PostgreSQL, several servers) a server runs a job only while it holds the job's lease in
+//! the store: the server that accepts a job holds it from the start and renews it every third of the lease;
+//! every server polls the store for jobs nobody holds (a lease that ran out: its server died) and resumes them
+//! from the positions already written. A renewal also reads the job's status, so a job cancelled through
+//! any server stops on the one running it; a server that finds it lost the lease stops the job without
+//! touching it. A server shutting down releases its leases, so another server takes the jobs at once.
+//!
 //! Jobs share the pool with interactive requests: their searches are submitted one at a time per job, at
 //! low priority, and at most `max_in_flight` of them at once over all jobs (default: one fewer than the
 //! workers), so a big batch leaves a worker to web clients and never fills the pool's queue. A full queue
 //! is waited out, not reported as an error.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -36,6 +41,13 @@ pub struct AnnotatorConfig {
     pub max_positions: usize,
     /// Wait before submitting again when the pool's queue is full.
     pub busy_retry: Duration,
+    /// This server's name in job leases (unique per process).
+    pub node: String,
+    /// How long a job's lease lasts without renewal (shared stores): after a server dies, its jobs wait this
+    /// long before another server resumes them.
+    pub lease: Duration,
+    /// How often a server looks for jobs nobody holds (shared stores).
+    pub poll: Duration,
 }
 
 impl AnnotatorConfig {
@@ -45,7 +57,26 @@ impl AnnotatorConfig {
             max_in_flight: workers.saturating_sub(1).max(1),
             max_positions: 200_000,
             busy_retry: Duration::from_millis(200),
+            node: new_node_id(),
+            lease: DEFAULT_LEASE,
+            poll: DEFAULT_POLL,
         }
+    }
+}
+
+/// The default job lease.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+/// The default interval between looks for jobs nobody holds.
+pub const DEFAULT_POLL: Duration = Duration::from_secs(2);
+
+/// A node id for job leases: the host's name (when known) and 64 random bits.
+fn new_node_id() -> String {
+    let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
+    let random = &new_job_id()[..16];
+    if host.is_empty() || !host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
+        random.to_string()
+    } else {
+        format!("{host}-{random}")
     }
 }
 
@@ -115,20 +146,10 @@ impl std::fmt::Debug for Annotator {
     }
 }
 
-/// A fresh job id: 128 random bits in hex (the standard library's per-process random hasher keys, mixed with
-/// the time and a counter, so ids never repeat within a process and are unguessable across them).
+/// A fresh job id: a version 4 UUID (122 random bits from the operating system's generator), so that an id
+/// cannot be guessed from another. Ids made before (32 hex digits) stay readable: the store takes any text.
 fn new_job_id() -> String {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed) as u64;
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let half = |salt: u64| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(salt);
-        h.write_u64(count);
-        h.write_u128(nanos);
-        h.finish()
-    };
-    format!("{:016x}{:016x}", half(0x6b69_6269_747a), half(0x006a_6f62))
+    uuid::Uuid::new_v4().to_string()
 }
 
 impl Annotator {
@@ -151,11 +172,13 @@ impl Annotator {
         &self.inner.config
     }
 
-    /// Create a job from the records read out of a submission and start it.
+    /// Create a job from the records read out of a submission and start it. `owner` is the API key (its
+    /// name) that made it: only that key may see it; `None`, anyone who has the id.
     pub async fn submit<G: Game>(
         &self,
         records: Vec<Result<GameRecord<G>, RecordError>>,
         settings: Settings,
+        owner: Option<String>,
     ) -> Result<Submitted, SubmitError> {
         if *self.inner.shutdown.borrow() {
             return Err(SubmitError::ShuttingDown);
@@ -202,15 +225,23 @@ impl Annotator {
             game: G::NAME.to_string(),
             settings: serde_json::to_string(&settings).map_err(StoreError::Encode)?,
             games,
+            owner,
         };
-        self.inner.store.create_job(&job).await?;
+        let config = &self.inner.config;
+        self.inner.store.create_job_claimed(&job, &config.node, config.lease).await?;
         info!(job = %id, game = G::NAME, games = records.len(), positions, "annotation job created");
         self.spawn(id.clone(), G::NAME);
         Ok(Submitted { id, games: records.len(), positions, errors })
     }
 
-    /// Start every job a previous run left queued or running. Returns how many.
+    /// Start every job a previous run left queued or running. Returns how many. On a shared store, start
+    /// looking for jobs nobody holds instead (now and every `poll`), until the shutdown; returns 0.
     pub async fn resume(&self) -> Result<usize, StoreError> {
+        if self.inner.store.is_shared() {
+            let this = self.clone();
+            tokio::spawn(async move { this.claim_loop().await });
+            return Ok(0);
+        }
         let ids = self.inner.store.jobs_with_status(&[JobStatus::Queued, JobStatus::Running]).await?;
         let mut started = 0;
         for id in ids {
@@ -234,6 +265,53 @@ impl Annotator {
         Ok(started)
     }
 
+    /// Claim and start jobs nobody holds while this server has room (no more jobs than searches in flight),
+    /// every `poll`, until the shutdown.
+    async fn claim_loop(&self) {
+        let inner = &self.inner;
+        let mut shutdown = inner.shutdown.subscribe();
+        loop {
+            while self.running_jobs() < inner.config.max_in_flight.max(1) && !*shutdown.borrow() {
+                let id = match inner.store.claim_job(&inner.config.node, inner.config.lease).await {
+                    Ok(Some(id)) => id,
+                    Ok(None) => break,
+                    Err(error) => {
+                        debug!(%error, "cannot look for annotation jobs to resume");
+                        break;
+                    }
+                };
+                let game = match inner.store.job(&id).await {
+                    Ok(Some(job)) => job.game,
+                    Ok(None) => continue,
+                    Err(error) => {
+                        debug!(%error, job = %id, "cannot read a claimed job; it is released");
+                        let _ = inner.store.release_job(&id, &inner.config.node).await;
+                        break;
+                    }
+                };
+                match game.parse::<GameKind>() {
+                    Ok(kind) => {
+                        info!(job = %id, game = %game, "resuming annotation job");
+                        self.spawn(id, kind.name());
+                    }
+                    Err(e) => {
+                        let why = format!("cannot resume: {e}");
+                        let from = [JobStatus::Queued, JobStatus::Running];
+                        let _ = inner.store.set_job_status(&id, &from, JobStatus::Failed, Some(&why)).await;
+                    }
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(inner.config.poll) => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+        }
+    }
+
+    fn running_jobs(&self) -> usize {
+        self.inner.running.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     /// Cancel a job: it is marked cancelled and its search stops. False when it is unknown or already over.
     pub async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
         let changed = self
@@ -248,7 +326,8 @@ impl Annotator {
         Ok(changed)
     }
 
-    /// Progress of a job this server is running now.
+    /// Progress of a job this server is running now (on a shared store another server may run it: its
+    /// progress is then in the store).
     pub fn watch(&self, id: &str) -> Option<watch::Receiver<Progress>> {
         self.control(id).map(|c| c.progress.subscribe())
     }
@@ -288,10 +367,26 @@ impl Annotator {
         let span = info_span!("annotation", job = %id, game);
         tokio::spawn(
             async move {
-                let outcome = with_game!(kind, G => run_job::<G>(&inner, &id, &control).await);
+                let outcome =
+                    with_game!(kind, G => leased(&inner, &id, &control, run_job::<G>(&inner, &id, &control)).await);
                 match outcome {
-                    Ok(status) => debug!(status = %status, "annotation job task ends"),
-                    Err(error) => {
+                    None => {}
+                    Some(Ok(status)) => {
+                        debug!(status = %status, "annotation job task ends");
+                        if status == JobStatus::Running {
+                            // Stopped by the shutdown: let another server take it at once.
+                            let _ = inner.store.release_job(&id, &inner.config.node).await;
+                        }
+                    }
+                    // A shared store that failed (an outage): the job is not at fault. Let it go; a server (this
+                    // one, polling) resumes it once the store answers again.
+                    Some(Err(JobError::Store(error @ StoreError::Query(_))))
+                        if inner.store.is_shared() && !*inner.shutdown.borrow() =>
+                    {
+                        warn!(%error, "annotation job stopped: the store failed; it resumes when the store answers");
+                        let _ = inner.store.release_job(&id, &inner.config.node).await;
+                    }
+                    Some(Err(error)) => {
                         warn!(%error, "annotation job failed");
                         let why = error.to_string();
                         let from = [JobStatus::Queued, JobStatus::Running];
@@ -303,6 +398,9 @@ impl Annotator {
                                 .unwrap_or(false)
                         {
                             control.progress.send_modify(|p| p.status = JobStatus::Failed.as_str());
+                        }
+                        if *inner.shutdown.borrow() {
+                            let _ = inner.store.release_job(&id, &inner.config.node).await;
                         }
                     }
                 }
@@ -326,6 +424,50 @@ pub struct ErrorJson {
 impl ErrorJson {
     pub fn of(e: &RecordError) -> ErrorJson {
         ErrorJson { index: e.index, line: e.line, token: e.token.clone(), message: e.message.clone() }
+    }
+}
+
+/// Run `job` while this server holds the job's lease (on a shared store; elsewhere just run it): renew it
+/// every third of the lease, pass a cancellation seen in the store on to the job, and drop the job (stopping
+/// its searches, touching nothing in the store) when the lease is lost. `None` when it was lost.
+async fn leased<F>(inner: &Inner, id: &str, control: &Control, job: F) -> Option<F::Output>
+where
+    F: std::future::Future,
+{
+    if !inner.store.is_shared() {
+        return Some(job.await);
+    }
+    let keep = async {
+        let config = &inner.config;
+        let every = (config.lease / 3).max(Duration::from_millis(50));
+        let mut held_since = tokio::time::Instant::now();
+        loop {
+            tokio::time::sleep(every).await;
+            match inner.store.renew_job(id, &config.node, config.lease).await {
+                Ok(Some(JobStatus::Cancelled)) => {
+                    held_since = tokio::time::Instant::now();
+                    if !control.cancel.send_replace(true) {
+                        info!("the job was cancelled through another server");
+                        control.progress.send_modify(|p| p.status = JobStatus::Cancelled.as_str());
+                    }
+                }
+                Ok(Some(_)) => held_since = tokio::time::Instant::now(),
+                Ok(None) => {
+                    warn!("the job's lease is held by another server now; stopping here");
+                    return;
+                }
+                // The store is away: the lease may run out meanwhile; past it, another server may have the job.
+                Err(error) if held_since.elapsed() >= config.lease => {
+                    warn!(%error, "the job's lease could not be renewed in time; stopping here");
+                    return;
+                }
+                Err(error) => debug!(%error, "cannot renew the job's lease; retrying"),
+            }
+        }
+    };
+    tokio::select! {
+        output = job => Some(output),
+        () = keep => None,
     }
 }
 
@@ -470,7 +612,7 @@ async fn evaluate<G: Game>(
     let request = Request::new(position.clone(), limits.clone()).priority(settings.pool_priority()).engine(engine);
     // A cached result needs no search, so no permit.
     if let Some(key) = request.cache_key()
-        && let Some(found) = inner.analysis.lookup(&key).await
+        && let Some(found) = inner.analysis.lookup_satisfying(&key, limits).await
         && satisfies(&found, limits)
     {
         return Ok(Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found))));

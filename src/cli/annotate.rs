@@ -211,7 +211,7 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
     }
     let analysis = Analysis::with_engines(pool.clone(), Some(store.clone()), engines.clone());
     let annotator = Annotator::new(analysis, store.clone(), config);
-    let submitted = annotator.submit::<G>(records, settings::<G>(args)).await?;
+    let submitted = annotator.submit::<G>(records, settings::<G>(args), None).await?;
     let id = submitted.id;
     let games = store.job_games(&id).await?;
     let totals: Vec<u64> = games.iter().map(|g| u64::from(g.positions)).collect();

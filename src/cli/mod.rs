@@ -9,6 +9,7 @@ pub mod dxp;
 pub mod engine;
 pub mod engines;
 mod http_client;
+pub mod keys;
 pub mod match_cmd;
 pub mod perft;
 pub mod serve;

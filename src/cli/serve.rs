@@ -31,9 +31,14 @@ pub struct ServeArgs {
     /// Most search threads a GUIDE session may set with its Threads option.
     #[arg(long, env = "KIBITZ_GUIDE_MAX_THREADS", default_value_t = 1)]
     pub guide_max_threads: u32,
-    /// The analysis cache: a SQLite file path (created and migrated) or an sqlx URL.
+    /// The store (analysis cache and annotation jobs): a SQLite file path or `sqlite:` URL (created and
+    /// migrated; one server), or a `postgres://` URL (migrated; several servers may share it).
     #[arg(long, env = "KIBITZ_DB", default_value = "./kibitz.db")]
     pub db: String,
+    /// Seconds an annotation job's lease lasts on a shared store (PostgreSQL): the server running a job renews
+    /// it every third of this; when a server dies, another resumes its jobs after at most this long.
+    #[arg(long, env = "KIBITZ_JOB_LEASE_S", default_value_t = 30)]
+    pub job_lease_s: u64,
     /// Search worker threads (default: one per core).
     #[arg(long, env = "KIBITZ_WORKERS")]
     pub workers: Option<usize>,
@@ -74,6 +79,27 @@ pub struct ServeArgs {
     /// The engines file (TOML): external engines served beside kibitz's own (see README, "External engines").
     #[arg(long, env = "KIBITZ_ENGINES")]
     pub engines: Option<std::path::PathBuf>,
+    /// API keys (made with `kibitz keys create`): `off` reads none; `optional` limits clients with a key by
+    /// the key and others by address, and refuses a bad key; `required` refuses requests without a valid key
+    /// (and GUIDE sessions that do not send `#kibitz key KEY` first).
+    #[arg(long, env = "KIBITZ_AUTH", value_enum, default_value = "off")]
+    pub auth: kibitz::access::AuthMode,
+    /// Cost units per second each address may spend without a key (0: no limit). A cheap request costs 1, a
+    /// search by its limits (see README, "Keys and limits").
+    #[arg(long, env = "KIBITZ_ANON_RATE", default_value_t = 0.0)]
+    pub anon_rate: f64,
+    /// Cost units an address without a key may spend at once (its bucket's size).
+    #[arg(long, env = "KIBITZ_ANON_BURST", default_value_t = 60)]
+    pub anon_burst: u32,
+    /// Most WebSockets one address may have open at once (0: no limit).
+    #[arg(long, env = "KIBITZ_MAX_WS_PER_ADDRESS", default_value_t = 16)]
+    pub max_ws_per_address: usize,
+    /// Most analyses one WebSocket may run at once.
+    #[arg(long, env = "KIBITZ_MAX_WS_ANALYSES", default_value_t = 8)]
+    pub max_ws_analyses: usize,
+    /// Most GUIDE sessions one address may have open at once (0: no limit).
+    #[arg(long, env = "KIBITZ_GUIDE_MAX_SESSIONS_PER_ADDRESS", default_value_t = 4)]
+    pub guide_max_sessions_per_address: usize,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -89,7 +115,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let store =
         Store::open_with(&args.db, StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() })
             .await
-            .with_context(|| format!("cannot open the store `{}`", args.db))?;
+            .context("cannot open the store")?;
     let pool = Pool::new(PoolConfig {
         workers: args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1),
         queue: args.queue,
@@ -103,6 +129,14 @@ async fn serve(args: ServeArgs) -> Result<()> {
         max_annotation_bytes: args.max_annotation_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_s.max(1)),
         cors_origins: args.cors_origins.clone(),
+        auth: args.auth,
+        anonymous_rate: kibitz::access::Rate {
+            rate: if args.anon_rate.is_finite() { args.anon_rate.max(0.0) } else { 0.0 },
+            burst: args.anon_burst,
+        },
+        max_ws_per_address: args.max_ws_per_address,
+        max_ws_analyses: args.max_ws_analyses.max(1),
+        job_lease: Duration::from_secs(args.job_lease_s.max(1)),
         ..ApiConfig::default()
     };
     let engines = super::load_engines(args.engines.as_deref())?;
@@ -122,8 +156,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let listener =
         tokio::net::TcpListener::bind(args.http).await.with_context(|| format!("cannot listen on {}", args.http))?;
     let address = listener.local_addr()?;
-    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis).await?) };
-    tracing::info!(%address, db = %args.db, workers = pool.stats().workers, "kibitz serving");
+    let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis, &store).await?) };
+    tracing::info!(%address, db = %store.location(), workers = pool.stats().workers, "kibitz serving");
     if let Some(gateway) = &gateway {
         println!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
     }
@@ -175,11 +209,14 @@ async fn serve(args: ServeArgs) -> Result<()> {
 async fn open_gateway(
     args: &ServeArgs,
     analysis: &kibitz::analysis::Analysis,
+    store: &kibitz::store::Store,
 ) -> Result<kibitz::protocols::guide::net::Gateway> {
     use kibitz::protocols::guide::GuideConfig;
     use kibitz::protocols::guide::net::{Gateway, GatewayConfig};
     let config = GatewayConfig {
         max_sessions: args.guide_max_sessions,
+        max_per_address: args.guide_max_sessions_per_address,
+        keys: (args.auth == kibitz::access::AuthMode::Required).then(|| store.clone()),
         session: GuideConfig {
             threads: 1,
             max_threads: args.guide_max_threads.max(1),

@@ -1,17 +1,20 @@
 //! Analysis, legal moves, format conversion and the game list: reading requests into a game's own types
 //! (through the registry), the cache and the pool, and writing answers in the notation the client used.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 
+use super::auth::Client;
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
 use super::{ApiConfig, AppState, ENGINE};
+use crate::access::{CHEAP, search_cost};
 pub use crate::analysis::CacheMode;
 use crate::analysis::{Analysis, AnalysisError, Answer, Clamped, EngineChoice, Request};
 use crate::game::{Game, GameEnd, Outcome, Side};
@@ -323,10 +326,33 @@ pub(super) fn answer_out<G: Game>(p: &Prepared<G>, answer: &Answer) -> AnalysisR
     r
 }
 
-async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<AnalysisResponse, Problem> {
+/// What a prepared request costs beyond [`CHEAP`] (paid by every request): its search, unless it only
+/// reads the cache.
+pub(super) fn search_extra<G: Game>(p: &Prepared<G>) -> u32 {
+    match p.cache {
+        CacheMode::Only => 0,
+        _ => search_cost(&p.limits, p.multipv).saturating_sub(CHEAP),
+    }
+}
+
+async fn analyse<G: Game>(
+    state: &AppState,
+    req: &AnalysisRequest,
+    client: Option<&Client>,
+) -> Result<AnalysisResponse, Problem> {
     let p = prepare::<G>(req, &state.config, &state.analysis)?;
+    let extra = search_extra(&p);
+    if let Some(client) = client {
+        client.charge(extra)?;
+    }
     let deadline = std::time::Instant::now() + state.config.request_timeout;
-    let timed = super::deadline::answer_by(&state.analysis, request_of(&p), deadline).await?;
+    let request = request_of(&p).client(client.map(|c| Arc::clone(&c.id)));
+    let timed = super::deadline::answer_by(&state.analysis, request, deadline).await?;
+    if timed.answer.cached
+        && let Some(client) = client
+    {
+        client.refund(extra);
+    }
     let mut out = answer_out(&p, &timed.answer);
     out.stopped = timed.stopped;
     Ok(out)
@@ -334,10 +360,12 @@ async fn analyse<G: Game>(state: &AppState, req: &AnalysisRequest) -> Result<Ana
 
 pub(super) async fn post_analysis(
     State(state): State<AppState>,
+    client: Option<Extension<Client>>,
     ApiJson(req): ApiJson<AnalysisRequest>,
 ) -> Result<Json<AnalysisResponse>, Problem> {
     let kind = game_kind(&req.game)?;
-    with_game!(kind, G => analyse::<G>(&state, &req).await.map(Json))
+    let client = client.as_ref().map(|Extension(c)| c);
+    with_game!(kind, G => analyse::<G>(&state, &req, client).await.map(Json))
 }
 
 /// `GET /v1/analysis`: the cache only, like a cloud evaluation.
@@ -364,6 +392,7 @@ pub(super) struct AnalysisQuery {
 
 pub(super) async fn get_analysis(
     State(state): State<AppState>,
+    client: Option<Extension<Client>>,
     ApiQuery(q): ApiQuery<AnalysisQuery>,
 ) -> Result<Json<AnalysisResponse>, Problem> {
     let moves: Vec<String> = q
@@ -385,7 +414,7 @@ pub(super) async fn get_analysis(
         white_pov: q.white_pov,
         engine: q.engine,
     };
-    post_analysis(State(state), ApiJson(req)).await
+    post_analysis(State(state), client, ApiJson(req)).await
 }
 
 // ---- legal moves ----

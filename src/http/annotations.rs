@@ -4,16 +4,18 @@
 //! Reading a submission (parsing whole game collections) and building a report (replaying every game) are
 //! CPU work: they run on the blocking thread pool, never on the async workers.
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::analysis::{check_format, game_kind, read_limits};
+use super::auth::Client;
 use super::extract::{ApiJson, ApiQuery};
 use super::problem::Problem;
+use crate::access::{CHEAP, LimitStatus, annotation_cost, utc_day};
 use crate::analysis::{AnalysisError, Clamped, EngineChoice};
 use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
 use crate::game::{Game, GameRecord, RecordError};
@@ -25,7 +27,7 @@ use crate::with_game;
 /// concurrent large submissions wait their turn instead of multiplying the memory they take.
 static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
-/// Longest a job id may be (ids are 32 hex digits).
+/// Longest a job id may be (ids are UUIDs, 36 characters; older ones 32 hex digits).
 const MAX_ID: usize = 64;
 
 /// `POST /v1/annotations`.
@@ -107,7 +109,47 @@ fn read_records<G: Game>(req: &AnnotationRequest, max_positions: usize) -> Resul
     Ok(all)
 }
 
-async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Response, Problem> {
+/// Charge a submission of `positions` positions to `client`: its bucket (by [`annotation_cost`]) and its
+/// key's daily quota. 429 when either is exhausted, the quota's with the seconds to the next UTC day.
+async fn charge(state: &AppState, client: &Client, positions: u64) -> Result<(), Problem> {
+    let extra = annotation_cost(positions).saturating_sub(CHEAP);
+    client.charge(extra)?;
+    let (Some(name), Some(quota)) = (client.key.as_deref(), client.quota_positions) else { return Ok(()) };
+    let (day, reset_s) = utc_day();
+    let charged = state.store.charge_key_quota(name, day, positions, quota).await;
+    let used = match charged {
+        Ok((true, _)) => return Ok(()),
+        Ok((false, used)) => used,
+        Err(e) => {
+            client.refund(extra);
+            return Err(e.into());
+        }
+    };
+    client.refund(extra);
+    let left = quota.saturating_sub(used);
+    let mut p = Problem::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "quota-exhausted",
+        "Daily annotation quota exhausted",
+        format!(
+            "the key `{name}` may annotate {quota} positions a day; {left} are left today and this job has \
+             {positions}; the quota renews in {reset_s} s (at 00:00 UTC)"
+        ),
+    );
+    p.retry_after = Some(u32::try_from(reset_s).unwrap_or(u32::MAX));
+    p.limit = Some(Box::new(LimitStatus {
+        limit: u32::try_from(quota).unwrap_or(u32::MAX),
+        remaining: u32::try_from(left).unwrap_or(u32::MAX),
+        reset_s,
+    }));
+    Err(p)
+}
+
+async fn create<G: Game>(
+    state: &AppState,
+    req: AnnotationRequest,
+    client: Option<&Client>,
+) -> Result<Response, Problem> {
     if G::RECORD_FORMATS.is_empty() {
         return Err(Problem::invalid("game", format!("{} has no game record format to annotate yet", G::NAME)));
     }
@@ -138,7 +180,14 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
     let records = tokio::task::spawn_blocking(move || read_records::<G>(&req, max_positions))
         .await
         .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
-    let submitted = state.annotator.submit::<G>(records, settings).await?;
+    let positions: u64 = records.iter().flatten().map(|r| r.moves.len() as u64 + 1).sum();
+    if let Some(client) = client
+        && positions > 0
+    {
+        charge(state, client, positions).await?;
+    }
+    let owner = client.and_then(|c| c.key.clone());
+    let submitted = state.annotator.submit::<G>(records, settings, owner).await?;
     let status_url = format!("/v1/annotations/{}", submitted.id);
     let body = Accepted {
         export_url: format!("{status_url}/export"),
@@ -158,18 +207,38 @@ async fn create<G: Game>(state: &AppState, req: AnnotationRequest) -> Result<Res
 
 pub(super) async fn post_annotations(
     State(state): State<AppState>,
+    client: Option<Extension<Client>>,
     ApiJson(req): ApiJson<AnnotationRequest>,
 ) -> Result<Response, Problem> {
     let kind = game_kind(&req.game)?;
-    with_game!(kind, G => create::<G>(&state, req).await)
+    let client = client.as_ref().map(|Extension(c)| c);
+    with_game!(kind, G => create::<G>(&state, req, client).await)
 }
 
-/// A job's rows, or 404.
-async fn load(state: &AppState, id: &str) -> Result<(JobRow, Vec<JobGameRow>, Vec<PositionRow>), Problem> {
-    if id.is_empty() || id.len() > MAX_ID || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+/// Whether `client` may see `job`: a job made with a key belongs to that key; one made without a key to
+/// whoever has its id.
+pub(super) fn may_see(job: &JobRow, client: Option<&Client>) -> bool {
+    match &job.owner {
+        None => true,
+        Some(owner) => client.and_then(|c| c.key.as_deref()) == Some(owner.as_str()),
+    }
+}
+
+/// A job's rows, or 404 (also for a job of another key: its existence is not told).
+async fn load(
+    state: &AppState,
+    id: &str,
+    client: Option<&Client>,
+) -> Result<(JobRow, Vec<JobGameRow>, Vec<PositionRow>), Problem> {
+    if id.is_empty() || id.len() > MAX_ID || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
         return Err(Problem::not_found(format!("no annotation job `{}`", id.chars().take(MAX_ID).collect::<String>())));
     }
-    let job = state.store.job(id).await?.ok_or_else(|| Problem::not_found(format!("no annotation job `{id}`")))?;
+    let job = state
+        .store
+        .job(id)
+        .await?
+        .filter(|job| may_see(job, client))
+        .ok_or_else(|| Problem::not_found(format!("no annotation job `{id}`")))?;
     let games = state.store.job_games(id).await?;
     let positions = state.store.job_positions(id).await?;
     Ok((job, games, positions))
@@ -179,8 +248,12 @@ fn kind_of(job: &JobRow) -> Result<GameKind, Problem> {
     job.game.parse::<GameKind>().map_err(|e| Problem::internal(format!("job {}: {e}", job.id)))
 }
 
-pub(super) async fn get_annotation(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, Problem> {
-    let (job, games, positions) = load(&state, &id).await?;
+pub(super) async fn get_annotation(
+    State(state): State<AppState>,
+    client: Option<Extension<Client>>,
+    Path(id): Path<String>,
+) -> Result<Response, Problem> {
+    let (job, games, positions) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
     let kind = kind_of(&job)?;
     let view =
         tokio::task::spawn_blocking(move || with_game!(kind, G => report::job_view::<G>(&job, &games, &positions)))
@@ -232,10 +305,11 @@ fn export_with<G: Game>(
 
 pub(super) async fn export(
     State(state): State<AppState>,
+    client: Option<Extension<Client>>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<ExportQuery>,
 ) -> Result<Response, Problem> {
-    let (job, games, positions) = load(&state, &id).await?;
+    let (job, games, positions) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
     let kind = kind_of(&job)?;
     let format = query.format;
     let id_for_name = job.id.clone();
@@ -259,9 +333,10 @@ struct Cancelled {
 
 pub(super) async fn delete_annotation(
     State(state): State<AppState>,
+    client: Option<Extension<Client>>,
     Path(id): Path<String>,
 ) -> Result<Response, Problem> {
-    let (job, _, _) = load(&state, &id).await?;
+    let (job, _, _) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
     let cancelled = state.annotator.cancel(&job.id).await?;
     if !cancelled && job.status != JobStatus::Cancelled {
         let status = state.store.job(&job.id).await.ok().flatten().map_or(job.status, |j| j.status);

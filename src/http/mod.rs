@@ -7,6 +7,7 @@
 
 mod analysis;
 mod annotations;
+pub mod auth;
 mod board;
 mod deadline;
 mod engines;
@@ -32,6 +33,7 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::access::{AuthMode, Limiter, PerAddress, Rate};
 use crate::analysis::Analysis;
 pub use crate::analysis::ENGINE;
 use crate::annotate::{Annotator, AnnotatorConfig};
@@ -63,6 +65,15 @@ pub struct ApiConfig {
     pub max_ws_analyses: usize,
     /// Largest body of `POST /v1/annotations` (game collections), in bytes.
     pub max_annotation_bytes: usize,
+    /// Whether requests need an API key.
+    pub auth: AuthMode,
+    /// The token bucket of each address for requests without a key (a zero rate: no limit).
+    pub anonymous_rate: Rate,
+    /// Most WebSockets one address may have open at once (0: no limit).
+    pub max_ws_per_address: usize,
+    /// How long an annotation job's lease lasts without renewal on a shared store (PostgreSQL): after a
+    /// server dies, its jobs are resumed by another server this long after its last renewal.
+    pub job_lease: Duration,
 }
 
 impl Default for ApiConfig {
@@ -78,6 +89,10 @@ impl Default for ApiConfig {
             cors_origins: Vec::new(),
             max_ws_analyses: 8,
             max_annotation_bytes: 16 << 20,
+            auth: AuthMode::Off,
+            anonymous_rate: Rate { rate: 0.0, burst: 0 },
+            max_ws_per_address: 16,
+            job_lease: crate::annotate::DEFAULT_LEASE,
         }
     }
 }
@@ -94,6 +109,10 @@ pub struct AppState {
     pub annotator: Annotator,
     /// Set to true when the server shuts down: open WebSockets close.
     shutdown: Arc<tokio::sync::watch::Sender<bool>>,
+    /// The token buckets of keys and addresses.
+    pub limiter: Arc<Limiter>,
+    /// WebSockets open per address.
+    pub websockets: Arc<PerAddress>,
 }
 
 impl AppState {
@@ -105,7 +124,14 @@ impl AppState {
     pub fn with_engines(pool: Pool, store: Store, config: ApiConfig, engines: Engines) -> Self {
         let workers = pool.stats().workers;
         let analysis = Analysis::with_engines(pool, Some(store.clone()), engines);
-        let annotator = Annotator::new(analysis.clone(), store.clone(), AnnotatorConfig::for_workers(workers));
+        let lease = config.job_lease.max(Duration::from_millis(300));
+        let annotator_config = AnnotatorConfig {
+            lease,
+            // Jobs whose server died are looked for a few times per lease.
+            poll: (lease / 3).min(crate::annotate::DEFAULT_POLL),
+            ..AnnotatorConfig::for_workers(workers)
+        };
+        let annotator = Annotator::new(analysis.clone(), store.clone(), annotator_config);
         AppState {
             annotator,
             analysis,
@@ -113,6 +139,8 @@ impl AppState {
             config: Arc::new(config),
             metrics: Arc::new(Metrics::default()),
             shutdown: Arc::new(tokio::sync::watch::Sender::new(false)),
+            limiter: Arc::default(),
+            websockets: Arc::default(),
         }
     }
 
@@ -170,18 +198,28 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(guard::method_not_allowed)
         .fallback(not_found)
         .layer(axum::middleware::from_fn(guard::header_limits))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(axum::middleware::from_fn(auth::problem_request_id))
         .layer(CompressionLayer::new())
         .layer(cors)
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(auth::request_span))
+        .layer(axum::middleware::from_fn(auth::request_id))
         .with_state(state)
 }
 
 fn cors_layer(origins: &[String]) -> CorsLayer {
     let layer = CorsLayer::new()
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers([header::CONTENT_TYPE]);
+        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION, auth::REQUEST_ID])
+        .expose_headers([
+            auth::REQUEST_ID,
+            header::RETRY_AFTER,
+            header::HeaderName::from_static("ratelimit-limit"),
+            header::HeaderName::from_static("ratelimit-remaining"),
+            header::HeaderName::from_static("ratelimit-reset"),
+        ]);
     if origins.iter().any(|o| o == "*") {
         layer.allow_origin(AllowOrigin::any())
     } else {

@@ -18,6 +18,11 @@ fn errors(codes: &[(&str, &str)]) -> Value {
     Value::Object(map)
 }
 
+/// Why a request that needs the store may be answered 503.
+const STORE_AWAY: &str = "The store (SQLite file or PostgreSQL) cannot be reached now (see Retry-After).";
+const STORE_AWAY_OR_STOPPING: &str =
+    "The server is shutting down, or the store cannot be reached now (see Retry-After).";
+
 fn with_errors(ok: Value, codes: &[(&str, &str)]) -> Value {
     let mut responses = errors(codes);
     if let (Value::Object(map), Value::Object(ok)) = (&mut responses, ok) {
@@ -47,7 +52,7 @@ const BAD_INPUT: [(&str, &str); 4] = [
 /// The annotation endpoints (a separate `json!` to stay within the macro's recursion limit).
 fn annotation_paths() -> Value {
     let annotation_errors: Vec<(&str, &str)> =
-        BAD_INPUT.iter().copied().chain([("503", "The server is shutting down.")]).collect();
+        BAD_INPUT.iter().copied().chain([("503", STORE_AWAY_OR_STOPPING)]).collect();
     json!({
             "/v1/annotations": { "post": {
                 "summary": "Annotate one game or a collection: every move judged (evaluation before and after, loss, class, better line), as a persisted job.",
@@ -65,13 +70,13 @@ fn annotation_paths() -> Value {
                 "get": {
                     "summary": "A job's status, progress and the results so far.",
                     "operationId": "getAnnotation",
-                    "responses": with_errors(json_ok("The job.", "AnnotationJob"), &[("404", "No such job.")])
+                    "responses": with_errors(json_ok("The job.", "AnnotationJob"), &[("404", "No such job."), ("503", STORE_AWAY)])
                 },
                 "delete": {
                     "summary": "Cancel a job (its results so far are kept).",
                     "operationId": "cancelAnnotation",
                     "responses": with_errors(json_ok("Cancelled.", "AnnotationCancelled"),
-                        &[("404", "No such job."), ("409", "The job is already over.")])
+                        &[("404", "No such job."), ("409", "The job is already over."), ("503", STORE_AWAY)])
                 }
             },
             "/v1/annotations/{id}/export": {
@@ -83,7 +88,7 @@ fn annotation_paths() -> Value {
                         "description": "The game's export format (see /v1/games), `text` or `json`; default: the game's own, else text." } ],
                     "responses": with_errors(json!({ "200": { "description": "The export.",
                         "content": { "text/plain": {}, "application/json": { "schema": { "$ref": "#/components/schemas/AnnotationJob" } } } } }),
-                        &[("404", "No such job."), ("422", "Unknown export format.")])
+                        &[("404", "No such job."), ("422", "Unknown export format."), ("503", STORE_AWAY)])
                 }
             }
     })
@@ -534,7 +539,8 @@ pub fn document() -> Value {
                     "detail": { "type": "string" },
                     "field": { "type": "string", "description": "The request member at fault." },
                     "token": { "type": "string", "description": "The offending text." },
-                    "engine": { "type": "string", "description": "The external engine that failed or is busy." }
+                    "engine": { "type": "string", "description": "The external engine that failed or is busy." },
+                    "request_id": { "type": "string", "description": "The request's id (also in the `x-request-id` header and the server's log lines)." }
                 }
             }
         }}
@@ -572,7 +578,60 @@ pub fn document() -> Value {
             }
         }
     }
+    add_access(&mut doc);
     doc
+}
+
+/// Keys and limits: the bearer scheme (optional or required by the server's `--auth`), and on every API
+/// operation the 401 of a missing or bad key and the 429 of a spent bucket or quota, with their headers.
+fn add_access(doc: &mut Value) {
+    let header = |description: &str| json!({ "description": description, "schema": { "type": "integer" } });
+    let limited = json!({
+        "description": "The client's token bucket (or its key's daily annotation quota) is spent: retry after `Retry-After` seconds.",
+        "headers": {
+            "Retry-After": header("Seconds to wait."),
+            "RateLimit-Limit": header("The bucket's size (or the daily quota)."),
+            "RateLimit-Remaining": header("Units left."),
+            "RateLimit-Reset": header("Seconds until the bucket is full (or the quota renews).")
+        },
+        "content": problem_ref()
+    });
+    let unauthorized = json!({
+        "description": "No API key where the server requires one, or an unknown or revoked key.",
+        "headers": { "WWW-Authenticate": { "description": "`Bearer`.", "schema": { "type": "string" } } },
+        "content": problem_ref()
+    });
+    if let Some(Value::Object(components)) = doc.pointer_mut("/components") {
+        components.insert(
+            "securitySchemes".into(),
+            json!({
+                "bearer": { "type": "http", "scheme": "bearer", "description": "An API key from `kibitz keys create`. Needed when the server runs with `--auth required`; with `--auth optional` a key gives its own limits instead of the address's." },
+                "queryKey": { "type": "apiKey", "in": "query", "name": "key", "description": "The API key as a query parameter: only on `/v1/stream` (browsers cannot set headers on a WebSocket)." }
+            }),
+        );
+    }
+    if let Value::Object(root) = &mut *doc {
+        root.insert("security".into(), json!([{ "bearer": [] }, {}]));
+    }
+    let Some(Value::Object(paths)) = doc.pointer_mut("/paths") else { return };
+    for (path, item) in paths.iter_mut() {
+        let Value::Object(operations) = item else { continue };
+        let open = !path.starts_with("/v1/") || path == "/v1/openapi.json";
+        for operation in operations.values_mut() {
+            let Value::Object(operation) = operation else { continue };
+            if open {
+                operation.insert("security".into(), json!([]));
+                continue;
+            }
+            if path == "/v1/stream" {
+                operation.insert("security".into(), json!([{ "bearer": [] }, { "queryKey": [] }, {}]));
+            }
+            if let Some(Value::Object(responses)) = operation.get_mut("responses") {
+                responses.insert("401".into(), unauthorized.clone());
+                responses.insert("429".into(), limited.clone());
+            }
+        }
+    }
 }
 
 /// Let a property's schema take null as well.

@@ -16,7 +16,7 @@ pub struct Problem {
     pub kind: &'static str,
     pub title: &'static str,
     pub status: u16,
-    pub detail: String,
+    pub detail: Box<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<Box<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -26,6 +26,9 @@ pub struct Problem {
     pub engine: Option<Box<str>>,
     #[serde(skip)]
     pub retry_after: Option<u32>,
+    /// The limit a 429 hit, sent as `RateLimit-*` headers.
+    #[serde(skip)]
+    pub limit: Option<Box<crate::access::LimitStatus>>,
 }
 
 fn problem_type<S: serde::Serializer>(slug: &&'static str, s: S) -> Result<S::Ok, S::Error> {
@@ -38,11 +41,12 @@ impl Problem {
             kind,
             title,
             status: status.as_u16(),
-            detail: detail.into(),
+            detail: detail.into().into_boxed_str(),
             field: None,
             token: None,
             engine: None,
             retry_after: None,
+            limit: None,
         }
     }
 
@@ -104,11 +108,15 @@ impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let retry = self.retry_after;
+        let limit = self.limit.clone();
         let mut response = (status, Json(self)).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
         if let Some(seconds) = retry {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if let Some(limit) = limit {
+            super::auth::limit_headers(headers, *limit);
         }
         response
     }

@@ -76,6 +76,11 @@ fn serve(asset: &Asset, tag: &str, cache_control: &'static str, headers: &Header
     response
 }
 
+/// The page's own paths: open to every client without a key (the page then sends the key the person types).
+pub(super) fn is_page(path: &str) -> bool {
+    path == "/" || path.starts_with("/web/")
+}
+
 /// `GET /`: the page. Always revalidated, so a new server's page is seen at once.
 pub(super) async fn index(headers: HeaderMap) -> Response {
     serve(&INDEX, &etags()[0], "no-cache", &headers)

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::response::{IntoResponse, Response};
@@ -19,18 +20,23 @@ use tokio::sync::mpsc;
 
 use super::AppState;
 use super::analysis::{self, AnalysisRequest, Prepared, convert_line, pov_score};
+use super::auth::Client;
 use super::extract::{from_value, parse_json};
 use super::problem::Problem;
+use crate::access::{CHEAP, search_cost};
 use crate::analysis::{Progress, Started};
 use crate::game::{Game, format_line};
 use crate::pool::Priority;
 use crate::search::{Info, Limits, ScoreBound};
+use crate::store::Store;
 use crate::with_game;
 
 /// Messages a socket may have waiting to be sent; progress beyond that is dropped, answers wait.
 const OUTGOING: usize = 256;
 /// Least time between two progress messages of one analysis (lines of a completed depth always go).
 const THROTTLE: Duration = Duration::from_millis(100);
+/// How often a socket following a job that another server runs (shared store) reads its progress.
+const STORE_POLL: Duration = Duration::from_secs(1);
 /// Longest an analysis id may be.
 const MAX_ID: usize = 128;
 
@@ -53,8 +59,10 @@ struct Envelope {
 
 pub(super) async fn stream(
     State(state): State<AppState>,
+    client: Option<Extension<Client>>,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Response {
+    let client = client.map(|Extension(c)| c);
     let upgrade = match upgrade {
         Ok(u) => u,
         Err(e) => {
@@ -72,8 +80,23 @@ pub(super) async fn stream(
             return response;
         }
     };
+    let address = client.as_ref().map_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |c| c.address);
+    let max = state.config.max_ws_per_address;
+    let Some(slot) = state.websockets.take(address, max) else {
+        let mut p = Problem::new(
+            axum::http::StatusCode::TOO_MANY_REQUESTS,
+            "too-many-websockets",
+            "Too many WebSockets",
+            format!("{address} has {max} WebSockets open, the most this server allows; close one first"),
+        );
+        p.retry_after = Some(1);
+        return p.into_response();
+    };
     let limit = state.config.max_body_bytes;
-    upgrade.max_message_size(limit).max_frame_size(limit).on_upgrade(move |socket| session(state, socket))
+    upgrade.max_message_size(limit).max_frame_size(limit).on_upgrade(move |socket| async move {
+        let _slot = slot;
+        session(state, client, socket).await;
+    })
 }
 
 fn error_text(id: Option<&str>, p: &Problem) -> String {
@@ -88,7 +111,7 @@ fn error_text(id: Option<&str>, p: &Problem) -> String {
     v.to_string()
 }
 
-async fn session(state: AppState, mut socket: WebSocket) {
+async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket) {
     state.metrics.ws_connections.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING);
     let mut running: HashMap<String, Running> = HashMap::new();
@@ -110,7 +133,7 @@ async fn session(state: AppState, mut socket: WebSocket) {
                     }
                     Some(Ok(_)) => continue,
                 };
-                if let Some(reply) = handle(&state, &text, &tx, &mut running).await
+                if let Some(reply) = handle(&state, client.as_ref(), &text, &tx, &mut running).await
                     && send(&mut socket, reply).await.is_err()
                 {
                     break;
@@ -163,6 +186,7 @@ async fn send(socket: &mut WebSocket, text: String) -> Result<(), axum::Error> {
 /// One client message; returns an immediate reply, if any.
 async fn handle(
     state: &AppState,
+    client: Option<&Client>,
     text: &str,
     tx: &mpsc::Sender<Outgoing>,
     running: &mut HashMap<String, Running>,
@@ -221,7 +245,7 @@ async fn handle(
                 Ok(k) => k,
                 Err(p) => return Some(error_text(Some(&id), &p)),
             };
-            let started = with_game!(kind, G => start::<G>(state, &req, infinite, &id, tx).await);
+            let started = with_game!(kind, G => start::<G>(state, client, &req, infinite, &id, tx).await);
             match started {
                 Ok(Some(follower)) => {
                     running.insert(id, follower);
@@ -236,7 +260,7 @@ async fn handle(
                 let p = Problem::invalid("job", "`subscribe` needs the annotation job's id in `job`");
                 return Some(error_text(Some(&id), &p));
             };
-            subscribe(state, id, job, tx.clone()).await
+            subscribe(state, client, id, job, tx.clone()).await
         }
         other => {
             let p =
@@ -265,11 +289,24 @@ fn infinite_of(message: &Value) -> Result<bool, Problem> {
 }
 
 /// Follow an annotation job's progress: `{"type":"progress","id","job","status","done","total"}` at each
-/// change (at most one every [`THROTTLE`]) until the job is over; a job not running on this server gets its
-/// stored state once. The follower ends with the socket.
-async fn subscribe(state: &AppState, id: String, job: String, tx: mpsc::Sender<Outgoing>) -> Option<String> {
-    let message = |status: &str, done: u64, total: u64| {
+/// change (at most one every [`THROTTLE`]) until the job is over. A job not running on this server: on SQLite
+/// its stored state once (nobody else runs it); on a shared store its stored progress every [`STORE_POLL`]
+/// until it is over (another server runs it). Another key's job is not found. The follower ends with the socket.
+async fn subscribe(
+    state: &AppState,
+    client: Option<&Client>,
+    id: String,
+    job: String,
+    tx: mpsc::Sender<Outgoing>,
+) -> Option<String> {
+    let message = |id: &str, job: &str, status: &str, done: u64, total: u64| {
         json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
+    };
+    // Another key's job does not exist for this client.
+    match state.store.job(&job).await {
+        Ok(Some(row)) if super::annotations::may_see(&row, client) => {}
+        Ok(_) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
+        Err(e) => return Some(error_text(Some(&id), &Problem::from(e))),
     };
     if let Some(mut rx) = state.annotator.watch(&job) {
         let (id, job) = (id.clone(), job.clone());
@@ -302,15 +339,49 @@ async fn subscribe(state: &AppState, id: String, job: String, tx: mpsc::Sender<O
         });
         return None;
     }
-    let store = &state.store;
-    let row = match store.job(&job).await {
-        Ok(Some(row)) => row,
+    // Not running here: from the store. On a shared store another server may be running it: follow the
+    // stored progress every `STORE_POLL` until the job is over or the socket closes.
+    let store = state.store.clone();
+    let read = |store: Store, job: String| async move {
+        let row = store.job(&job).await?;
+        let Some(row) = row else { return Ok::<_, crate::store::StoreError>(None) };
+        let total: u64 = store.job_games(&job).await?.iter().map(|g| u64::from(g.positions)).sum();
+        let done = store.job_positions(&job).await?.len() as u64;
+        Ok(Some((row.status, done, total)))
+    };
+    let (status, done, total) = match read(store.clone(), job.clone()).await {
+        Ok(Some(found)) => found,
         Ok(None) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
         Err(e) => return Some(error_text(Some(&id), &Problem::from(e))),
     };
-    let total: u64 = store.job_games(&job).await.map_or(0, |g| g.iter().map(|g| u64::from(g.positions)).sum());
-    let done = store.job_positions(&job).await.map_or(0, |p| p.len() as u64);
-    Some(message(row.status.as_str(), done, total))
+    if status.is_final() || !store.is_shared() {
+        return Some(message(&id, &job, status.as_str(), done, total));
+    }
+    let first = message(&id, &job, status.as_str(), done, total);
+    tokio::spawn(async move {
+        if tx.send(Outgoing::Text(first)).await.is_err() {
+            return;
+        }
+        let mut sent = (status, done, total);
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(STORE_POLL) => {}
+                _ = tx.closed() => return,
+            }
+            // A failing store is retried at the next poll (the socket stays open).
+            let Ok(Some(now)) = read(store.clone(), job.clone()).await else { continue };
+            if now != sent {
+                if tx.send(Outgoing::Text(message(&id, &job, now.0.as_str(), now.1, now.2))).await.is_err() {
+                    return;
+                }
+                sent = now;
+            }
+            if now.0.is_final() {
+                return;
+            }
+        }
+    });
+    None
 }
 
 /// One analysis of a socket being followed: its task sends the progress and the answer, and ends with it.
@@ -336,18 +407,32 @@ impl Drop for Running {
 /// or a finished game).
 async fn start<G: Game>(
     state: &AppState,
+    client: Option<&Client>,
     req: &AnalysisRequest,
     infinite: bool,
     id: &str,
     tx: &mpsc::Sender<Outgoing>,
 ) -> Result<Option<Running>, Problem> {
     let p: Prepared<G> = analysis::prepare(req, &state.config, &state.analysis)?;
-    let mut request = analysis::request_of(&p).priority(Priority::High).currmove_after(Duration::from_millis(200));
+    let mut request = analysis::request_of(&p)
+        .priority(Priority::High)
+        .currmove_after(Duration::from_millis(200))
+        .client(client.map(|c| std::sync::Arc::clone(&c.id)));
     if infinite {
         request.limits = Limits::infinite();
     }
+    // A message costs what a request does: the cheap part and its search (given back when the cache answers).
+    let cost = CHEAP + if infinite { search_cost(&request.limits, p.multipv) } else { analysis::search_extra(&p) };
+    if let Some(client) = client {
+        client.charge(cost)?;
+    }
     let mut subscription = match state.analysis.start(request).await? {
         Started::Answered(answer) => {
+            if answer.cached
+                && let Some(client) = client
+            {
+                client.refund(cost - CHEAP);
+            }
             let mut v = serde_json::to_value(analysis::answer_out(&p, &answer))
                 .map_err(|e| Problem::internal(e.to_string()))?;
             tag(&mut v, "bestmove", id);

@@ -8,6 +8,10 @@
 //! its answer now (a job stopped before it started still answers, after a minimal search).
 //!
 //! The pool owns the transposition table shared by all its searches; its size can be changed between jobs.
+//!
+//! Within a priority, the queue is fair between clients ([`SearchRequest::client`]): each client has its own
+//! line, and free workers take the first job of each line in turn, so one client's backlog delays its own
+//! later searches, not another client's.
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -63,6 +67,8 @@ pub struct SearchRequest<G: Game> {
     pub limits: Limits,
     pub options: SearchOptions,
     pub priority: Priority,
+    /// Who asked (an API key, an address, a protocol session); jobs without one share one line.
+    pub client: Option<Arc<str>>,
 }
 
 /// What the pool is doing, for health checks and metrics.
@@ -100,19 +106,54 @@ struct Queued {
     state: Arc<JobState>,
 }
 
+/// One priority's queue: a line per client, served in turn (round robin).
+#[derive(Default)]
+struct Fair {
+    lines: VecDeque<(Option<Arc<str>>, VecDeque<Queued>)>,
+    len: usize,
+}
+
+impl Fair {
+    fn push(&mut self, client: Option<Arc<str>>, job: Queued) {
+        self.len += 1;
+        match self.lines.iter_mut().find(|(c, _)| *c == client) {
+            Some((_, line)) => line.push_back(job),
+            None => self.lines.push_back((client, VecDeque::from([job]))),
+        }
+    }
+
+    /// The first job of the line whose turn it is; that line goes to the back.
+    fn pop(&mut self) -> Option<Queued> {
+        let (client, mut line) = self.lines.pop_front()?;
+        let job = line.pop_front();
+        if !line.is_empty() {
+            self.lines.push_back((client, line));
+        }
+        if job.is_some() {
+            self.len -= 1;
+        }
+        job
+    }
+
+    fn drain(&mut self) -> impl Iterator<Item = Queued> + '_ {
+        self.len = 0;
+        self.lines.drain(..).flat_map(|(_, line)| line)
+    }
+}
+
 #[derive(Default)]
 struct Queues {
-    by_priority: [VecDeque<Queued>; 3],
+    by_priority: [Fair; 3],
     shutdown: bool,
 }
 
 impl Queues {
     fn len(&self) -> usize {
-        self.by_priority.iter().map(VecDeque::len).sum()
+        self.by_priority.iter().map(|f| f.len).sum()
     }
 
     fn pop(&mut self) -> Option<Queued> {
-        self.by_priority.iter_mut().rev().find_map(VecDeque::pop_front)
+        self.by_priority.iter_mut().rev().find_map(Fair::pop)
     }
 }
 
@@ -158,7 +199,7 @@ impl Owner {
             let mut queues = lock(&self.inner.queues);
             queues.shutdown = true;
             for q in queues.by_priority.iter_mut() {
-                for job in q.drain(..) {
+                for job in q.drain() {
                     job.state.finish();
                 }
             }
@@ -313,6 +354,7 @@ impl Pool {
         let state = Arc::new(JobState::default());
         let stop = Arc::clone(&state.stop);
         let priority = request.priority;
+        let client = request.client.clone();
         let work: Work = Box::new(move |tt| {
             let done = search::search(&request.game, &request.limits, &request.options, tt, &stop, &mut sink);
             done.nodes
@@ -325,7 +367,7 @@ impl Pool {
         if queues.len() >= self.inner().capacity + idle {
             return Err(PoolError::Busy { workers: self.inner().workers, capacity: self.inner().capacity });
         }
-        queues.by_priority[priority as usize].push_back(Queued { work, state: Arc::clone(&state) });
+        queues.by_priority[priority as usize].push(client, Queued { work, state: Arc::clone(&state) });
         drop(queues);
         self.inner().work_ready.notify_one();
         Ok(JobHandle { state, detached: false })
@@ -420,6 +462,7 @@ mod tests {
             limits,
             options: SearchOptions::default(),
             priority,
+            client: None,
         }
     }
 
@@ -504,6 +547,38 @@ mod tests {
             assert!(h.wait_timeout(WAIT));
         }
         assert_eq!(*lock(&order), vec!["high", "normal", "low"]);
+    }
+
+    #[test]
+    fn one_clients_backlog_does_not_starve_another() {
+        let pool = pool(1, 16);
+        let blocker = pool.submit(request("100005", Limits::infinite(), Priority::Normal), |_| {});
+        let blocker = blocker.expect("accepted");
+        let deadline = Instant::now() + WAIT;
+        while pool.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut handles = Vec::new();
+        // Client a queues five searches, then b queues two: b's wait behind a's first only, then alternate.
+        for (name, client) in
+            [("a1", "a"), ("a2", "a"), ("a3", "a"), ("a4", "a"), ("a5", "a"), ("b1", "b"), ("b2", "b")]
+        {
+            let order = Arc::clone(&order);
+            let mut req = request("7", Limits::depth(2), Priority::Normal);
+            req.client = Some(Arc::from(client));
+            let h = pool.submit(req, move |e| {
+                if matches!(e, Event::Done(_)) {
+                    lock(&order).push(name);
+                }
+            });
+            handles.push(h.expect("queued"));
+        }
+        blocker.stop();
+        for h in &handles {
+            assert!(h.wait_timeout(WAIT));
+        }
+        assert_eq!(*lock(&order), vec!["a1", "b1", "a2", "b2", "a3", "a4", "a5"]);
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub struct NewJob {
     /// The job's settings (limits, thresholds), JSON.
     pub settings: String,
     pub games: Vec<NewJobGame>,
+    /// The API key (its name) that made the job; `None`: made without a key, readable by anyone with the id.
+    pub owner: Option<String>,
 }
 
 /// One game of a job to create: a record to annotate, or the error that kept it from being read.
@@ -91,6 +93,8 @@ pub struct JobRow {
     pub error: Option<String>,
     pub created_ms: i64,
     pub updated_ms: i64,
+    /// The API key (its name) that made the job, if any.
+    pub owner: Option<String>,
 }
 
 /// A stored game of a job.

@@ -1,5 +1,6 @@
 //! The analysis cache: the deepest result found for (game, normalised position, MultiPV count), per engine
-//! version, in SQLite through sqlx, with a bounded in-memory front for hot positions.
+//! version, in SQLite (one server) or PostgreSQL (several servers sharing it) through sqlx, with a bounded
+//! in-memory front for hot positions (per server: a miss there always asks the database).
 //!
 //! The store knows no game and no rules: positions and moves arrive as already-normalised strings. Lookups
 //! only see rows written by the same engine version (given at open), so a new engine never serves an old
@@ -7,7 +8,13 @@
 //! in the write itself, so concurrent writers of one key never lose the deepest result.
 //!
 //! Reads check memory first, then the database (and fill memory); writes go to the database, then memory.
-//! All SQL lives in the backend module (`sqlite.rs`); this module and its types are backend-neutral.
+//! All SQL lives in the backend modules (`sqlite.rs`, `postgres.rs`); this module and its types are
+//! backend-neutral. The target picks the backend: `postgres://` or `postgresql://` URLs PostgreSQL, anything
+//! else (a path, `sqlite:` URLs) SQLite.
+//!
+//! Annotation jobs on a shared store (PostgreSQL) are held by leases ([`Store::claim_job`],
+//! [`Store::renew_job`], [`Store::release_job`]) so that several servers share one queue; on SQLite the one
+//! server owns every job and these calls hold nothing (see [`Store::is_shared`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kibitz::store::StoreError> {
@@ -24,19 +31,24 @@
 
 mod codec;
 mod jobs;
+mod keys;
 mod memory;
+mod postgres;
 mod sqlite;
 
 pub use jobs::{JobGameRow, JobRow, JobStatus, NewJob, NewJobGame, PositionRow};
+pub use keys::{KeyRow, NewKey};
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
 use crate::game::Score;
 use memory::ClockCache;
+use postgres::PostgresBackend;
 use sqlite::SqliteBackend;
 
 /// The engine version `Store::open` stores with its results.
@@ -123,7 +135,8 @@ impl CachedAnalysis {
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database could not be opened (missing directory, not a SQLite file, bad URL, ...).
+    /// The database could not be opened (missing directory, not a SQLite file, bad URL, PostgreSQL not
+    /// answering, ...).
     #[error("cannot open the analysis store {path}: {source}")]
     Open {
         path: String,
@@ -207,6 +220,17 @@ pub struct Store {
 
 enum Backend {
     Sqlite(SqliteBackend),
+    Postgres(PostgresBackend),
+}
+
+/// `$backend.$call` on whichever backend the store has.
+macro_rules! on_backend {
+    ($store:expr, $b:ident => $call:expr) => {
+        match &$store.inner.backend {
+            Backend::Sqlite($b) => $call,
+            Backend::Postgres($b) => $call,
+        }
+    };
 }
 
 struct Inner {
@@ -231,7 +255,8 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Open (creating and migrating) the store at `target` — a file path or a `sqlite:` URL — for this kibitz's
+    /// Open (creating and migrating) the store at `target` — a file path or a `sqlite:` URL (SQLite), or a
+    /// `postgres://`/`postgresql://` URL (PostgreSQL, which several servers may share) — for this kibitz's
     /// engine version, with the default memory front.
     pub async fn open(target: &str) -> Result<Store, StoreError> {
         Store::open_with(target, StoreConfig::default()).await
@@ -244,7 +269,11 @@ impl Store {
 
     /// Open (creating and migrating) the store at `target` with `config`.
     pub async fn open_with(target: &str, config: StoreConfig) -> Result<Store, StoreError> {
-        let backend = Backend::Sqlite(SqliteBackend::open(target).await?);
+        let backend = if postgres::is_postgres(target) {
+            Backend::Postgres(PostgresBackend::open(target).await?)
+        } else {
+            Backend::Sqlite(SqliteBackend::open(target).await?)
+        };
         Ok(Store {
             inner: Arc::new(Inner {
                 backend,
@@ -259,11 +288,15 @@ impl Store {
         })
     }
 
-    /// Where the data is (a file path, or the in-memory URL).
+    /// Where the data is (a file path, the in-memory URL, or a PostgreSQL URL without its password).
     pub fn location(&self) -> &str {
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.location(),
-        }
+        on_backend!(self, backend => backend.location())
+    }
+
+    /// Whether several servers may share this store (PostgreSQL): annotation jobs are then claimed and held
+    /// under leases. On SQLite one server owns every job: the lease calls hold nothing.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.inner.backend, Backend::Postgres(_))
     }
 
     /// The engine version this store reads and writes.
@@ -276,19 +309,31 @@ impl Store {
     /// A row that does not decode is reported as [`StoreError::Corrupt`] (and removed, so the next result for
     /// the key can be stored); callers treat it as a miss.
     pub async fn get_analysis(&self, key: &CacheKey) -> Result<Option<CachedAnalysis>, StoreError> {
+        self.get_analysis_enough(key, |_| true).await
+    }
+
+    /// Like [`Store::get_analysis`], for a caller that can only use a result `enough` accepts (deep enough):
+    /// on a shared store a remembered result it rejects is looked up in the database again, since another
+    /// server may have stored a deeper one since (memory is per server, the database is everyone's).
+    pub async fn get_analysis_enough(
+        &self,
+        key: &CacheKey,
+        enough: impl Fn(&CachedAnalysis) -> bool,
+    ) -> Result<Option<CachedAnalysis>, StoreError> {
         self.check_open()?;
         let inner = &self.inner;
         // Clone the Arc under the lock, the value outside it.
         let remembered = self.memory().get(key).cloned();
-        if let Some(found) = remembered {
+        if let Some(found) = remembered
+            && (!self.is_shared() || enough(&found))
+        {
             inner.memory_hits.fetch_add(1, Ordering::Relaxed);
             inner.hits.fetch_add(1, Ordering::Relaxed);
             debug!(game = %key.game, multipv = key.multipv, depth = found.depth, "store memory hit");
             return Ok(Some(found.as_ref().clone()));
         }
-        let fetched = match &inner.backend {
-            Backend::Sqlite(backend) => backend.fetch(key.engine.as_deref().unwrap_or(&inner.engine), key).await,
-        };
+        let engine = key.engine.as_deref().unwrap_or(&inner.engine);
+        let fetched = on_backend!(self, backend => backend.fetch(engine, key).await);
         match fetched {
             Ok(Some(found)) => {
                 inner.hits.fetch_add(1, Ordering::Relaxed);
@@ -315,11 +360,8 @@ impl Store {
     pub async fn put_analysis(&self, key: &CacheKey, value: &CachedAnalysis) -> Result<bool, StoreError> {
         self.check_open()?;
         let inner = &self.inner;
-        let written = match &inner.backend {
-            Backend::Sqlite(backend) => {
-                backend.upsert(key.engine.as_deref().unwrap_or(&inner.engine), key, value).await?
-            }
-        };
+        let engine = key.engine.as_deref().unwrap_or(&inner.engine);
+        let written = on_backend!(self, backend => backend.upsert(engine, key, value).await?);
         let depth = value.depth;
         if written {
             inner.writes.fetch_add(1, Ordering::Relaxed);
@@ -340,39 +382,74 @@ impl Store {
         self.check_open()?;
         match &self.inner.backend {
             Backend::Sqlite(backend) => backend.create_job(&self.inner.engine, job).await,
+            Backend::Postgres(backend) => backend.create_job(&self.inner.engine, job, None).await,
+        }
+    }
+
+    /// Create a job like [`Store::create_job`], held by `owner` for `lease` from the start (so that the server
+    /// that accepted it runs it, not whichever server polls first). On SQLite the same as `create_job`.
+    pub async fn create_job_claimed(&self, job: &NewJob, owner: &str, lease: Duration) -> Result<(), StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => backend.create_job(&self.inner.engine, job).await,
+            Backend::Postgres(backend) => backend.create_job(&self.inner.engine, job, Some((owner, lease))).await,
+        }
+    }
+
+    /// Take the oldest queued or running job that no server holds (none did, or its holder's lease ran out),
+    /// for `owner`, for `lease`; `None` when there is none. Concurrent claimers never get the same job. On
+    /// SQLite always `None`: the one server resumes its jobs at start ([`Store::jobs_with_status`]).
+    pub async fn claim_job(&self, owner: &str, lease: Duration) -> Result<Option<String>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(_) => Ok(None),
+            Backend::Postgres(backend) => backend.claim_job(owner, lease).await,
+        }
+    }
+
+    /// Extend `owner`'s lease on job `id` to `lease` from now. Returns the job's status, or `None` when
+    /// `owner` no longer holds it (its lease ran out and another server took it, or the job is gone): the
+    /// runner must then stop without touching the job. On SQLite the job's status (the server holds all).
+    pub async fn renew_job(&self, id: &str, owner: &str, lease: Duration) -> Result<Option<JobStatus>, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => Ok(backend.job(id).await?.map(|job| job.status)),
+            Backend::Postgres(backend) => backend.renew_job(id, owner, lease).await,
+        }
+    }
+
+    /// Give up `owner`'s lease on job `id` so that another server may claim it at once (a server shutting
+    /// down); true when it was held. On SQLite nothing to give up (false).
+    pub async fn release_job(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+        self.check_open()?;
+        match &self.inner.backend {
+            Backend::Sqlite(_) => Ok(false),
+            Backend::Postgres(backend) => backend.release_job(id, owner).await,
         }
     }
 
     /// A job, if it exists.
     pub async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
         self.check_open()?;
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.job(id).await,
-        }
+        on_backend!(self, backend => backend.job(id).await)
     }
 
     /// A job's games, in order.
     pub async fn job_games(&self, id: &str) -> Result<Vec<JobGameRow>, StoreError> {
         self.check_open()?;
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.job_games(id).await,
-        }
+        on_backend!(self, backend => backend.job_games(id).await)
     }
 
     /// A job's evaluated positions, by game and ply.
     pub async fn job_positions(&self, id: &str) -> Result<Vec<PositionRow>, StoreError> {
         self.check_open()?;
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.job_positions(id).await,
-        }
+        on_backend!(self, backend => backend.job_positions(id).await)
     }
 
     /// Write one position's result of a job, unless it is already written (then false).
     pub async fn put_job_position(&self, id: &str, game_idx: u32, ply: u32, result: &str) -> Result<bool, StoreError> {
         self.check_open()?;
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.put_position(id, game_idx, ply, result).await,
-        }
+        on_backend!(self, backend => backend.put_position(id, game_idx, ply, result).await)
     }
 
     /// Change a job's status to `to` if it is now one of `from` (with an error text for `failed`); true when
@@ -385,25 +462,58 @@ impl Store {
         error: Option<&str>,
     ) -> Result<bool, StoreError> {
         self.check_open()?;
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.set_job_status(id, from, to, error).await,
-        }
+        on_backend!(self, backend => backend.set_job_status(id, from, to, error).await)
     }
 
     /// Ids of the jobs in one of `statuses`, oldest first (on start: the jobs to resume).
     pub async fn jobs_with_status(&self, statuses: &[JobStatus]) -> Result<Vec<String>, StoreError> {
         self.check_open()?;
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.jobs_with_status(statuses).await,
-        }
+        on_backend!(self, backend => backend.jobs_with_status(statuses).await)
+    }
+
+    // ---- API keys ----
+
+    /// Store a new key; false when a key of that name exists (revoked or not).
+    pub async fn create_key(&self, key: &NewKey) -> Result<bool, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.create_key(key).await)
+    }
+
+    /// Every key, revoked ones included, by name.
+    pub async fn keys(&self) -> Result<Vec<KeyRow>, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.keys(None).await)
+    }
+
+    /// The key whose SHA-256 digest is `hash` (revoked or not), if any.
+    pub async fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRow>, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => Ok(backend.keys(Some(hash)).await?.pop()))
+    }
+
+    /// Revoke the key `name`; false when there is no such key or it was already revoked.
+    pub async fn revoke_key(&self, name: &str) -> Result<bool, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.revoke_key(name).await)
+    }
+
+    /// Add `positions` to what key `name` used on UTC day `day` (days since 1970-01-01) if the total stays
+    /// within `quota`. Returns whether it was charged and the positions used that day after the call.
+    pub async fn charge_key_quota(
+        &self,
+        name: &str,
+        day: i64,
+        positions: u64,
+        quota: u64,
+    ) -> Result<(bool, u64), StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.charge_key_quota(name, day, positions, quota).await)
     }
 
     /// Check that the database answers (for readiness probes).
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.check_open()?;
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.ping().await,
-        }
+        on_backend!(self, backend => backend.ping().await)
     }
 
     /// Counters since open.
@@ -434,9 +544,7 @@ impl Store {
             return;
         }
         self.memory().clear();
-        match &self.inner.backend {
-            Backend::Sqlite(backend) => backend.close().await,
-        }
+        on_backend!(self, backend => backend.close().await)
     }
 
     fn check_open(&self) -> Result<(), StoreError> {
@@ -452,10 +560,13 @@ impl Store {
         })
     }
 
+    /// Run one raw statement on the database, bypassing the store (tests corrupt rows with it).
     #[cfg(test)]
-    fn sqlite(&self) -> &SqliteBackend {
+    async fn raw_execute(&self, sql: String) -> Result<u64, sqlx::Error> {
+        let sql = sqlx::AssertSqlSafe(sql);
         match &self.inner.backend {
-            Backend::Sqlite(backend) => backend,
+            Backend::Sqlite(backend) => sqlx::query(sql).execute(backend.writer()).await.map(|r| r.rows_affected()),
+            Backend::Postgres(backend) => sqlx::query(sql).execute(backend.pool()).await.map(|r| r.rows_affected()),
         }
     }
 }

@@ -17,9 +17,10 @@ use tracing::{debug, warn};
 
 use super::codec::{self, Raw};
 use super::jobs::{JobGameRow, JobRow, JobStatus, NewJob, PositionRow};
+use super::keys::{KEY_COLUMNS, KeyRow, NewKey, key_row};
 use super::{CacheKey, CachedAnalysis, StoreError};
 
-static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// How long SQLite itself waits for a lock held by another connection or process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -91,7 +92,7 @@ fn query_error(error: sqlx::Error) -> StoreError {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
@@ -254,8 +255,8 @@ impl SqliteBackend {
         let now = now_ms();
         let mut tx = self.write.begin().await.map_err(query_error)?;
         sqlx::query(
-            "INSERT INTO annotation_jobs (id, game, status, settings, engine, error, created_ms, updated_ms) \
-             VALUES (?, ?, 'queued', ?, ?, NULL, ?, ?)",
+            "INSERT INTO annotation_jobs (id, game, status, settings, engine, error, created_ms, updated_ms, key_name) \
+             VALUES (?, ?, 'queued', ?, ?, NULL, ?, ?, ?)",
         )
         .bind(&job.id)
         .bind(&job.game)
@@ -263,6 +264,7 @@ impl SqliteBackend {
         .bind(engine)
         .bind(now)
         .bind(now)
+        .bind(&job.owner)
         .execute(&mut *tx)
         .await
         .map_err(query_error)?;
@@ -283,7 +285,8 @@ impl SqliteBackend {
 
     pub(crate) async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms FROM annotation_jobs WHERE id = ?",
+            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms, key_name FROM annotation_jobs \
+             WHERE id = ?",
         )
         .bind(id)
         .fetch_optional(&self.read)
@@ -301,6 +304,7 @@ impl SqliteBackend {
             error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
             created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
             updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
+            owner: row.try_get("key_name").map_err(|e| corrupt(e.to_string()))?,
         }))
     }
 
@@ -414,6 +418,88 @@ impl SqliteBackend {
             format!("SELECT id FROM annotation_jobs WHERE status IN ({}) ORDER BY created_ms, id", list.join(", "));
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(&self.read).await.map_err(query_error)?;
         rows.iter().map(|row| row.try_get::<String, _>("id").map_err(query_error)).collect()
+    }
+
+    // ---- API keys ----
+
+    /// Insert a key; false when the name is taken.
+    pub(crate) async fn create_key(&self, key: &NewKey) -> Result<bool, StoreError> {
+        let quota = key.quota_positions.map(|q| i64::try_from(q).unwrap_or(i64::MAX));
+        let done = sqlx::query(
+            "INSERT INTO api_keys (name, hash, rate, burst, quota_positions, created_ms, revoked_ms) \
+             VALUES (?, ?, ?, ?, ?, ?, NULL) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(&key.name)
+        .bind(&key.hash)
+        .bind(key.rate)
+        .bind(i64::from(key.burst))
+        .bind(quota)
+        .bind(now_ms())
+        .execute(&self.write)
+        .await
+        .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Every key by name, or the one with digest `hash`.
+    pub(crate) async fn keys(&self, hash: Option<&str>) -> Result<Vec<KeyRow>, StoreError> {
+        let rows = match hash {
+            Some(hash) => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} WHERE hash = ?"))).bind(hash),
+            None => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} ORDER BY name"))),
+        }
+        .fetch_all(&self.read)
+        .await
+        .map_err(query_error)?;
+        rows.iter().map(key_row).collect()
+    }
+
+    /// Mark a key revoked; false when unknown or already revoked.
+    pub(crate) async fn revoke_key(&self, name: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query("UPDATE api_keys SET revoked_ms = ? WHERE name = ? AND revoked_ms IS NULL")
+            .bind(now_ms())
+            .bind(name)
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Charge `positions` to a key's day if it stays within `quota` (one conditional upsert); whether it was
+    /// charged, and the day's total after.
+    pub(crate) async fn charge_key_quota(
+        &self,
+        name: &str,
+        day: i64,
+        positions: u64,
+        quota: u64,
+    ) -> Result<(bool, u64), StoreError> {
+        let positions = i64::try_from(positions).unwrap_or(i64::MAX);
+        let quota = i64::try_from(quota).unwrap_or(i64::MAX);
+        let charged = if positions > quota {
+            false
+        } else {
+            sqlx::query(
+                "INSERT INTO api_key_usage (name, day, positions) VALUES (?, ?, ?) \
+                 ON CONFLICT (name, day) DO UPDATE SET positions = api_key_usage.positions + excluded.positions \
+                 WHERE api_key_usage.positions + excluded.positions <= ?",
+            )
+            .bind(name)
+            .bind(day)
+            .bind(positions)
+            .bind(quota)
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?
+            .rows_affected()
+                > 0
+        };
+        let used: Option<i64> = sqlx::query_scalar("SELECT positions FROM api_key_usage WHERE name = ? AND day = ?")
+            .bind(name)
+            .bind(day)
+            .fetch_optional(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok((charged, used.map_or(0, |u| u64::try_from(u).unwrap_or(0))))
     }
 
     #[cfg(test)]

@@ -15,9 +15,91 @@ fn analysis(depth: u32) -> CachedAnalysis {
     }
 }
 
-async fn memory_store(entries: usize) -> Store {
-    Store::builder("sqlite::memory:").memory_entries(entries).open().await.expect("in-memory store opens")
+// Every case below runs on both backends: on SQLite (in memory, or a file where the case reopens the store)
+// as one test each, and on PostgreSQL in `every_case_on_postgres`, each on a fresh database of one throwaway
+// cluster (which needs PostgreSQL's programs; see tests/common/pg.rs).
+#[path = "../../tests/common/pg.rs"]
+mod pg;
+
+/// Where a case keeps its data.
+enum Ctx {
+    Sqlite { dir: std::path::PathBuf },
+    Postgres { url: String },
 }
+
+impl Ctx {
+    fn sqlite(name: &str) -> Ctx {
+        let dir = std::env::temp_dir().join(format!("kibitz-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Ctx::Sqlite { dir }
+    }
+
+    /// A target that outlives its stores (reopening sees the same data).
+    fn durable_target(&self) -> String {
+        match self {
+            Ctx::Sqlite { dir } => dir.join("store.db").display().to_string(),
+            Ctx::Postgres { url } => url.clone(),
+        }
+    }
+
+    /// A store with a memory front of `entries` (SQLite: in memory).
+    async fn store(&self, entries: usize) -> Store {
+        let target = match self {
+            Ctx::Sqlite { .. } => "sqlite::memory:".to_string(),
+            Ctx::Postgres { url } => url.clone(),
+        };
+        Store::builder(target).memory_entries(entries).open().await.expect("store opens")
+    }
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        if let Ctx::Sqlite { dir } = self {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// One `#[tokio::test]` per case on SQLite, and the list of cases for PostgreSQL.
+macro_rules! cases {
+    ($($name:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(&super::Ctx::sqlite(stringify!($name))).await
+                }
+            )*
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn every_case_on_postgres() {
+            let Some(cluster) = tokio::task::spawn_blocking(pg::Cluster::start).await.expect("cluster task") else {
+                return;
+            };
+            $(
+                let url = cluster.database();
+                eprintln!("postgres case {}", stringify!($name));
+                $name(&Ctx::Postgres { url }).await;
+            )*
+            tokio::task::spawn_blocking(move || drop(cluster)).await.expect("cluster stops");
+        }
+    };
+}
+
+cases!(
+    in_memory_store_round_trip_and_stats,
+    depth_rules,
+    reads_without_memory_front_come_from_the_database,
+    stale_memory_entry_is_dropped_when_the_database_is_deeper,
+    corrupt_row_is_reported_then_removed,
+    out_of_range_column_is_corrupt_not_a_panic,
+    closed_store_refuses_everything,
+    annotation_jobs_are_durable_and_each_position_is_written_once,
+    job_leases,
+    keys_are_kept_by_digest_revoked_by_name_and_quotas_never_overdrawn,
+);
 
 #[test]
 fn scores_convert_both_ways() {
@@ -29,9 +111,8 @@ fn scores_convert_both_ways() {
     assert_eq!(serde_json::from_str::<CachedScore>(r#"{"mate":9}"#).ok(), Some(CachedScore::Mate(9)));
 }
 
-#[tokio::test]
-async fn in_memory_store_round_trip_and_stats() {
-    let store = memory_store(16).await;
+async fn in_memory_store_round_trip_and_stats(ctx: &Ctx) {
+    let store = ctx.store(16).await;
     let k = key("p1", 1);
     assert_eq!(store.get_analysis(&k).await.ok(), Some(None));
     assert_eq!(store.put_analysis(&k, &analysis(8)).await.ok(), Some(true));
@@ -41,9 +122,8 @@ async fn in_memory_store_round_trip_and_stats() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn depth_rules() {
-    let store = memory_store(16).await;
+async fn depth_rules(ctx: &Ctx) {
+    let store = ctx.store(16).await;
     let k = key("p", 2);
     assert_eq!(store.put_analysis(&k, &analysis(10)).await.ok(), Some(true));
     assert_eq!(store.put_analysis(&k, &analysis(9)).await.ok(), Some(false));
@@ -57,9 +137,8 @@ async fn depth_rules() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn reads_without_memory_front_come_from_sqlite() {
-    let store = memory_store(0).await;
+async fn reads_without_memory_front_come_from_the_database(ctx: &Ctx) {
+    let store = ctx.store(0).await;
     let k = key("p", 1);
     store.put_analysis(&k, &analysis(5)).await.expect("put");
     assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(analysis(5))));
@@ -69,18 +148,16 @@ async fn reads_without_memory_front_come_from_sqlite() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn stale_memory_entry_is_dropped_when_the_database_is_deeper() {
-    let store = memory_store(16).await;
+async fn stale_memory_entry_is_dropped_when_the_database_is_deeper(ctx: &Ctx) {
+    let store = ctx.store(16).await;
     let k = key("p", 1);
     store.put_analysis(&k, &analysis(5)).await.expect("put");
     // Another writer (a second server sharing the database) stores a deeper result behind our back.
     let other = analysis(20);
     let encoded = codec::encode(&other).expect("encodes");
-    sqlx::query("UPDATE analysis_cache SET depth = ?, lines = ?")
-        .bind(encoded.depth)
-        .bind(encoded.lines)
-        .execute(store.sqlite().writer())
+    assert!(!encoded.lines.contains('\''));
+    store
+        .raw_execute(format!("UPDATE analysis_cache SET depth = {}, lines = '{}'", encoded.depth, encoded.lines))
         .await
         .expect("update");
     // Memory still answers with depth 5 until a put learns the database is deeper.
@@ -90,14 +167,13 @@ async fn stale_memory_entry_is_dropped_when_the_database_is_deeper() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn corrupt_row_is_reported_then_removed() {
-    let store = memory_store(0).await;
+async fn corrupt_row_is_reported_then_removed(ctx: &Ctx) {
+    let store = ctx.store(0).await;
     let (bad, good) = (key("bad", 1), key("good", 1));
     store.put_analysis(&bad, &analysis(30)).await.expect("put");
     store.put_analysis(&good, &analysis(4)).await.expect("put");
-    sqlx::query("UPDATE analysis_cache SET lines = '[{\"moves\": 3' WHERE position = 'bad'")
-        .execute(store.sqlite().writer())
+    store
+        .raw_execute("UPDATE analysis_cache SET lines = '[{\"moves\": 3' WHERE position = 'bad'".into())
         .await
         .expect("corrupt it");
     match store.get_analysis(&bad).await {
@@ -112,20 +188,29 @@ async fn corrupt_row_is_reported_then_removed() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn wrongly_typed_column_is_corrupt_not_a_panic() {
-    let store = memory_store(0).await;
+async fn out_of_range_column_is_corrupt_not_a_panic(ctx: &Ctx) {
+    let store = ctx.store(0).await;
     let k = key("p", 1);
     store.put_analysis(&k, &analysis(3)).await.expect("put");
-    // SQLite's type affinity lets a text that is not a number into an integer column.
-    sqlx::query("UPDATE analysis_cache SET nodes = 'many'").execute(store.sqlite().writer()).await.expect("corrupt it");
+    // A depth past u32 (the CHECK constraints only keep numbers non-negative).
+    store.raw_execute("UPDATE analysis_cache SET depth = 99999999999".into()).await.expect("corrupt it");
     assert!(matches!(store.get_analysis(&k).await, Err(StoreError::Corrupt { .. })));
     store.close().await;
 }
 
 #[tokio::test]
-async fn closed_store_refuses_everything() {
-    let store = memory_store(4).await;
+async fn wrongly_typed_column_is_corrupt_not_a_panic() {
+    let store = Ctx::sqlite("typed").store(0).await;
+    let k = key("p", 1);
+    store.put_analysis(&k, &analysis(3)).await.expect("put");
+    // SQLite's type affinity lets a text that is not a number into an integer column.
+    store.raw_execute("UPDATE analysis_cache SET nodes = 'many'".into()).await.expect("corrupt it");
+    assert!(matches!(store.get_analysis(&k).await, Err(StoreError::Corrupt { .. })));
+    store.close().await;
+}
+
+async fn closed_store_refuses_everything(ctx: &Ctx) {
+    let store = ctx.store(4).await;
     let k = key("p", 1);
     store.put_analysis(&k, &analysis(3)).await.expect("put");
     let clone = store.clone();
@@ -153,13 +238,8 @@ async fn missing_directory_is_named() {
     assert!(!dir.exists());
 }
 
-#[tokio::test]
-async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
-    let dir = std::env::temp_dir().join(format!("kibitz-store-jobs-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join("jobs.db");
-    let _ = std::fs::remove_file(&path);
-    let target = path.display().to_string();
+async fn annotation_jobs_are_durable_and_each_position_is_written_once(ctx: &Ctx) {
+    let target = ctx.durable_target();
     let store = Store::open(&target).await.expect("opens");
     let job = NewJob {
         id: "job1".into(),
@@ -169,6 +249,7 @@ async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
             NewJobGame { record: Some("{\"moves\":[]}".into()), error: None, positions: 2 },
             NewJobGame { record: None, error: Some("bad".into()), positions: 0 },
         ],
+        owner: Some("alice".into()),
     };
     store.create_job(&job).await.expect("created");
     // The id is the key: a second job with it is refused and leaves the first intact.
@@ -187,6 +268,7 @@ async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
         (row.status, row.game.as_str(), row.settings.as_str()),
         (JobStatus::Running, "somegame", r#"{"depth":3}"#)
     );
+    assert_eq!(row.owner.as_deref(), Some("alice"));
     let games = store.job_games("job1").await.expect("games");
     assert_eq!(games.len(), 2);
     assert_eq!((games[1].idx, games[1].error.as_deref(), games[1].positions), (1, Some("bad"), 0));
@@ -197,5 +279,103 @@ async fn annotation_jobs_are_durable_and_each_position_is_written_once() {
     assert_eq!(store.set_job_status("job1", &[JobStatus::Running], JobStatus::Done, None).await.ok(), Some(false));
     assert_eq!(store.job("nope").await.ok(), Some(None));
     store.close().await;
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn small_job(id: &str) -> NewJob {
+    NewJob {
+        id: id.into(),
+        game: "somegame".into(),
+        settings: "{}".into(),
+        games: vec![NewJobGame { record: Some("{}".into()), error: None, positions: 1 }],
+    }
+}
+
+/// Two servers share the queue: a job is claimed by one at a time, its holder renews and releases it, a
+/// lease that runs out lets the other take it, and finished jobs are never claimed. On SQLite the one server
+/// holds every job.
+async fn job_leases(ctx: &Ctx) {
+    let store = ctx.store(0).await;
+    let lease = Duration::from_secs(60);
+    store.create_job(&small_job("a")).await.expect("a");
+    if !store.is_shared() {
+        assert_eq!(store.claim_job("n1", lease).await.ok(), Some(None));
+        assert_eq!(store.renew_job("a", "n1", lease).await.ok(), Some(Some(JobStatus::Queued)));
+        assert_eq!(store.release_job("a", "n1").await.ok(), Some(false));
+        store.close().await;
+        return;
+    }
+    let other = ctx.store(0).await;
+    store.create_job_claimed(&small_job("b"), "n1", lease).await.expect("b");
+    // `a` is free, `b` is held by n1.
+    assert_eq!(other.claim_job("n2", lease).await.ok(), Some(Some("a".to_string())));
+    assert_eq!(store.claim_job("n1", lease).await.ok(), Some(None));
+    assert_eq!(store.renew_job("b", "n1", lease).await.ok(), Some(Some(JobStatus::Queued)));
+    assert_eq!(store.renew_job("b", "n2", lease).await.ok(), Some(None), "only the holder renews");
+    // A lease run out: n2 takes `b`, and n1 learns at its next renewal that it lost it.
+    assert_eq!(store.renew_job("b", "n1", Duration::from_millis(1)).await.ok(), Some(Some(JobStatus::Queued)));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(other.claim_job("n2", lease).await.ok(), Some(Some("b".to_string())));
+    assert_eq!(store.renew_job("b", "n1", lease).await.ok(), Some(None));
+    // Released: claimable at once. Cancelled: the holder sees it at renewal, and nobody claims it again.
+    assert_eq!(other.release_job("a", "n2").await.ok(), Some(true));
+    assert_eq!(other.release_job("a", "n2").await.ok(), Some(false));
+    assert_eq!(store.set_job_status("b", &[JobStatus::Queued], JobStatus::Cancelled, None).await.ok(), Some(true));
+    assert_eq!(other.renew_job("b", "n2", lease).await.ok(), Some(Some(JobStatus::Cancelled)));
+    assert_eq!(store.claim_job("n1", lease).await.ok(), Some(Some("a".to_string())));
+    assert_eq!(store.claim_job("n1", lease).await.ok(), Some(None));
+    // Many claimers at once never share a job.
+    for i in 0..6 {
+        store.create_job(&small_job(&format!("c{i}"))).await.expect("c");
+    }
+    let mut claims = Vec::new();
+    for n in 0..4 {
+        let s = if n % 2 == 0 { store.clone() } else { other.clone() };
+        claims.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(id) = s.claim_job(&format!("m{n}"), lease).await.expect("claim") {
+                got.push(id);
+            }
+            got
+        }));
+    }
+    let mut all = Vec::new();
+    for claim in claims {
+        all.extend(claim.await.expect("claimer"));
+    }
+    all.sort();
+    assert_eq!(all, (0..6).map(|i| format!("c{i}")).collect::<Vec<_>>());
+    store.close().await;
+    other.close().await;
+}
+
+async fn keys_are_kept_by_digest_revoked_by_name_and_quotas_never_overdrawn(ctx: &Ctx) {
+    let store = ctx.store(0).await;
+    let key = NewKey { name: "alice".into(), hash: "ab".repeat(32), rate: 2.5, burst: 30, quota_positions: Some(100) };
+    assert_eq!(store.create_key(&key).await.ok(), Some(true));
+    // A name is taken once, even with another digest.
+    let again = NewKey { hash: "cd".repeat(32), ..key.clone() };
+    assert_eq!(store.create_key(&again).await.ok(), Some(false));
+    let bob = NewKey { name: "bob".into(), hash: "ef".repeat(32), rate: 1.0, burst: 5, quota_positions: None };
+    assert_eq!(store.create_key(&bob).await.ok(), Some(true));
+    let found = store.key_by_hash(&"ab".repeat(32)).await.expect("reads").expect("found");
+    assert_eq!((found.name.as_str(), found.rate, found.burst, found.quota_positions), ("alice", 2.5, 30, Some(100)));
+    assert_eq!(found.revoked_ms, None);
+    assert_eq!(store.key_by_hash(&"cd".repeat(32)).await.ok(), Some(None));
+    let names: Vec<String> = store.keys().await.expect("lists").into_iter().map(|k| k.name).collect();
+    assert_eq!(names, ["alice", "bob"]);
+
+    // The quota: 60 + 40 fit, one more does not, and a refused charge changes nothing; a new day starts at 0.
+    assert_eq!(store.charge_key_quota("alice", 20_000, 60, 100).await.ok(), Some((true, 60)));
+    assert_eq!(store.charge_key_quota("alice", 20_000, 41, 100).await.ok(), Some((false, 60)));
+    assert_eq!(store.charge_key_quota("alice", 20_000, 40, 100).await.ok(), Some((true, 100)));
+    assert_eq!(store.charge_key_quota("alice", 20_000, 1, 100).await.ok(), Some((false, 100)));
+    assert_eq!(store.charge_key_quota("alice", 20_001, 101, 100).await.ok(), Some((false, 0)));
+    assert_eq!(store.charge_key_quota("alice", 20_001, 1, 100).await.ok(), Some((true, 1)));
+
+    assert_eq!(store.revoke_key("alice").await.ok(), Some(true));
+    assert_eq!(store.revoke_key("alice").await.ok(), Some(false));
+    assert_eq!(store.revoke_key("nobody").await.ok(), Some(false));
+    let revoked = store.key_by_hash(&"ab".repeat(32)).await.expect("reads").expect("kept");
+    assert!(revoked.revoked_ms.is_some());
+    store.close().await;
 }

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite;
 
+pub mod pg;
+
 /// How long anything may take before a test gives up: generous, the machine is shared.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -66,21 +68,44 @@ pub struct Server {
 
 impl Server {
     /// A server with a database of its own, and `args` added to the defaults (small hash, two workers).
+    ///
+    /// With `KIBITZ_TEST_STORE=postgres` the server gets a fresh database on a throwaway PostgreSQL cluster
+    /// shared by the test process instead (the server suites then run on PostgreSQL; see `.ci/run`).
     pub fn start(args: &[&str]) -> Server {
         let dir = TempDir::new("db");
-        let mut server = Server::start_on(&dir, args);
+        let mut server = match std::env::var("KIBITZ_TEST_STORE").as_deref() {
+            Ok("postgres") => {
+                let cluster = pg::Cluster::shared().expect("KIBITZ_TEST_STORE=postgres needs PostgreSQL");
+                Server::start_with_db(&dir, &cluster.database(), args)
+            }
+            _ => Server::start_on(&dir, args),
+        };
         server._dir = Some(dir);
         server
     }
 
     /// A server on the database of `dir` (which outlives it, for restarts).
     pub fn start_on(dir: &TempDir, args: &[&str]) -> Server {
+        Server::start_with_db(dir, &dir.db().display().to_string(), args)
+    }
+
+    /// A server on the database of `dir` with environment variables set (`KIBITZ_LOG` among them, say).
+    pub fn start_with_env(dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::start_full(dir, &dir.db().display().to_string(), args, env)
+    }
+
+    /// A server on the store `db` (a path or URL), its logs in `dir`.
+    pub fn start_with_db(dir: &TempDir, db: &str, args: &[&str]) -> Server {
+        Server::start_full(dir, db, args, &[])
+    }
+
+    /// A server on the store `db`, its logs in `dir`, with environment variables set.
+    pub fn start_full(dir: &TempDir, db: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let stderr_path = dir.path().join(format!("stderr-{}.log", SEQ.fetch_add(1, Ordering::Relaxed)));
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
-        let db = dir.db();
         let mut command = Command::new(env!("CARGO_BIN_EXE_kibitz"));
-        command.args(["serve", "--http", "127.0.0.1:0", "--db"]).arg(&db);
+        command.args(["serve", "--http", "127.0.0.1:0", "--db", db]);
         for (flag, value) in [("--hash-mb", "4"), ("--workers", "2")] {
             if !args.contains(&flag) {
                 command.args([flag, value]);
@@ -98,6 +123,7 @@ impl Server {
                 command.env_remove(key);
             }
         }
+        command.envs(env.iter().copied());
         let mut child = command.spawn().expect("start kibitz serve");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
@@ -277,13 +303,19 @@ impl Response {
 
 /// One request on a fresh connection (`Connection: close`); every read and write has a timeout.
 pub fn http(addr: SocketAddr, method: &str, target: &str, content_type: Option<&str>, body: &[u8]) -> Response {
+    let headers: Vec<(&str, &str)> = content_type.map(|ct| ("Content-Type", ct)).into_iter().collect();
+    http_with(addr, method, target, &headers, body)
+}
+
+/// [`http`] with header fields of the caller's.
+pub fn http_with(addr: SocketAddr, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
     let deadline = Instant::now() + DEADLINE;
     let mut stream = TcpStream::connect_timeout(&addr, DEADLINE).expect("connect");
     stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
     stream.set_write_timeout(Some(DEADLINE)).expect("timeout");
     let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    if let Some(ct) = content_type {
-        head.push_str(&format!("Content-Type: {ct}\r\n"));
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
     }
     if method != "GET" || !body.is_empty() {
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));

@@ -148,6 +148,8 @@ pub struct GuideConfig {
     pub idle: Option<Duration>,
     /// Search with this external engine of the engines file instead of kibitz's own (`--guide-engine`).
     pub engine: Option<String>,
+    /// Who the session is (its key or address) for the pool's fair queue.
+    pub client: Option<Arc<str>>,
 }
 
 impl Default for GuideConfig {
@@ -161,6 +163,7 @@ impl Default for GuideConfig {
             max_line: DEFAULT_MAX_LINE,
             idle: None,
             engine: None,
+            client: None,
         }
     }
 }
@@ -925,7 +928,8 @@ impl GuideSession {
             .priority(priority)
             .threads(self.threads.max(1) as usize)
             .currmove_after(REPORT_EVERY)
-            .engine(engine);
+            .engine(engine)
+            .client(self.config.client.clone());
         self.next_id += 1;
         let id = self.next_id;
         let notify = Arc::clone(&self.notify);

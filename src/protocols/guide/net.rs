@@ -63,8 +63,44 @@ pub fn serve_stream(stream: TcpStream, analysis: Analysis, config: GuideConfig) 
 pub struct GatewayConfig {
     /// Sessions open at once; more connections are told so and closed.
     pub max_sessions: usize,
+    /// Sessions one address may have open at once (0: no limit).
+    pub max_per_address: usize,
+    /// When set, a session must begin with `#kibitz key KEY`, a valid key of this store (`--auth required`).
+    pub keys: Option<crate::store::Store>,
     /// Each session's settings (`own_pool` is false: sessions share the server's pool).
     pub session: GuideConfig,
+}
+
+/// Longest a key line may be, and how long a client has to send it.
+const MAX_KEY_LINE: usize = 512;
+const KEY_LINE_WAIT: Duration = Duration::from_secs(10);
+
+/// Read the `#kibitz key KEY` line a session must begin with, byte by byte (nothing after it is consumed),
+/// and check the key; the key's name, or the error line to send.
+fn read_key_line(
+    stream: &TcpStream,
+    store: &crate::store::Store,
+    runtime: &tokio::runtime::Handle,
+) -> Result<String, String> {
+    use std::io::Read;
+    let _ = stream.set_read_timeout(Some(KEY_LINE_WAIT));
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    let mut reader = stream;
+    loop {
+        match reader.read(&mut byte) {
+            Ok(1) if byte[0] == b'\n' => break,
+            Ok(1) if line.len() < MAX_KEY_LINE => line.push(byte[0]),
+            Ok(1) => return Err(format!("the key line is longer than {MAX_KEY_LINE} bytes")),
+            _ => return Err("this server needs `#kibitz key KEY` as the first line".into()),
+        }
+    }
+    let text = String::from_utf8_lossy(&line);
+    let key = match text.trim().strip_prefix("#kibitz key") {
+        Some(rest) if rest.starts_with([' ', '\t']) && !rest.trim().is_empty() => rest.trim().to_string(),
+        _ => return Err("this server needs `#kibitz key KEY` as the first line".into()),
+    };
+    runtime.block_on(crate::access::check_key(store, &key)).map(|row| row.name).map_err(|e| format!("{e}"))
 }
 
 /// The sessions a gateway has open: their sockets, so that shutdown can close them, and their number, which
@@ -72,6 +108,7 @@ pub struct GatewayConfig {
 #[derive(Default)]
 struct Sessions {
     open: Mutex<HashMap<u64, TcpStream>>,
+    per_address: Arc<crate::access::PerAddress>,
     count: tokio::sync::watch::Sender<usize>,
     next: AtomicU64,
 }
@@ -159,10 +196,22 @@ impl Gateway {
         });
         let id = self.sessions.next.fetch_add(1, Ordering::Relaxed);
         let admitted = Admitted { sessions: Arc::clone(&self.sessions), id };
-        if taken >= max {
-            tracing::warn!(%peer, max, "GUIDE gateway: too many sessions, connection refused");
+        let per_address = self.config.max_per_address;
+        let slot = self.sessions.per_address.take(peer.ip(), per_address);
+        if taken >= max || slot.is_none() {
+            let line = if taken >= max {
+                tracing::warn!(%peer, max, "GUIDE gateway: too many sessions, connection refused");
+                format!("error too many GUIDE sessions: this server allows {max} at once; try again later")
+            } else {
+                tracing::warn!(%peer, per_address, "GUIDE gateway: too many sessions from one address, refused");
+                format!(
+                    "error too many GUIDE sessions from {}: this server allows {per_address} per address; close one \
+                     first",
+                    peer.ip()
+                )
+            };
             let spawned = std::thread::Builder::new().name("kibitz-guide-refuse".into()).spawn(move || {
-                refuse(&stream, max);
+                refuse(&stream, &line);
                 drop(admitted);
             });
             if let Err(e) = spawned {
@@ -180,9 +229,28 @@ impl Gateway {
             }
         }
         let analysis = self.analysis.clone();
-        let config = self.config.session.clone();
+        let mut config = self.config.session.clone();
+        config.client = Some(Arc::from(format!("guide:{}", peer.ip())));
+        let keys = self.config.keys.clone();
+        let runtime = tokio::runtime::Handle::current();
         let spawned = std::thread::Builder::new().name(format!("kibitz-guide-{id}")).spawn(move || {
             let _admitted = admitted;
+            if let Some(store) = keys {
+                match read_key_line(&stream, &store, &runtime) {
+                    Ok(name) => {
+                        tracing::info!(%peer, key = %name, "GUIDE session authenticated");
+                        config.client = Some(Arc::from(format!("key:{name}")));
+                    }
+                    Err(why) => {
+                        tracing::info!(%peer, %why, "GUIDE session refused");
+                        // The place is free before the client reads why.
+                        drop(slot);
+                        refuse(&stream, &format!("error {why}"));
+                        return;
+                    }
+                }
+            }
+            let _slot = slot;
             if let Err(e) = serve_stream(stream, analysis, config) {
                 tracing::debug!(error = %e, "GUIDE session ended with an error");
             }
@@ -193,13 +261,12 @@ impl Gateway {
     }
 }
 
-/// Tell a connection that the session limit is reached, and close it.
-fn refuse(stream: &TcpStream, max: usize) {
+/// Tell a connection why it is refused (one `error` line), and close it.
+fn refuse(stream: &TcpStream, line: &str) {
     use std::io::Write;
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
-    let line = format!("error too many GUIDE sessions: this server allows {max} at once; try again later\n");
     let mut writer = stream;
-    let _ = writer.write_all(line.as_bytes()).and_then(|()| writer.flush());
+    let _ = writer.write_all(format!("{line}\n").as_bytes()).and_then(|()| writer.flush());
     let _ = stream.shutdown(Shutdown::Both);
 }
 

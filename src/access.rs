@@ -1,0 +1,350 @@
+//! Who a client is and how much it may ask: API keys, token buckets, costs, daily quotas and per-address
+//! connection counts. Shared by the HTTP API and the GUIDE gateway; no HTTP or protocol code here.
+//!
+//! A key is 32 bytes from the operating system's random generator, shown once as `kbz_` and 64 hex digits;
+//! the store keeps only its SHA-256 digest, so a key is checked by hashing what the client sent and looking
+//! the digest up.
+//!
+//! Rate limits are token buckets of this module's own rather than the `governor` crate: requests have
+//! costs that are only known after the request is read (a search by its limits, an annotation by its
+//! positions) and a cache hit is refunded after the answer, which a plain bucket of a few lines does
+//! directly; the headers want the tokens left and the time to a full bucket, which it also has at hand.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use crate::search::Limits;
+use crate::store::{KeyRow, Store, StoreError};
+
+/// What the server asks of clients.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    /// Keys are not read; every client is limited by its address.
+    #[default]
+    Off,
+    /// A key is optional; a key that is sent must be valid (401 otherwise).
+    Optional,
+    /// Every API request needs a valid key (401 otherwise).
+    Required,
+}
+
+/// The prefix of every key (it makes a leaked key easy to recognise in logs and code searches).
+pub const KEY_PREFIX: &str = "kbz_";
+
+/// A fresh key: [`KEY_PREFIX`] and 32 random bytes in hex.
+pub fn generate_key() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(format!("{KEY_PREFIX}{}", hex(&bytes)))
+}
+
+/// The digest the store keeps of `key`: SHA-256, 64 lowercase hex digits.
+pub fn digest(key: &str) -> String {
+    hex(&Sha256::digest(key.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Why a key was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("unknown API key")]
+    Unknown,
+    #[error("the API key `{0}` was revoked")]
+    Revoked(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The key row for the key a client sent, if it is valid.
+pub async fn check_key(store: &Store, key: &str) -> Result<KeyRow, KeyError> {
+    // Anything longer than a key cannot be one; it is not even hashed.
+    if key.is_empty() || key.len() > 256 {
+        return Err(KeyError::Unknown);
+    }
+    match store.key_by_hash(&digest(key)).await? {
+        None => Err(KeyError::Unknown),
+        Some(row) if row.revoked_ms.is_some() => Err(KeyError::Revoked(row.name)),
+        Some(row) => Ok(row),
+    }
+}
+
+/// A token bucket's settings: it holds at most `burst` units and refills at `rate` units per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub rate: f64,
+    pub burst: u32,
+}
+
+impl Rate {
+    /// Whether this rate limits anything (a zero rate or burst means no limit).
+    pub fn limits(&self) -> bool {
+        self.rate > 0.0 && self.burst > 0
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+    rate: Rate,
+}
+
+impl Bucket {
+    fn refill(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.rate.rate).min(f64::from(self.rate.burst));
+        self.at = now;
+    }
+
+    fn full(&self) -> bool {
+        self.tokens >= f64::from(self.rate.burst)
+    }
+
+    fn status(&self) -> LimitStatus {
+        let burst = f64::from(self.rate.burst);
+        let missing = (burst - self.tokens).max(0.0);
+        LimitStatus {
+            limit: self.rate.burst,
+            remaining: self.tokens.max(0.0).floor() as u32,
+            reset_s: (missing / self.rate.rate).ceil() as u64,
+        }
+    }
+}
+
+/// What the `RateLimit-*` headers say: the bucket's size, the units left, and the seconds until it is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitStatus {
+    pub limit: u32,
+    pub remaining: u32,
+    pub reset_s: u64,
+}
+
+/// A refused charge: the bucket's state and the seconds to wait before the same charge would pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limited {
+    pub status: LimitStatus,
+    pub retry_after_s: u64,
+}
+
+/// Buckets kept before full ones (which hold nothing worth keeping) are dropped.
+const MAX_BUCKETS: usize = 100_000;
+
+/// Token buckets by client id. Bounded: past [`MAX_BUCKETS`] the full buckets are forgotten (a forgotten
+/// bucket comes back full, which is what it was), and if that is not enough the fullest ones go.
+#[derive(Default)]
+pub struct Limiter {
+    buckets: Mutex<HashMap<Arc<str>, Bucket>>,
+}
+
+impl Limiter {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Bucket>> {
+        self.buckets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take `cost` units from `client`'s bucket if it has them (a cost above the bucket's size is lowered to
+    /// it, so that every request can pass once the bucket is full).
+    pub fn charge(&self, client: &Arc<str>, rate: Rate, cost: u32) -> Result<LimitStatus, Limited> {
+        let now = Instant::now();
+        let mut buckets = self.lock();
+        if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(client) {
+            prune(&mut buckets, now);
+        }
+        let bucket =
+            buckets.entry(Arc::clone(client)).or_insert(Bucket { tokens: f64::from(rate.burst), at: now, rate });
+        if bucket.rate != rate {
+            // The key's limits changed (a key made anew with the same name): keep the tokens, within bounds.
+            bucket.rate = rate;
+        }
+        bucket.refill(now);
+        let cost = f64::from(cost.min(rate.burst));
+        if bucket.tokens >= cost {
+            bucket.tokens -= cost;
+            Ok(bucket.status())
+        } else {
+            let wait = ((cost - bucket.tokens) / rate.rate).ceil().max(1.0) as u64;
+            Err(Limited { status: bucket.status(), retry_after_s: wait })
+        }
+    }
+
+    /// Give `units` back (a request that cost less than it was charged, such as a cache hit).
+    pub fn refund(&self, client: &Arc<str>, units: u32) {
+        if let Some(bucket) = self.lock().get_mut(client) {
+            bucket.refill(Instant::now());
+            bucket.tokens = (bucket.tokens + f64::from(units)).min(f64::from(bucket.rate.burst));
+        }
+    }
+
+    /// The bucket's state now (a full one when it has never been charged).
+    pub fn status(&self, client: &Arc<str>, rate: Rate) -> LimitStatus {
+        let now = Instant::now();
+        match self.lock().get_mut(client) {
+            Some(bucket) => {
+                bucket.refill(now);
+                bucket.status()
+            }
+            None => LimitStatus { limit: rate.burst, remaining: rate.burst, reset_s: 0 },
+        }
+    }
+
+    /// Buckets held now.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn prune(buckets: &mut HashMap<Arc<str>, Bucket>, now: Instant) {
+    buckets.retain(|_, b| {
+        b.refill(now);
+        !b.full()
+    });
+    if buckets.len() >= MAX_BUCKETS {
+        let mut fill: Vec<(Arc<str>, f64)> =
+            buckets.iter().map(|(k, b)| (Arc::clone(k), b.tokens / f64::from(b.rate.burst))).collect();
+        fill.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for (key, _) in fill.into_iter().take(MAX_BUCKETS / 10) {
+            buckets.remove(&key);
+        }
+    }
+}
+
+/// The cost of a search in bucket units, by the first limit it stops at: a quarter second of search time,
+/// a million nodes, or four plies of depth count one unit each (at least one), times the lines asked for
+/// (each further line adds half). A cache hit is refunded down to [`CHEAP`].
+pub fn search_cost(limits: &Limits, multipv: u32) -> u32 {
+    let by_time = limits.movetime.map(|t| t.as_millis().div_ceil(250) as u64);
+    let by_nodes = limits.nodes.map(|n| n.div_ceil(1_000_000));
+    let by_depth = limits.depth.map(|d| u64::from(d).div_ceil(4));
+    let base = [by_time, by_nodes, by_depth].into_iter().flatten().min().unwrap_or(16).max(1);
+    let lines = 2 + u64::from(multipv.max(1) - 1);
+    u32::try_from(base.saturating_mul(lines) / 2).unwrap_or(u32::MAX).max(1)
+}
+
+/// What every API request costs (and what a cache hit costs in all).
+pub const CHEAP: u32 = 1;
+
+/// The cost of an annotation job in bucket units: one per ten positions (at least one).
+pub fn annotation_cost(positions: u64) -> u32 {
+    u32::try_from(positions.div_ceil(10)).unwrap_or(u32::MAX).max(1)
+}
+
+/// Days since 1970-01-01 (UTC) now, and the seconds left in this day.
+pub fn utc_day() -> (i64, u64) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs();
+    ((now / 86_400) as i64, 86_400 - now % 86_400)
+}
+
+/// Open connections per address, with a most per address. A [`Slot`] counts one until dropped.
+#[derive(Default)]
+pub struct PerAddress {
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection counted by [`PerAddress::take`].
+pub struct Slot {
+    owner: Arc<PerAddress>,
+    address: IpAddr,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.owner.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.address) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.address);
+            }
+        }
+    }
+}
+
+impl PerAddress {
+    /// Count one more connection from `address` unless it has `max` open already (`max` 0: no limit).
+    pub fn take(self: &Arc<Self>, address: IpAddr, max: usize) -> Option<Slot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(address).or_insert(0);
+        if max > 0 && *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(Slot { owner: Arc::clone(self), address })
+    }
+
+    /// Connections open from `address`.
+    pub fn open(&self, address: IpAddr) -> usize {
+        self.open.lock().unwrap_or_else(|e| e.into_inner()).get(&address).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_random_and_only_their_digest_is_compared() {
+        let a = generate_key().expect("random");
+        let b = generate_key().expect("random");
+        assert_ne!(a, b);
+        assert!(a.starts_with(KEY_PREFIX) && a.len() == KEY_PREFIX.len() + 64);
+        assert_eq!(digest(&a), digest(&a));
+        assert_eq!(digest(&a).len(), 64);
+        // The SHA-256 test vector of "abc".
+        assert_eq!(digest("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+
+    #[test]
+    fn a_bucket_refuses_past_its_burst_and_says_how_long_to_wait() {
+        let limiter = Limiter::default();
+        let client: Arc<str> = Arc::from("key:a");
+        let rate = Rate { rate: 0.5, burst: 3 };
+        assert_eq!(limiter.charge(&client, rate, 2).map(|s| s.remaining), Ok(1));
+        let refused = limiter.charge(&client, rate, 3).expect_err("one unit left");
+        // Two more units at half a unit per second (the bucket may have refilled a hair meanwhile).
+        assert!((3..=4).contains(&refused.retry_after_s), "{refused:?}");
+        assert_eq!(refused.status.limit, 3);
+        // Another client has its own bucket.
+        assert!(limiter.charge(&Arc::from("key:b"), rate, 3).is_ok());
+        // A refund gives units back, never more than the burst.
+        limiter.refund(&client, 10);
+        assert_eq!(limiter.status(&client, rate).remaining, 3);
+        // A cost above the burst is lowered to it.
+        assert!(limiter.charge(&client, rate, 1_000).is_ok());
+    }
+
+    #[test]
+    fn costs_follow_the_limits() {
+        assert_eq!(search_cost(&Limits::depth(4), 1), 1);
+        assert_eq!(search_cost(&Limits::depth(20), 1), 5);
+        assert_eq!(search_cost(&Limits::depth(20), 3), 10);
+        assert_eq!(search_cost(&Limits::movetime(Duration::from_secs(2)), 1), 8);
+        assert_eq!(search_cost(&Limits::nodes(10_000), 1), 1);
+        assert_eq!(annotation_cost(1), 1);
+        assert_eq!(annotation_cost(95), 10);
+    }
+
+    #[test]
+    fn per_address_counts_until_dropped() {
+        let per = Arc::new(PerAddress::default());
+        let ip: IpAddr = "10.0.0.1".parse().expect("ip");
+        let first = per.take(ip, 2).expect("one");
+        let _second = per.take(ip, 2).expect("two");
+        assert!(per.take(ip, 2).is_none());
+        assert!(per.take("10.0.0.2".parse().expect("ip"), 2).is_some());
+        drop(first);
+        assert!(per.take(ip, 2).is_some());
+    }
+}

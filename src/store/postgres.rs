@@ -1,0 +1,553 @@
+//! The PostgreSQL backend: the sibling of `sqlite.rs` for several servers sharing one cache and one annotation
+//! job queue. Every SQL statement and every PostgreSQL-specific setting of the store is in this file.
+//!
+//! One pool of a few connections. When the database goes away, operations fail after [`ACQUIRE_TIMEOUT`]
+//! (the callers answer 503 and `/readyz` fails); the pool reconnects by itself when it comes back, since every
+//! connection is tested before it is handed out and a broken one is replaced.
+//!
+//! Jobs carry a lease (owner node id, expiry by the database's clock) so that several servers can share the
+//! queue: see `migrations/postgres/0002_annotation_jobs.sql`.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{Postgres, Row, Transaction};
+use tracing::{debug, warn};
+
+use super::codec::{self, Raw};
+use super::jobs::{JobGameRow, JobRow, JobStatus, NewJob, PositionRow};
+use super::keys::{KEY_COLUMNS, KeyRow, NewKey, key_row};
+use super::{CacheKey, CachedAnalysis, StoreError};
+
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// How long a caller waits for a connection (including reconnecting) before the operation fails: short, so
+/// that an outage is answered 503 quickly instead of holding requests.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Connections of one server.
+const CONNECTIONS: u32 = 8;
+/// Milliseconds since the epoch by the database's clock (one clock for every server's leases).
+macro_rules! db_now_ms {
+    () => {
+        "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+    };
+}
+
+const SELECT: &str = "SELECT id, revision, depth, seldepth, nodes, time_ms, bestmove, lines FROM analysis_cache \
+     WHERE game = $1 AND position = $2 AND multipv = $3 AND engine = $4";
+
+/// Insert, or overwrite only with a strictly deeper result; the comparison is in the statement, so concurrent
+/// writers of one key (on any server) cannot lose the deepest result.
+const UPSERT: &str = "INSERT INTO analysis_cache \
+     (game, position, multipv, engine, depth, seldepth, nodes, time_ms, bestmove, lines, updated_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     ON CONFLICT (game, position, multipv, engine) DO UPDATE SET \
+     depth = excluded.depth, seldepth = excluded.seldepth, nodes = excluded.nodes, time_ms = excluded.time_ms, \
+     bestmove = excluded.bestmove, lines = excluded.lines, updated_ms = excluded.updated_ms, \
+     revision = analysis_cache.revision + 1 \
+     WHERE excluded.depth > analysis_cache.depth";
+
+const DELETE_CORRUPT: &str = "DELETE FROM analysis_cache WHERE id = $1 AND revision = $2";
+
+/// Take the oldest job nobody holds (no owner, or a lease run out), skipping rows another server is claiming
+/// at this moment.
+const CLAIM: &str = concat!(
+    "UPDATE annotation_jobs SET owner = $1, lease_until_ms = ",
+    db_now_ms!(),
+    " + $2 WHERE id = (SELECT id FROM annotation_jobs WHERE status IN ('queued', 'running') \
+     AND (owner IS NULL OR lease_until_ms < ",
+    db_now_ms!(),
+    ") ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id"
+);
+
+const RENEW: &str = concat!(
+    "UPDATE annotation_jobs SET lease_until_ms = ",
+    db_now_ms!(),
+    " + $3 WHERE id = $1 AND owner = $2 RETURNING status"
+);
+
+const RELEASE: &str = "UPDATE annotation_jobs SET owner = NULL, lease_until_ms = 0 WHERE id = $1 AND owner = $2";
+
+pub(crate) struct PostgresBackend {
+    pool: PgPool,
+    location: String,
+}
+
+/// Whether `target` names a PostgreSQL database.
+pub(crate) fn is_postgres(target: &str) -> bool {
+    target.starts_with("postgres://") || target.starts_with("postgresql://")
+}
+
+/// The URL without its password (for logs and messages).
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+fn open_error(location: &str, source: sqlx::Error) -> StoreError {
+    StoreError::Open { path: location.to_string(), source }
+}
+
+fn query_error(error: sqlx::Error) -> StoreError {
+    match error {
+        sqlx::Error::PoolClosed => StoreError::Closed,
+        error => StoreError::Query(error),
+    }
+}
+
+fn to_i64(value: u32) -> i64 {
+    i64::from(value)
+}
+
+fn lease_ms(lease: Duration) -> i64 {
+    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 4).max(1)
+}
+
+fn statuses(list: &[JobStatus]) -> Vec<String> {
+    list.iter().map(|s| s.as_str().to_string()).collect()
+}
+
+impl PostgresBackend {
+    pub(crate) async fn open(target: &str) -> Result<PostgresBackend, StoreError> {
+        let location = redact(target);
+        let options = PgConnectOptions::from_str(target).map_err(|e| open_error(&location, e))?;
+        let pool = PgPoolOptions::new()
+            .max_connections(CONNECTIONS)
+            .min_connections(0)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .idle_timeout(Some(Duration::from_secs(60)))
+            .test_before_acquire(true)
+            .connect_with(options)
+            .await
+            .map_err(|e| open_error(&location, e))?;
+        // Servers starting together: the migrator holds an advisory lock, so one of them migrates.
+        if let Err(error) = MIGRATOR.run(&pool).await {
+            pool.close().await;
+            return Err(match error {
+                MigrateError::VersionMissing(version) => StoreError::NewerSchema { path: location, version },
+                error => StoreError::Migrate(error),
+            });
+        }
+        debug!(location = %location, "analysis store open (PostgreSQL)");
+        Ok(PostgresBackend { pool, location })
+    }
+
+    pub(crate) fn location(&self) -> &str {
+        &self.location
+    }
+
+    pub(crate) async fn fetch(&self, engine: &str, key: &CacheKey) -> Result<Option<CachedAnalysis>, StoreError> {
+        let row = sqlx::query(SELECT)
+            .bind(&key.game)
+            .bind(&key.position)
+            .bind(to_i64(key.multipv))
+            .bind(engine)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(query_error)?;
+        let Some(row) = row else { return Ok(None) };
+        let raw = (|| -> Result<Raw, sqlx::Error> {
+            Ok(Raw {
+                depth: row.try_get("depth")?,
+                seldepth: row.try_get("seldepth")?,
+                nodes: row.try_get("nodes")?,
+                time_ms: row.try_get("time_ms")?,
+                bestmove: row.try_get("bestmove")?,
+                lines: row.try_get("lines")?,
+            })
+        })();
+        let problem = match raw.map_err(|error| error.to_string()).and_then(codec::decode) {
+            Ok(value) => return Ok(Some(value)),
+            Err(problem) => problem,
+        };
+        let id: Option<i64> = row.try_get("id").ok();
+        let revision: Option<i64> = row.try_get("revision").ok();
+        let what = format!(
+            "analysis_cache row {} (game {}, multipv {}): {problem}",
+            id.map_or_else(|| "?".to_string(), |id| id.to_string()),
+            key.game,
+            key.multipv
+        );
+        warn!(store = %self.location, %what, "removing an undecodable analysis row");
+        if let (Some(id), Some(revision)) = (id, revision)
+            && let Err(error) = sqlx::query(DELETE_CORRUPT).bind(id).bind(revision).execute(&self.pool).await
+        {
+            warn!(store = %self.location, %error, "could not remove the undecodable row");
+        }
+        Err(StoreError::Corrupt { what })
+    }
+
+    pub(crate) async fn upsert(
+        &self,
+        engine: &str,
+        key: &CacheKey,
+        value: &CachedAnalysis,
+    ) -> Result<bool, StoreError> {
+        let encoded = codec::encode(value)?;
+        let result = sqlx::query(UPSERT)
+            .bind(&key.game)
+            .bind(&key.position)
+            .bind(to_i64(key.multipv))
+            .bind(engine)
+            .bind(encoded.depth)
+            .bind(encoded.seldepth)
+            .bind(encoded.nodes)
+            .bind(encoded.time_ms)
+            .bind(encoded.bestmove)
+            .bind(encoded.lines)
+            .bind(super::sqlite::now_ms())
+            .execute(&self.pool)
+            .await
+            .map_err(query_error)?;
+        Ok(result.rows_affected() > 0)
+    }
+
+    pub(crate) async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await.map_err(query_error)?;
+        Ok(())
+    }
+
+    pub(crate) async fn close(&self) {
+        self.pool.close().await;
+        debug!(store = %self.location, "analysis store closed");
+    }
+
+    // ---- annotation jobs ----
+
+    async fn insert_job(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        engine: &str,
+        job: &NewJob,
+        owner: Option<(&str, Duration)>,
+    ) -> Result<(), StoreError> {
+        let now = super::sqlite::now_ms();
+        let (owner, lease) = match owner {
+            Some((node, lease)) => (Some(node), lease_ms(lease)),
+            None => (None, 0),
+        };
+        sqlx::query(concat!(
+            "INSERT INTO annotation_jobs \
+             (id, game, status, settings, engine, error, created_ms, updated_ms, owner, lease_until_ms, key_name) \
+             VALUES ($1, $2, 'queued', $3, $4, NULL, $5, $6, $7, CASE WHEN $7::text IS NULL THEN 0 ELSE ",
+            db_now_ms!(),
+            " + $8 END, $9)"
+        ))
+        .bind(&job.id)
+        .bind(&job.game)
+        .bind(&job.settings)
+        .bind(engine)
+        .bind(now)
+        .bind(now)
+        .bind(owner)
+        .bind(lease)
+        .bind(&job.owner)
+        .execute(&mut **tx)
+        .await
+        .map_err(query_error)?;
+        for (idx, game) in job.games.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO annotation_games (job_id, idx, record, error, positions) VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(&job.id)
+            .bind(i64::try_from(idx).unwrap_or(i64::MAX))
+            .bind(&game.record)
+            .bind(&game.error)
+            .bind(to_i64(game.positions))
+            .execute(&mut **tx)
+            .await
+            .map_err(query_error)?;
+        }
+        Ok(())
+    }
+
+    /// Create a job and its games in one transaction, held by `owner` when given.
+    pub(crate) async fn create_job(
+        &self,
+        engine: &str,
+        job: &NewJob,
+        owner: Option<(&str, Duration)>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.map_err(query_error)?;
+        self.insert_job(&mut tx, engine, job, owner).await?;
+        tx.commit().await.map_err(query_error)?;
+        Ok(())
+    }
+
+    pub(crate) async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms, key_name FROM annotation_jobs \
+             WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(query_error)?;
+        let Some(row) = row else { return Ok(None) };
+        let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id}: {e}") };
+        let status: String = row.try_get("status").map_err(|e| corrupt(e.to_string()))?;
+        Ok(Some(JobRow {
+            id: row.try_get("id").map_err(|e| corrupt(e.to_string()))?,
+            game: row.try_get("game").map_err(|e| corrupt(e.to_string()))?,
+            status: status.parse::<JobStatus>().map_err(corrupt)?,
+            settings: row.try_get("settings").map_err(|e| corrupt(e.to_string()))?,
+            engine: row.try_get("engine").map_err(|e| corrupt(e.to_string()))?,
+            error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
+            created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
+            updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
+            owner: row.try_get("key_name").map_err(|e| corrupt(e.to_string()))?,
+        }))
+    }
+
+    pub(crate) async fn job_games(&self, id: &str) -> Result<Vec<JobGameRow>, StoreError> {
+        let rows =
+            sqlx::query("SELECT idx, record, error, positions FROM annotation_games WHERE job_id = $1 ORDER BY idx")
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(query_error)?;
+        let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id} game: {e}") };
+        rows.iter()
+            .map(|row| {
+                let idx: i64 = row.try_get("idx").map_err(|e| corrupt(e.to_string()))?;
+                let positions: i64 = row.try_get("positions").map_err(|e| corrupt(e.to_string()))?;
+                Ok(JobGameRow {
+                    idx: u32::try_from(idx).map_err(|_| corrupt(format!("index {idx}")))?,
+                    record: row.try_get("record").map_err(|e| corrupt(e.to_string()))?,
+                    error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
+                    positions: u32::try_from(positions).map_err(|_| corrupt(format!("positions {positions}")))?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn job_positions(&self, id: &str) -> Result<Vec<PositionRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT game_idx, ply, result FROM annotation_positions WHERE job_id = $1 ORDER BY game_idx, ply",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(query_error)?;
+        let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id} position: {e}") };
+        rows.iter()
+            .map(|row| {
+                let game_idx: i64 = row.try_get("game_idx").map_err(|e| corrupt(e.to_string()))?;
+                let ply: i64 = row.try_get("ply").map_err(|e| corrupt(e.to_string()))?;
+                Ok(PositionRow {
+                    game_idx: u32::try_from(game_idx).map_err(|_| corrupt(format!("game {game_idx}")))?,
+                    ply: u32::try_from(ply).map_err(|_| corrupt(format!("ply {ply}")))?,
+                    result: row.try_get("result").map_err(|e| corrupt(e.to_string()))?,
+                })
+            })
+            .collect()
+    }
+
+    /// Write one position's result unless it is already there (by any server); true when written.
+    pub(crate) async fn put_position(
+        &self,
+        id: &str,
+        game_idx: u32,
+        ply: u32,
+        result: &str,
+    ) -> Result<bool, StoreError> {
+        let now = super::sqlite::now_ms();
+        let mut tx = self.pool.begin().await.map_err(query_error)?;
+        let done = sqlx::query(
+            "INSERT INTO annotation_positions (job_id, game_idx, ply, result, created_ms) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (job_id, game_idx, ply) DO NOTHING",
+        )
+        .bind(id)
+        .bind(to_i64(game_idx))
+        .bind(to_i64(ply))
+        .bind(result)
+        .bind(now)
+        .execute(&mut *tx)
+        .await
+        .map_err(query_error)?;
+        if done.rows_affected() > 0 {
+            sqlx::query("UPDATE annotation_jobs SET updated_ms = $1 WHERE id = $2")
+                .bind(now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(query_error)?;
+        }
+        tx.commit().await.map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub(crate) async fn set_job_status(
+        &self,
+        id: &str,
+        from: &[JobStatus],
+        to: JobStatus,
+        error: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE annotation_jobs SET status = $1, error = $2, updated_ms = $3 WHERE id = $4 AND status = ANY($5)",
+        )
+        .bind(to.as_str())
+        .bind(error)
+        .bind(super::sqlite::now_ms())
+        .bind(id)
+        .bind(statuses(from))
+        .execute(&self.pool)
+        .await
+        .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub(crate) async fn jobs_with_status(&self, list: &[JobStatus]) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query("SELECT id FROM annotation_jobs WHERE status = ANY($1) ORDER BY created_ms, id")
+            .bind(statuses(list))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(query_error)?;
+        rows.iter().map(|row| row.try_get::<String, _>("id").map_err(query_error)).collect()
+    }
+
+    // ---- API keys (the same statements as SQLite's, with PostgreSQL's placeholders) ----
+
+    /// Insert a key; false when the name is taken.
+    pub(crate) async fn create_key(&self, key: &NewKey) -> Result<bool, StoreError> {
+        let quota = key.quota_positions.map(|q| i64::try_from(q).unwrap_or(i64::MAX));
+        let done = sqlx::query(
+            "INSERT INTO api_keys (name, hash, rate, burst, quota_positions, created_ms, revoked_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, NULL) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(&key.name)
+        .bind(&key.hash)
+        .bind(key.rate)
+        .bind(i64::from(key.burst))
+        .bind(quota)
+        .bind(super::sqlite::now_ms())
+        .execute(&self.pool)
+        .await
+        .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Every key by name, or the one with digest `hash`.
+    pub(crate) async fn keys(&self, hash: Option<&str>) -> Result<Vec<KeyRow>, StoreError> {
+        let rows = match hash {
+            Some(hash) => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} WHERE hash = $1"))).bind(hash),
+            None => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} ORDER BY name"))),
+        }
+        .fetch_all(&self.pool)
+        .await
+        .map_err(query_error)?;
+        rows.iter().map(key_row).collect()
+    }
+
+    /// Mark a key revoked; false when unknown or already revoked.
+    pub(crate) async fn revoke_key(&self, name: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query("UPDATE api_keys SET revoked_ms = $1 WHERE name = $2 AND revoked_ms IS NULL")
+            .bind(super::sqlite::now_ms())
+            .bind(name)
+            .execute(&self.pool)
+            .await
+            .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Charge `positions` to a key's day if it stays within `quota` (one conditional upsert, atomic across
+    /// servers); whether it was charged, and the day's total after.
+    pub(crate) async fn charge_key_quota(
+        &self,
+        name: &str,
+        day: i64,
+        positions: u64,
+        quota: u64,
+    ) -> Result<(bool, u64), StoreError> {
+        let positions = i64::try_from(positions).unwrap_or(i64::MAX);
+        let quota = i64::try_from(quota).unwrap_or(i64::MAX);
+        let charged = positions <= quota
+            && sqlx::query(
+                "INSERT INTO api_key_usage (name, day, positions) VALUES ($1, $2, $3) \
+                 ON CONFLICT (name, day) DO UPDATE SET positions = api_key_usage.positions + excluded.positions \
+                 WHERE api_key_usage.positions + excluded.positions <= $4",
+            )
+            .bind(name)
+            .bind(day)
+            .bind(positions)
+            .bind(quota)
+            .execute(&self.pool)
+            .await
+            .map_err(query_error)?
+            .rows_affected()
+                > 0;
+        let used: Option<i64> = sqlx::query_scalar("SELECT positions FROM api_key_usage WHERE name = $1 AND day = $2")
+            .bind(name)
+            .bind(day)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(query_error)?;
+        Ok((charged, used.map_or(0, |u| u64::try_from(u).unwrap_or(0))))
+    }
+
+    /// Take the oldest queued or running job nobody holds, for `owner`, for `lease`.
+    pub(crate) async fn claim_job(&self, owner: &str, lease: Duration) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query(CLAIM)
+            .bind(owner)
+            .bind(lease_ms(lease))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(query_error)?;
+        row.map(|row| row.try_get::<String, _>("id").map_err(query_error)).transpose()
+    }
+
+    /// Extend `owner`'s lease on a job; the job's status, or `None` when `owner` does not hold it any more.
+    pub(crate) async fn renew_job(
+        &self,
+        id: &str,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<Option<JobStatus>, StoreError> {
+        let row = sqlx::query(RENEW)
+            .bind(id)
+            .bind(owner)
+            .bind(lease_ms(lease))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(query_error)?;
+        let Some(row) = row else { return Ok(None) };
+        let status: String = row.try_get("status").map_err(query_error)?;
+        status.parse::<JobStatus>().map(Some).map_err(|e| StoreError::Corrupt { what: format!("job {id}: {e}") })
+    }
+
+    /// Give up `owner`'s lease on a job (another server may claim it at once); true when it was held.
+    pub(crate) async fn release_job(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(RELEASE).bind(id).bind(owner).execute(&self.pool).await.map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_postgres, redact};
+
+    #[test]
+    fn urls() {
+        assert!(is_postgres("postgres://u@h/db") && is_postgres("postgresql://h/db"));
+        assert!(!is_postgres("./kibitz.db") && !is_postgres("sqlite://x.db"));
+        assert_eq!(redact("postgres://u:secret@h:5432/db?x=1"), "postgres://u:***@h:5432/db?x=1");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+    }
+}

@@ -1,0 +1,406 @@
+//! API keys, rate limits, quotas, job ownership and request ids, on a real `kibitz serve` with keys made by
+//! the real `kibitz keys` command on the server's own SQLite file.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{DEADLINE, Response, Server, TempDir, check_against_document, http_with};
+use serde_json::{Value, json};
+
+/// `kibitz keys ARGS --db DB`: (success, stdout, stderr).
+fn keys(dir: &TempDir, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .arg("keys")
+        .args(args)
+        .arg("--db")
+        .arg(dir.db())
+        .env_remove("KIBITZ_DB")
+        .output()
+        .expect("run kibitz keys");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A new key named `name` with `extra` settings; the key.
+fn make_key(dir: &TempDir, name: &str, extra: &[&str]) -> String {
+    let mut args = vec!["create", "--name", name];
+    args.extend_from_slice(extra);
+    let (ok, out, err) = keys(dir, &args);
+    assert!(ok, "keys create failed: {err}");
+    let key = out.trim().to_string();
+    assert!(key.starts_with("kbz_") && key.len() == 68, "{out}");
+    key
+}
+
+/// A request with an optional key (and other headers), checked against the API document.
+fn call(server: &Server, method: &str, target: &str, key: Option<&str>, body: Option<&Value>) -> Response {
+    let bearer = key.map(|k| format!("Bearer {k}"));
+    let mut headers: Vec<(&str, &str)> = Vec::new();
+    if let Some(b) = &bearer {
+        headers.push(("Authorization", b));
+    }
+    let text = body.map(Value::to_string).unwrap_or_default();
+    if body.is_some() {
+        headers.push(("Content-Type", "application/json"));
+    }
+    let response = http_with(server.addr, method, target, &headers, text.as_bytes());
+    check_against_document(method, target, &response);
+    response
+}
+
+fn header_u64(r: &Response, name: &str) -> u64 {
+    r.header(name).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no numeric `{name}`: {:?}", r.headers))
+}
+
+#[test]
+fn keys_are_made_listed_and_revoked_and_a_server_that_requires_them_says_401() {
+    let dir = TempDir::new("keys");
+    let alice = make_key(&dir, "alice", &["--rate", "5", "--burst", "50", "--quota-positions", "1000"]);
+    let (ok, _, err) = keys(&dir, &["create", "--name", "alice"]);
+    assert!(!ok && err.contains("exists already"), "{err}");
+    let (ok, _, err) = keys(&dir, &["create", "--name", "bad name"]);
+    assert!(!ok && err.contains("--name"), "{err}");
+    let (ok, list, _) = keys(&dir, &["list"]);
+    assert!(ok && list.contains("alice") && list.contains("active") && list.contains("1000"), "{list}");
+    // Only the digest is stored: the key itself is nowhere in the database file.
+    let db = std::fs::read(dir.db()).expect("db");
+    assert!(!db.windows(alice.len()).any(|w| w == alice.as_bytes()), "the key is stored in the clear");
+
+    let server = Server::start_on(&dir, &["--auth", "required", "--no-guide"]);
+    let anonymous = call(&server, "GET", "/v1/games", None, None);
+    let p = anonymous.problem(401);
+    assert!(anonymous.header("www-authenticate").is_some_and(|v| v.starts_with("Bearer")), "{:?}", anonymous.headers);
+    assert_eq!(p["request_id"].as_str(), anonymous.header("x-request-id"), "{p}");
+    let wrong = call(&server, "GET", "/v1/games", Some("kbz_0000"), None);
+    wrong.problem(401);
+    assert!(wrong.header("www-authenticate").is_some_and(|v| v.contains("invalid_token")));
+    let basic = http_with(server.addr, "GET", "/v1/games", &[("Authorization", "Basic YWxpY2U6eA==")], b"");
+    basic.problem(401);
+    // Probes stay open.
+    assert_eq!(call(&server, "GET", "/healthz", None, None).status, 200);
+
+    let served = call(&server, "GET", "/v1/games", Some(&alice), None);
+    assert_eq!(served.status, 200, "{}", served.text());
+    assert_eq!(header_u64(&served, "ratelimit-limit"), 50);
+    assert!(header_u64(&served, "ratelimit-remaining") < 50);
+    let analysed = call(&server, "POST", "/v1/analysis", Some(&alice), Some(&json!({"game": "checkers", "depth": 3})));
+    assert_eq!(analysed.status, 200, "{}", analysed.text());
+
+    // Revoked while the server runs: refused from the next request on.
+    let (ok, out, _) = keys(&dir, &["revoke", "alice"]);
+    assert!(ok && out.contains("revoked"), "{out}");
+    let p = call(&server, "GET", "/v1/games", Some(&alice), None).problem(401);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("revoked")), "{p}");
+    let (ok, _, err) = keys(&dir, &["revoke", "alice"]);
+    assert!(!ok && err.contains("already revoked"), "{err}");
+    let (_, list, _) = keys(&dir, &["list"]);
+    assert!(list.contains("revoked"), "{list}");
+    server.stop();
+
+    // Optional: no key is an address's client; a bad key is still refused, never taken as no key.
+    let server = Server::start_on(&dir, &["--auth", "optional", "--no-guide"]);
+    assert_eq!(call(&server, "GET", "/v1/games", None, None).status, 200);
+    call(&server, "GET", "/v1/games", Some(&alice), None).problem(401);
+    call(&server, "GET", "/v1/games", Some("nonsense"), None).problem(401);
+    server.stop();
+}
+
+#[test]
+fn a_spent_key_gets_429_with_when_to_come_back_while_another_key_is_served() {
+    let dir = TempDir::new("limits");
+    // Three units, and a unit every 100 s: the fourth request is refused.
+    let small = make_key(&dir, "small", &["--rate", "0.01", "--burst", "3"]);
+    let big = make_key(&dir, "big", &["--rate", "100", "--burst", "1000", "--quota-positions", "5"]);
+    let server = Server::start_on(&dir, &["--auth", "required", "--no-guide"]);
+    for left in [2, 1, 0] {
+        let r = call(&server, "GET", "/v1/games", Some(&small), None);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(header_u64(&r, "ratelimit-remaining"), left);
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 3);
+    }
+    let limited = call(&server, "GET", "/v1/games", Some(&small), None);
+    let p = limited.problem(429);
+    assert_eq!(p["type"], "/problems/rate-limited", "{p}");
+    assert!((99..=100).contains(&header_u64(&limited, "retry-after")), "{:?}", limited.headers);
+    assert_eq!(header_u64(&limited, "ratelimit-remaining"), 0);
+    assert!(header_u64(&limited, "ratelimit-reset") >= 299, "{:?}", limited.headers);
+    assert!(p["request_id"].is_string(), "{p}");
+
+    // The other key is served meanwhile, searches included.
+    let r = call(&server, "POST", "/v1/analysis", Some(&big), Some(&json!({"game": "checkers", "depth": 4})));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(header_u64(&r, "ratelimit-limit"), 1000);
+
+    // The daily quota: a game of more positions than the key has left today is refused with the time to
+    // the next day; nothing was charged, so a short one still fits.
+    let long = json!({"game": "chess", "text": "1. e4 e5 2. Nf3 Nc6 3. Bb5 *", "depth": 1});
+    let refused = call(&server, "POST", "/v1/annotations", Some(&big), Some(&long));
+    let p = refused.problem(429);
+    assert_eq!(p["type"], "/problems/quota-exhausted", "{p}");
+    let retry = header_u64(&refused, "retry-after");
+    assert!((1..=86_400).contains(&retry), "{retry}");
+    assert_eq!(header_u64(&refused, "ratelimit-limit"), 5);
+    assert_eq!(header_u64(&refused, "ratelimit-reset"), retry);
+    let short = json!({"game": "chess", "text": "1. e4 e5 *", "depth": 1});
+    assert_eq!(call(&server, "POST", "/v1/annotations", Some(&big), Some(&short)).status, 202);
+    let p = call(&server, "POST", "/v1/annotations", Some(&big), Some(&short)).problem(429);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("2 are left")), "{p}");
+    server.stop();
+}
+
+#[test]
+fn anonymous_clients_are_limited_by_address() {
+    let server = Server::start(&["--anon-rate", "0.01", "--anon-burst", "2", "--no-guide"]);
+    assert_eq!(call(&server, "GET", "/v1/games", None, None).status, 200);
+    assert_eq!(call(&server, "GET", "/v1/games", None, None).status, 200);
+    let limited = call(&server, "GET", "/v1/games", None, None);
+    limited.problem(429);
+    assert!(header_u64(&limited, "retry-after") >= 99);
+    // Probes are not charged.
+    assert_eq!(call(&server, "GET", "/healthz", None, None).status, 200);
+    server.stop();
+}
+
+fn is_uuid_v4(id: &str) -> bool {
+    let parts: Vec<&str> = id.split('-').collect();
+    parts.iter().map(|p| p.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
+        && id.chars().all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        && parts[2].starts_with('4')
+        && parts[3].starts_with(['8', '9', 'a', 'b'])
+}
+
+#[test]
+fn a_job_belongs_to_its_key_and_ids_are_uuids() {
+    let dir = TempDir::new("owners");
+    let alice = make_key(&dir, "alice", &[]);
+    let bob = make_key(&dir, "bob", &[]);
+    // A job made before ids were UUIDs (32 hex digits) is still found by its id.
+    let old_id = "0123456789abcdef0123456789abcdef";
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async {
+            let store = kibitz::store::Store::open(&dir.db().display().to_string()).await.expect("store");
+            let job = kibitz::store::NewJob {
+                id: old_id.into(),
+                game: "chess".into(),
+                settings: r#"{"depth":1,"threshold":100,"priority":"low","clamped":[]}"#.into(),
+                games: vec![kibitz::store::NewJobGame { record: None, error: Some("{}".into()), positions: 0 }],
+                owner: None,
+            };
+            store.create_job(&job).await.expect("job");
+            store
+                .set_job_status(
+                    old_id,
+                    &[kibitz::store::JobStatus::Queued],
+                    kibitz::store::JobStatus::Failed,
+                    Some("old"),
+                )
+                .await
+                .expect("status");
+            store.close().await;
+        });
+    }
+    let server = Server::start_on(&dir, &["--auth", "optional", "--no-guide"]);
+    let game = json!({"game": "chess", "text": "1. e4 e5 *", "depth": 1});
+    let accepted = call(&server, "POST", "/v1/annotations", Some(&alice), Some(&game));
+    assert_eq!(accepted.status, 202, "{}", accepted.text());
+    let id = accepted.json()["id"].as_str().expect("id").to_string();
+    assert!(is_uuid_v4(&id), "{id}");
+    let path = format!("/v1/annotations/{id}");
+    assert_eq!(call(&server, "GET", &path, Some(&alice), None).status, 200);
+    let p = call(&server, "GET", &path, Some(&bob), None).problem(404);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains(&id)), "{p}");
+    call(&server, "GET", &path, None, None).problem(404);
+    call(&server, "GET", &format!("{path}/export"), Some(&bob), None).problem(404);
+    call(&server, "DELETE", &path, Some(&bob), None).problem(404);
+    // Over the WebSocket too.
+    let mut ws = ws_connect(server.addr, Some(&bob)).expect("bob's socket");
+    ws.send(tokio_tungstenite::tungstenite::Message::text(
+        json!({"type": "subscribe", "id": "s", "job": id}).to_string(),
+    ))
+    .expect("send");
+    let reply = ws_next(&mut ws);
+    assert_eq!((reply["type"].as_str(), reply["status"].as_u64()), (Some("error"), Some(404)), "{reply}");
+
+    // A job made without a key is anybody's who has its id.
+    let accepted = call(&server, "POST", "/v1/annotations", None, Some(&game));
+    let anonymous_id = accepted.json()["id"].as_str().expect("id").to_string();
+    assert!(is_uuid_v4(&anonymous_id), "{anonymous_id}");
+    assert_eq!(call(&server, "GET", &format!("/v1/annotations/{anonymous_id}"), Some(&bob), None).status, 200);
+    let old = call(&server, "GET", &format!("/v1/annotations/{old_id}"), None, None);
+    assert_eq!(old.status, 200, "{}", old.text());
+    assert_eq!(old.json()["status"], "failed");
+    server.stop();
+}
+
+type Socket = tokio_tungstenite::tungstenite::WebSocket<TcpStream>;
+
+/// A WebSocket on `/v1/stream`, with the key as a bearer header; the handshake's status when refused.
+fn ws_connect(addr: SocketAddr, key: Option<&str>) -> Result<Socket, u16> {
+    ws_connect_to(addr, "/v1/stream", key)
+}
+
+fn ws_connect_to(addr: SocketAddr, target: &str, key: Option<&str>) -> Result<Socket, u16> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let stream = TcpStream::connect_timeout(&addr, DEADLINE).expect("connect");
+    stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    let mut request = format!("ws://{addr}{target}").into_client_request().expect("request");
+    if let Some(key) = key {
+        request.headers_mut().insert("Authorization", format!("Bearer {key}").parse().expect("header"));
+    }
+    match tokio_tungstenite::tungstenite::client(request, stream) {
+        Ok((socket, _)) => Ok(socket),
+        Err(tokio_tungstenite::tungstenite::HandshakeError::Failure(tokio_tungstenite::tungstenite::Error::Http(
+            response,
+        ))) => Err(response.status().as_u16()),
+        Err(e) => panic!("handshake: {e}"),
+    }
+}
+
+fn ws_next(ws: &mut Socket) -> Value {
+    loop {
+        match ws.read().expect("read") {
+            tokio_tungstenite::tungstenite::Message::Text(t) => return serde_json::from_str(t.as_str()).expect("json"),
+            _ => continue,
+        }
+    }
+}
+
+#[test]
+fn websockets_take_keys_in_a_header_or_the_query_and_are_limited_per_address() {
+    let dir = TempDir::new("ws");
+    let key = make_key(&dir, "web", &[]);
+    let server = Server::start_on(&dir, &["--auth", "required", "--max-ws-per-address", "2", "--no-guide"]);
+    assert_eq!(ws_connect(server.addr, None).err(), Some(401));
+    assert_eq!(ws_connect_to(server.addr, "/v1/stream?key=kbz_wrong", None).err(), Some(401));
+    let mut first = ws_connect_to(server.addr, &format!("/v1/stream?key={key}"), None).expect("key in the query");
+    let _second = ws_connect(server.addr, Some(&key)).expect("key in a header");
+    assert_eq!(ws_connect(server.addr, Some(&key)).err(), Some(429));
+    // The sockets work, and a closed one frees its place.
+    first
+        .send(tokio_tungstenite::tungstenite::Message::text(
+            json!({"type": "analyse", "id": "a", "game": "checkers", "depth": 2}).to_string(),
+        ))
+        .expect("send");
+    loop {
+        let v = ws_next(&mut first);
+        if v["type"] == "bestmove" {
+            break;
+        }
+        assert_ne!(v["type"], "error", "{v}");
+    }
+    first.close(None).expect("close");
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        match ws_connect(server.addr, Some(&key)) {
+            Ok(_) => break,
+            Err(429) if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Err(status) => panic!("status {status}"),
+        }
+    }
+    server.stop();
+}
+
+/// Lines a GUIDE connection receives until it closes or goes quiet for a while.
+fn guide_lines(stream: &TcpStream, until: &str) -> Vec<String> {
+    stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    let mut reader = BufReader::new(stream);
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return lines,
+            Ok(_) => {
+                let line = line.trim().to_string();
+                let done = line.starts_with(until);
+                lines.push(line);
+                if done {
+                    return lines;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn guide_sessions_need_a_key_line_when_required_and_are_limited_per_address() {
+    let dir = TempDir::new("guide");
+    let key = make_key(&dir, "gui", &[]);
+    let server = Server::start_on(&dir, &["--auth", "required", "--guide-max-sessions-per-address", "1"]);
+    let addr = server.guide_addr.expect("gateway");
+
+    let mut refused = TcpStream::connect(addr).expect("connect");
+    refused.write_all(b"info\n").expect("write");
+    let got = guide_lines(&refused, "error");
+    assert!(got.iter().any(|l| l.starts_with("error") && l.contains("#kibitz key")), "{got:?}");
+
+    let mut wrong = TcpStream::connect(addr).expect("connect");
+    wrong.write_all(b"#kibitz key kbz_nope\n").expect("write");
+    let got = guide_lines(&wrong, "error");
+    assert!(got.iter().any(|l| l.starts_with("error unknown API key")), "{got:?}");
+
+    // The refused connections' places are freed once the server has closed them.
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let mut session = loop {
+        let mut session = TcpStream::connect(addr).expect("connect");
+        session.write_all(format!("#kibitz key {key}\n").as_bytes()).expect("write");
+        let hello = guide_lines(&session, "engineok");
+        if hello.iter().any(|l| l.contains("per address")) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        assert!(hello.first().is_some_and(|l| l.starts_with("name kibitz")), "{hello:?}");
+        assert!(hello.last().is_some_and(|l| l == "engineok"), "{hello:?}");
+        break session;
+    };
+
+    // A second session from the same address is refused while the first is open.
+    let second = TcpStream::connect(addr).expect("connect");
+    let got = guide_lines(&second, "error");
+    assert!(got.iter().any(|l| l.contains("per address")), "{got:?}");
+    session.write_all(b"quit\n").expect("quit");
+    server.stop();
+}
+
+#[test]
+fn every_answer_has_a_request_id_which_the_logs_carry() {
+    let dir = TempDir::new("ids");
+    let server = Server::start_with_env(
+        &dir,
+        &["--no-guide", "--log-format", "json"],
+        &[("KIBITZ_LOG", "info,tower_http=debug")],
+    );
+    let given = http_with(server.addr, "GET", "/v1/games", &[("x-request-id", "trace-42.a:b_c")], b"");
+    assert_eq!(given.header("x-request-id"), Some("trace-42.a:b_c"));
+    let made = http_with(server.addr, "GET", "/healthz", &[], b"");
+    let made_id = made.header("x-request-id").expect("an id is made").to_string();
+    assert_eq!(made_id.len(), 32, "{made_id}");
+    let long = "x".repeat(300);
+    let replaced = http_with(server.addr, "GET", "/nowhere", &[("x-request-id", &long)], b"");
+    let p = replaced.problem(404);
+    let id = replaced.header("x-request-id").expect("id");
+    assert_ne!(id, long);
+    assert_eq!(p["request_id"].as_str(), Some(id), "{p}");
+    // The log lines of a request are JSON objects naming its id.
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let log = server.stderr();
+        let found = log
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|v| v.to_string().contains("\"request_id\":\"trace-42.a:b_c\""));
+        if found {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no JSON log line with the request id:\n{log}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.stop();
+}
