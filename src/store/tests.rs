@@ -287,6 +287,7 @@ fn small_job(id: &str) -> NewJob {
         game: "somegame".into(),
         settings: "{}".into(),
         games: vec![NewJobGame { record: Some("{}".into()), error: None, positions: 1 }],
+        owner: None,
     }
 }
 
