@@ -249,6 +249,14 @@ impl<G: Game> EnginePool<G> {
     ) -> Result<JobHandle, EngineError> {
         let (handle, control) = JobHandle::external();
         let pool = Arc::clone(self);
+        // A search is counted as its answer is handed on, so whoever receives the answer already sees it counted.
+        let counter = Arc::clone(self);
+        let mut sink = move |event: Event<G::Move>| {
+            if matches!(event, Event::Done(_)) {
+                counter.stats.searches.fetch_add(1, Ordering::Relaxed);
+            }
+            sink(event)
+        };
         let spawned = std::thread::Builder::new().name(format!("engine-search {}", self.spec.name)).spawn(move || {
             let stop = control.stop_flag();
             let outcome = pool.checkout(CHECKOUT_WAIT).and_then(|mut driver| {
@@ -260,9 +268,6 @@ impl<G: Game> EnginePool<G> {
                 pool.give_back(driver);
                 result
             });
-            if outcome.is_ok() {
-                pool.stats.searches.fetch_add(1, Ordering::Relaxed);
-            }
             on_end(outcome);
             drop(control);
         });
