@@ -13,7 +13,7 @@
 //!   any order (`28x19x23`). An answered capture that lists no captured square is accepted when one legal
 //!   capture has those ends.
 //! * Limits: `level depth=N`, `level move-time=S` (seconds), `level time=S inc=S [moves=N]` for a clock,
-//!   `level infinite`; a node limit, or none, searches
+//!   `level nodes=N` (Scan's node budget, which kibitz-hub reads too), `level infinite`; no limit searches
 //!   [`Draughts::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies. An infinite search is `go analyze`,
 //!   the others `go think`. `stop` is sent when the stop flag is set or the limit plus [`Timeouts::grace`] has
 //!   passed; the engine then has the grace period to answer `done`.
@@ -464,6 +464,9 @@ fn level_command(limits: &Limits) -> String {
     if let Some(time) = limits.movetime {
         return format!("level move-time={}", seconds(time));
     }
+    if let Some(nodes) = limits.nodes {
+        return format!("level nodes={}", nodes.max(1));
+    }
     if let Some(clock) = &limits.clock {
         let mut level = String::from("level");
         if let Some(n) = clock.moves_to_go {
@@ -573,6 +576,16 @@ pub fn hub_launch(spec: &EngineSpec) -> Result<Box<dyn Driver<Draughts>>, Engine
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_become_level_commands() {
+        assert_eq!(level_command(&Limits::nodes(20_000)), "level nodes=20000");
+        assert_eq!(level_command(&Limits { depth: Some(7), ..Limits::default() }), "level depth=7");
+        let movetime = Limits { movetime: Some(Duration::from_millis(250)), ..Limits::default() };
+        assert_eq!(level_command(&movetime), "level move-time=0.250");
+        assert_eq!(level_command(&Limits { infinite: true, ..Limits::default() }), "level infinite");
+        assert_eq!(level_command(&Limits::default()), format!("level depth={}", Draughts::DEFAULT_DEPTH));
+    }
 
     #[test]
     fn lines_are_split_into_arguments() {

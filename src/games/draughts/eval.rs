@@ -14,9 +14,11 @@
 //! * runaway men: a man whose way to the crowning row is free of opponents (and the opponent has no king);
 //! * endgame: the side with a king against only men is told to use it, and materials the FMJD rules call
 //!   draws (up to three pieces with a king against a lone king; a king against a king and few pieces) are
-//!   scaled toward zero.
+//!   scaled toward zero;
+//! * learned patterns: the men on 16 overlapping 4x4 regions, each configuration valued ([`patterns`]).
 
 use super::board::{BOARD, Board, NEXT, SQ_BIT, WHITE, shift};
+use super::patterns;
 
 pub const MAN: i32 = 100;
 /// King value with a full board and with an empty one (interpolated by the number of men).
@@ -162,6 +164,24 @@ fn rows_to_go(side: usize, bit: u32) -> i32 {
 
 /// Evaluation from White's point of view.
 fn white_score(b: &Board) -> i32 {
+    let (hand, m, k) = hand_score(b);
+    drawish(hand + patterns::white_score(b, m[0] + m[1]), m, k)
+}
+
+/// What the tuner needs of a position: the hand-written terms from White's view, the number of men, and the
+/// learned patterns' terms ([`patterns::terms`]). `None` when the position's material is one whose score is
+/// scaled toward a draw (the scaling is not linear in the weights).
+pub fn training_terms(b: &Board) -> Option<(i32, i32, [(u32, i8); patterns::REGIONS])> {
+    let (hand, m, k) = hand_score(b);
+    let big = 10 * KING_ENDING;
+    if drawish(big, m, k) != big || drawish(-big, m, k) != -big {
+        return None;
+    }
+    Some((hand, m[0] + m[1], patterns::terms(b)))
+}
+
+/// The hand-written terms from White's point of view, with the men and kings of each side.
+fn hand_score(b: &Board) -> (i32, [i32; 2], [i32; 2]) {
     let kings = b.kings;
     let men = [b.pieces[0] & !kings, b.pieces[1] & !kings];
     let k = [(b.pieces[0] & kings).count_ones() as i32, (b.pieces[1] & kings).count_ones() as i32];
@@ -237,7 +257,7 @@ fn white_score(b: &Board) -> i32 {
         score -= 20;
     }
 
-    drawish(score, m, k)
+    (score, m, k)
 }
 
 /// Scale scores of materials that are (nearly always) drawn.

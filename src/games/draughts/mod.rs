@@ -15,6 +15,7 @@
 mod board;
 mod eval;
 mod notation;
+mod patterns;
 mod picture;
 mod record;
 
@@ -22,6 +23,11 @@ use board::{BLACK, BOARD, Board, WHITE};
 pub use board::{CapturePath, Move};
 
 use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
+
+pub use patterns::{
+    CONFIGS as PATTERN_CONFIGS, FULL as PATTERN_FULL, REGIONS as PATTERN_REGIONS, STORED as PATTERN_STORED,
+    read_table as read_pattern_table, write_table as write_pattern_table,
+};
 
 /// Plies with only king moves and no capture that draw the game (25 moves by each side).
 pub const KING_MOVE_PLIES: u32 = 50;
@@ -115,6 +121,19 @@ impl Draughts {
     }
 
     /// The position as canonical PDN FEN: side, White's then Black's squares ascending, kings with `K`.
+    /// For the evaluation's tuner (`examples/draughts_tune.rs`): the hand-written terms from White's view, the
+    /// number of men, and the learned patterns' `(value index, sign)` terms; `None` for materials whose score
+    /// is scaled toward a draw.
+    pub fn training_terms(&self) -> Option<(i32, i32, [(u32, i8); PATTERN_REGIONS])> {
+        eval::training_terms(&self.cur.board)
+    }
+
+    /// Neither side has a capture: the static evaluation is a fair judge of the position.
+    pub fn is_quiet(&self) -> bool {
+        let b = self.cur.board;
+        !b.has_capture() && !Board { stm: b.stm ^ 1, ..b }.has_capture()
+    }
+
     pub fn to_fen(&self) -> String {
         notation::format_fen(&self.cur.board)
     }
