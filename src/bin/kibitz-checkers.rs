@@ -3,5 +3,5 @@
 use kibitz::protocols::engine;
 
 fn main() -> std::process::ExitCode {
-    engine::main("kibitz-checkers", engine::checkers)
+    engine::main("kibitz-checkers", &engine::CHECKERS)
 }

@@ -4,5 +4,5 @@
 use kibitz::protocols::engine;
 
 fn main() -> std::process::ExitCode {
-    engine::main("kibitz-hub", engine::hub)
+    engine::main("kibitz-hub", &engine::HUB)
 }

@@ -4,5 +4,5 @@
 use kibitz::protocols::engine;
 
 fn main() -> std::process::ExitCode {
-    engine::main("kibitz-ucci", engine::ucci)
+    engine::main("kibitz-ucci", &engine::UCCI)
 }

@@ -4,5 +4,5 @@
 use kibitz::protocols::engine;
 
 fn main() -> std::process::ExitCode {
-    engine::main("kibitz-uci", engine::uci)
+    engine::main("kibitz-uci", &engine::UCI)
 }

@@ -3,5 +3,5 @@
 use kibitz::protocols::engine;
 
 fn main() -> std::process::ExitCode {
-    engine::main("kibitz-uhp", engine::uhp)
+    engine::main("kibitz-uhp", &engine::UHP)
 }
