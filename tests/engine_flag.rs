@@ -461,6 +461,15 @@ fn a_wrong_engine_or_file_stops_every_executable_with_exit_code_2() {
         cases.push((front.program, own(front, &["-engine", "x"]), None, "KIBITZ_ENGINES".into()));
         cases.push((front.program, own(front, &["-engine", "nosuch"]), Some(hive.as_path()), "`nosuch`".into()));
     }
+    // kibitz-guide (GUIDE over TCP) reads its engine the same way, before it listens.
+    let guide = env!("CARGO_BIN_EXE_kibitz-guide");
+    let listen = ["-guide", "-bind", "127.0.0.1", "-port", "0", "-wait", "1"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> { listen.iter().chain(extra).copied().collect() };
+    cases.push((guide, with(&["-engine", "hivy"]), Some(hive.as_path()), "plays hive, not draughts".into()));
+    let mut unknown: Vec<&str> = with(&["-engine", "nosuch", "-engines"]);
+    unknown.push(hive_s);
+    cases.push((guide, unknown, None, "`nosuch`".into()));
+    cases.push((guide, with(&["-engine", "x"]), None, "KIBITZ_ENGINES".into()));
     cases.push((env!("CARGO_BIN_EXE_kibitz-uhp"), vec!["-frobnicate"], None, "unknown argument `-frobnicate`".into()));
     cases.push((env!("CARGO_BIN_EXE_kibitz-uhp"), vec!["-engine"], None, "-engine needs a value".into()));
     cases.push((env!("CARGO_BIN_EXE_kibitz-qianhong"), vec!["-engine", "x"], None, "-info or -plugin".into()));
