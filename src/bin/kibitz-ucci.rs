@@ -1,5 +1,6 @@
 //! The Universal Chinese Chess Interface (UCCI) engine for xiangqi on stdin/stdout. Logging goes to stderr
 //! (`KIBITZ_LOG`, default `warn`).
+//! `-engine NAME [-engines FILE]` plays with that external engine of the engines file instead of kibitz's own.
 
 use kibitz::protocols::engine;
 
