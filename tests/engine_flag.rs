@@ -529,3 +529,19 @@ fn kibitz_uci_plays_with_stockfish() {
     let status = s.finish(Some("quit"));
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn a_restricted_search_is_refused_rather_than_played_unrestricted() {
+    // An external engine is given a position and limits only: `searchmoves` cannot be passed on.
+    let front = FRONTS.iter().find(|f| f.name == "uci").expect("the UCI front end");
+    let dir = TempDir::new("restricted");
+    let file = front.engines_file(&dir);
+    let mut s = front.start("good", &file);
+    s.send("go depth 1 searchmoves a7a6");
+    let out = s.until("info string error:");
+    assert!(out.last().is_some_and(|l| l.contains("cannot be told to leave moves out")), "{out:?}");
+    s.send("isready");
+    assert_eq!(s.until("readyok"), ["readyok"]);
+    assert!(!log_of(&dir, "good").lines().any(|l| l.starts_with("go")), "the engine searched");
+    front.quit(s);
+}
