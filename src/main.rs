@@ -37,6 +37,11 @@ enum Command {
         /// Hive Protocol) or `guide` (GUIDE, which GUIs speak over TCP: see `kibitz-guide`; on
         /// stdin/stdout for testing by hand).
         protocol: String,
+        /// `-engine NAME` (or `--engine NAME`): analyse and play with that external engine of the engines file
+        /// instead of kibitz's own; `-engines PATH` (or `--engines PATH`): the engines file, by default
+        /// `KIBITZ_ENGINES`. A bad name or file exits with 2 before the session starts.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "-engine NAME -engines PATH")]
+        args: Vec<String>,
     },
     /// External engines of an engines file.
     #[command(subcommand)]
@@ -64,7 +69,7 @@ fn main() -> Result<()> {
         Command::Match(args) => cli::match_cmd::run(args),
         Command::Perft(args) => cli::perft::run(args),
         Command::Bench(args) => cli::bench::run(&args),
-        Command::Engine { protocol } => cli::engine::run(&protocol),
+        Command::Engine { protocol, args } => cli::engine::run(&protocol, &args),
         Command::Engines(command) => cli::engines::run(command),
         Command::Dxp(args) => cli::dxp::run(args),
         Command::Board(args) => cli::board::run(args),

@@ -1,8 +1,9 @@
 //! The Hub protocol (version 2) engine for international draughts on stdin/stdout. Logging goes to stderr
 //! (`KIBITZ_LOG`, default `warn`).
+//! `-engine NAME [-engines FILE]` plays with that external engine of the engines file instead of kibitz's own.
 
 use kibitz::protocols::engine;
 
 fn main() -> std::process::ExitCode {
-    engine::main("kibitz-hub", engine::hub)
+    engine::main("kibitz-hub", &engine::HUB)
 }

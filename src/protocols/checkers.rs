@@ -49,12 +49,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::{Analysis, Request};
+use crate::engines::Engines;
 use crate::game::Game;
 use crate::games::checkers::{Checkers, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Event, Info, Limits, ScoreBound};
+use crate::search::{Info, Limits, ScoreBound};
 
-use super::session::{ErrorForm, SessionError, describe_end, notation_detail, score_number, shorten};
+use super::session::{
+    ErrorForm, SearchReport, SessionError, describe_end, failure_message, notation_detail, score_number, shorten,
+    start_search,
+};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -81,11 +85,13 @@ pub struct CheckersConfig {
     pub hash_mb: u32,
     /// Search threads.
     pub threads: u32,
+    /// Search with this external engine of the engines file instead of kibitz's own (`-engine`).
+    pub engine: Option<String>,
 }
 
 impl Default for CheckersConfig {
     fn default() -> Self {
-        CheckersConfig { depth: 0, time: 1.0, hash_mb: 64, threads: 1 }
+        CheckersConfig { depth: 0, time: 1.0, hash_mb: 64, threads: 1, engine: None }
     }
 }
 
@@ -218,7 +224,7 @@ struct Thinking {
 /// One Checkers Protocol session: the internal board, the parameters and the search under way.
 pub struct CheckersSession {
     analysis: Analysis,
-    notify: Arc<dyn Fn(Event<Move>) + Send + Sync>,
+    notify: Arc<dyn Fn(SearchReport<Move>) + Send + Sync>,
     config: CheckersConfig,
     game: Checkers,
     initialized: bool,
@@ -232,7 +238,7 @@ impl CheckersSession {
     pub fn new(
         analysis: Analysis,
         config: CheckersConfig,
-        notify: impl Fn(Event<Move>) + Send + Sync + 'static,
+        notify: impl Fn(SearchReport<Move>) + Send + Sync + 'static,
     ) -> Self {
         CheckersSession {
             analysis,
@@ -284,16 +290,20 @@ impl CheckersSession {
     }
 
     /// One search event.
-    pub fn on_event(&mut self, event: Event<Move>) -> Reply {
+    pub fn on_event(&mut self, event: SearchReport<Move>) -> Reply {
         match event {
-            Event::Info(info) => {
+            SearchReport::Info(info) => {
                 let report = self.thinking.is_some()
                     && info.bound == ScoreBound::Exact
                     && info.multipv == 1
                     && info.currmove.is_none();
                 if report { Reply::line(info_line(&info)) } else { Reply::none() }
             }
-            Event::Done(done) => {
+            SearchReport::End(Err(failure)) => match self.thinking.take() {
+                Some(_) => alert(failure_message(&failure)),
+                None => Reply::none(),
+            },
+            SearchReport::End(Ok(done)) => {
                 let Some(thinking) = self.thinking.take() else {
                     return Reply::none();
                 };
@@ -413,7 +423,7 @@ impl CheckersSession {
             .priority(Priority::High)
             .threads(self.config.threads.max(1) as usize);
         let notify = Arc::clone(&self.notify);
-        match self.analysis.search(&request, move |e| notify(e)) {
+        match start_search(&self.analysis, self.config.engine.as_deref(), request, move |e| notify(e)) {
             Ok(job) => {
                 self.thinking = Some(Thinking { job, play });
                 Reply::none()
@@ -489,7 +499,7 @@ impl CheckersSession {
 }
 
 impl LineSession for CheckersSession {
-    type Event = Event<Move>;
+    type Event = SearchReport<Move>;
 
     fn greeting(&mut self) -> Vec<String> {
         CheckersSession::greeting(self)
@@ -499,7 +509,7 @@ impl LineSession for CheckersSession {
         CheckersSession::on_line(self, line)
     }
 
-    fn on_event(&mut self, event: Event<Move>) -> Reply {
+    fn on_event(&mut self, event: SearchReport<Move>) -> Reply {
         CheckersSession::on_event(self, event)
     }
 
@@ -511,23 +521,22 @@ impl LineSession for CheckersSession {
         self.quit()
     }
 
-    fn may_drop(event: &Event<Move>) -> bool {
-        matches!(event, Event::Info(_))
+    fn may_drop(event: &SearchReport<Move>) -> bool {
+        matches!(event, SearchReport::Info(_))
     }
 }
 
 /// Run the Checkers Protocol engine on stdin/stdout with the given starting parameters (checked first) until
-/// `QUIT` or the end of stdin. One search worker; logging, if any, must go to stderr.
-pub fn run_stdio(config: CheckersConfig) -> std::io::Result<()> {
+/// `QUIT` or the end of stdin. One search worker, or `config.engine` of `engines`; logging, if any, must go to stderr.
+pub fn run_stdio(config: CheckersConfig, engines: Engines) -> std::io::Result<()> {
     config.validate().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let span = tracing::info_span!("checkers_session", transport = "stdio");
     let _enter = span.enter();
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<Event<Move>>| {
-            CheckersSession::new(Analysis::local(pool), config, move |e| events.send(e))
-        },
+        move |events: EventSender<SearchReport<Move>>| CheckersSession::new(analysis, config, move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
     )
@@ -545,10 +554,10 @@ mod tests {
 
     /// A session on its own one-worker pool, searching to depth 4 (no time limit); its events arrive on the
     /// receiver and are fed back by hand.
-    fn session() -> (CheckersSession, Receiver<Event<Move>>) {
+    fn session() -> (CheckersSession, Receiver<SearchReport<Move>>) {
         let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
         let (tx, rx) = mpsc::channel();
-        let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1 };
+        let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1, engine: None };
         let s = CheckersSession::new(Analysis::local(pool), config, move |e| {
             let _ = tx.send(e);
         });
@@ -572,7 +581,7 @@ mod tests {
     }
 
     /// Feed events back until the search ends; every line it produced.
-    fn finish(s: &mut CheckersSession, rx: &Receiver<Event<Move>>) -> Vec<String> {
+    fn finish(s: &mut CheckersSession, rx: &Receiver<SearchReport<Move>>) -> Vec<String> {
         let mut out = Vec::new();
         while s.is_thinking() {
             let e = rx.recv_timeout(WAIT).expect("the search reports within the deadline");
@@ -599,7 +608,7 @@ mod tests {
         silent(&mut s, "SETPARAMETER threads 2");
         silent(&mut s, "SETPARAMETER depth 0");
         assert_eq!(lines(&mut s, "GETPARAMETER time"), vec!["PARAMETER time 2.5"]);
-        assert_eq!(s.config(), &CheckersConfig { depth: 0, time: 2.5, hash_mb: 2, threads: 2 });
+        assert_eq!(s.config(), &CheckersConfig { depth: 0, time: 2.5, hash_mb: 2, threads: 2, engine: None });
         assert_eq!(CheckersConfig::default().validate(), Ok(()));
     }
 
@@ -781,7 +790,7 @@ mod tests {
             neval: 0,
             game_end: None,
         };
-        assert_eq!(s.on_event(Event::Done(done)), Reply::none());
+        assert_eq!(s.on_event(SearchReport::End(Ok(done))), Reply::none());
     }
 
     #[test]

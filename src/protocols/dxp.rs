@@ -422,7 +422,7 @@ impl DxpSession {
             .analysis
             .search(&request, move |e: Event<Move>| {
                 if let Event::Done(done) = e {
-                    sink_slot.put(done);
+                    sink_slot.put(Ok(done));
                     notify(SearchEnded(id));
                 }
             })
@@ -440,7 +440,8 @@ impl DxpSession {
         if current.period_moves > 0 && current.my_moves % current.period_moves == 0 {
             current.used = current.used.saturating_sub(current.budget);
         }
-        let best = t.slot.take().and_then(|d| d.best).filter(|m| current.game.legal_moves().contains(m));
+        let best =
+            t.slot.take().and_then(Result::ok).and_then(|d| d.best).filter(|m| current.game.legal_moves().contains(m));
         let Some(best) = best else {
             let mut lines = vec![ERRORS.line(&SessionError::command("the search found no move"))];
             lines.extend(self.check_end().unwrap_or_default());

@@ -50,12 +50,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::{Analysis, Request};
+use crate::engines::Engines;
 use crate::game::{Game, NotationError};
 use crate::games::draughts::{Draughts, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Clock, Event, Info, Limits, ScoreBound};
+use crate::search::{Clock, Info, Limits, ScoreBound};
 
-use super::session::{ErrorForm, SessionError, describe_end, score_number, shorten};
+use super::session::{
+    ErrorForm, SearchReport, SessionError, describe_end, failure_message, score_number, shorten, start_search,
+};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -76,11 +79,13 @@ const ERRORS: ErrorForm = ErrorForm { command: "error", invalid_move: "error" };
 pub struct HubConfig {
     pub threads: u32,
     pub hash_mb: u32,
+    /// Search with this external engine of the engines file instead of kibitz's own (`-engine`).
+    pub engine: Option<String>,
 }
 
 impl Default for HubConfig {
     fn default() -> Self {
-        HubConfig { threads: 1, hash_mb: 64 }
+        HubConfig { threads: 1, hash_mb: 64, engine: None }
     }
 }
 
@@ -476,14 +481,12 @@ impl HubSession {
         let request = Request::new(self.game.clone(), limits)
             .threads(self.config.threads.max(1) as usize)
             .priority(Priority::High);
-        let job = self
-            .analysis
-            .search(&request, move |e| {
-                if let Some(event) = event_of(&root, id, e) {
-                    notify(event);
-                }
-            })
-            .map_err(|e| SessionError::command(format!("cannot search now: {e}")))?;
+        let job = start_search(&self.analysis, self.config.engine.as_deref(), request, move |e| {
+            if let Some(event) = event_of(&root, id, e) {
+                notify(event);
+            }
+        })
+        .map_err(|e| SessionError::command(format!("cannot search now: {e}")))?;
         self.thinking = Some(Thinking { id, job, on_ponderhit });
         Ok(())
     }
@@ -520,10 +523,14 @@ pub fn info_line(root: &Draughts, info: &Info<Move>) -> Option<String> {
     ))
 }
 
-fn event_of(root: &Draughts, id: u64, event: Event<Move>) -> Option<HubEvent> {
+fn event_of(root: &Draughts, id: u64, event: SearchReport<Move>) -> Option<HubEvent> {
     match event {
-        Event::Info(info) => info_line(root, &info).map(|line| HubEvent::Info { id, line }),
-        Event::Done(done) => {
+        SearchReport::Info(info) => info_line(root, &info).map(|line| HubEvent::Info { id, line }),
+        // The search is over without a move: its answer is the error, and the next command runs.
+        SearchReport::End(Err(failure)) => {
+            Some(HubEvent::Done { id, line: error_line(&SessionError::command(failure_message(&failure))) })
+        }
+        SearchReport::End(Ok(done)) => {
             let line = match done.best.filter(|m| root.legal_moves().contains(m)) {
                 None => error_line(&SessionError::command("the search found no move")),
                 Some(best) => match hub_line(root, &[best, done.ponder.unwrap_or(best)]).as_slice() {
@@ -564,14 +571,16 @@ impl LineSession for HubSession {
     }
 }
 
-/// Run the Hub engine on stdin/stdout until `quit` or the end of stdin. Logging, if any, must go to stderr.
-pub fn run_stdio(config: HubConfig) -> std::io::Result<()> {
+/// Run the Hub engine on stdin/stdout until `quit` or the end of stdin, searching with kibitz's own engine or
+/// `config.engine` of `engines`. Logging, if any, must go to stderr.
+pub fn run_stdio(config: HubConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("hub_session", transport = "stdio");
     let _enter = span.enter();
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<HubEvent>| HubSession::new(Analysis::local(pool), config, move |e| events.send(e)),
+        move |events: EventSender<HubEvent>| HubSession::new(analysis, config, move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
     )
@@ -656,7 +665,7 @@ mod tests {
         says(&mut s, "level depth=x", &["error message=\"level depth= needs a whole number, not `x`\""]);
         says(&mut s, "level time=soon", &["error message=\"level time= needs a number of seconds, not `soon`\""]);
         says(&mut s, "pos moves=\"32-28", &["error message=\"unclosed quote in the value of `moves`\""]);
-        assert_eq!(s.config(), &HubConfig { threads: 2, hash_mb: 64 });
+        assert_eq!(s.config(), &HubConfig { threads: 2, hash_mb: 64, engine: None });
         assert!(s.on_line("quit").quit);
     }
 

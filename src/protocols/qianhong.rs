@@ -41,13 +41,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::{Analysis, Request};
+use crate::engines::Engines;
 use crate::game::{Game, NotationError};
 use crate::games::xiangqi::{Move, Xiangqi};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Done, Event, Score};
+use crate::search::{Done, Score};
 
 pub use super::session::SearchEnded;
-use super::session::{AnswerSlot, DEFAULT_LEVEL, ErrorForm, LEVELS, Level, SessionError, describe_end, shorten};
+use super::session::{
+    AnswerSlot, DEFAULT_LEVEL, Ending, ErrorForm, LEVELS, Level, SessionError, describe_end, failure_message,
+    search_to_slot, shorten,
+};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -159,6 +163,8 @@ pub struct QianhongSession {
     thinking: Option<Thinking>,
     pending: Option<Pending>,
     next_id: u64,
+    /// Search with this external engine of the engines file instead of kibitz's own (`-engine`).
+    engine: Option<String>,
 }
 
 impl QianhongSession {
@@ -174,7 +180,15 @@ impl QianhongSession {
             thinking: None,
             pending: None,
             next_id: 0,
+            engine: None,
         }
+    }
+
+    /// The session searching with the external engine `engine` of its analysis's engines file (`None`, or
+    /// `kibitz`: kibitz's own).
+    pub fn with_engine(mut self, engine: Option<String>) -> Self {
+        self.engine = engine;
+        self
     }
 
     /// The internal board.
@@ -240,9 +254,8 @@ impl QianhongSession {
             _ => return Reply::none(),
         }
         let Some(thinking) = self.thinking.take() else { return Reply::none() };
-        let done = thinking.slot.take();
-        match done {
-            Some(done) => self.answer(thinking.purpose, done),
+        match thinking.slot.take() {
+            Some(ending) => self.answer(thinking.purpose, ending),
             None => error("internal error: the search ended without an answer"),
         }
     }
@@ -278,11 +291,11 @@ impl QianhongSession {
     /// for it.
     fn interrupt(&mut self) -> Vec<String> {
         let Some(thinking) = self.thinking.take() else { return Vec::new() };
-        if thinking.timed_out && thinking.job.wait_timeout(TIMEOUT_GRACE) {
-            let done = thinking.slot.take();
-            if let Some(done) = done {
-                return self.answer(thinking.purpose, done).lines;
-            }
+        if thinking.timed_out
+            && thinking.job.wait_timeout(TIMEOUT_GRACE)
+            && let Some(ending) = thinking.slot.take()
+        {
+            return self.answer(thinking.purpose, ending).lines;
         }
         thinking.job.cancel();
         vec!["ABORTED".to_string()]
@@ -296,8 +309,12 @@ impl QianhongSession {
         Reply::none()
     }
 
-    /// The reply of a finished search.
-    fn answer(&mut self, purpose: Purpose, done: Done<Move>) -> Reply {
+    /// The reply of a finished search (`ERROR` when its external engine failed).
+    fn answer(&mut self, purpose: Purpose, ending: Ending<Move>) -> Reply {
+        let done: Done<Move> = match ending {
+            Ok(done) => done,
+            Err(failure) => return error(failure_message(&failure)),
+        };
         let Some(best) = done.best else {
             let end = done.game_end.unwrap_or_else(|| self.game.no_move_end());
             return error(format!("game over: {}", describe_end::<Xiangqi>(end)));
@@ -509,17 +526,9 @@ impl QianhongSession {
             .excluded(banned.iter().map(|&m| Xiangqi::move_key(m)).collect());
         self.next_id += 1;
         let id = self.next_id;
-        let slot = AnswerSlot::default();
-        let sink_slot = slot.clone();
         let notify = Arc::clone(&self.notify);
-        let sink = move |e: Event<Move>| {
-            if let Event::Done(done) = e {
-                sink_slot.put(done);
-                notify(SearchEnded(id));
-            }
-        };
-        match self.analysis.search(&request, sink) {
-            Ok(job) => {
+        match search_to_slot(&self.analysis, self.engine.as_deref(), request, id, notify) {
+            Ok((job, slot)) => {
                 self.thinking = Some(Thinking { id, job, purpose, slot, timed_out: false });
                 Reply::none()
             }
@@ -557,14 +566,18 @@ impl LineSession for QianhongSession {
 }
 
 /// Run the plugin mode on stdin/stdout until `QUIT` or the end of stdin. One search worker (its search may
-/// use several threads at the timed levels); logging, if any, must go to stderr.
-pub fn run_stdio() -> std::io::Result<()> {
+/// use several threads at the timed levels), or the external engine `engine` of `engines`; logging, if any,
+/// must go to stderr.
+pub fn run_stdio(engine: Option<String>, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("qianhong_session", transport = "stdio");
     let _enter = span.enter();
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 64 });
+    let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<SearchEnded>| QianhongSession::new(Analysis::local(pool), move |e| events.send(e)),
+        move |events: EventSender<SearchEnded>| {
+            QianhongSession::new(analysis, move |e| events.send(e)).with_engine(engine)
+        },
         std::io::stdin(),
         &mut stdout,
     )

@@ -1,14 +1,17 @@
 //! What every protocol session shares: one error type, which each protocol renders in its own words
 //! ([`ErrorForm`]); the small helpers every session needs (quoting a bad token back, describing the end of a
-//! game, a score as one number); the slot a search leaves its answer in; the level ladder of the protocols
-//! that play by levels.
+//! game, a score as one number); how a session starts a search ([`start_search`]: kibitz's own engine or the
+//! external one it was given, a failure of that engine reported like an answer) and the slot a search leaves
+//! its end in; the level ladder of the protocols that play by levels.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::stdio::Reply;
+use crate::analysis::{Analysis, EngineChoice, EngineFailure, Request};
 use crate::game::{Game, GameEnd, NotationError, Outcome, Score};
-use crate::search::{Done, Limits};
+use crate::pool::JobHandle;
+use crate::search::{Done, Event, Info, Limits};
 
 /// A command that failed, as the GUI is told.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,12 +114,90 @@ pub fn score_number(score: Score) -> i32 {
     }
 }
 
-/// A search finished: the session's search number (its answer is in the search's [`AnswerSlot`]).
+/// How a session's search ended: its answer, or why the external engine it ran on gave none (the engine's
+/// process is replaced, so the next search may succeed).
+pub type Ending<M> = Result<Done<M>, EngineFailure>;
+
+/// What a session's search reports: its progress, then exactly once its [`Ending`].
+#[derive(Clone, Debug)]
+pub enum SearchReport<M> {
+    Info(Info<M>),
+    End(Ending<M>),
+}
+
+/// The words a session answers an external engine's failure with (after its protocol's error word).
+pub fn failure_message(failure: &EngineFailure) -> String {
+    format!("the engine `{}` failed: {}", failure.engine, failure.message)
+}
+
+/// Start a fresh search of `request` for a session, on kibitz's own engine (`engine` is `None` or `kibitz`) or
+/// on the external engine of that name for the request's game. `report` (called on a worker thread) gets the
+/// progress and then, once, the end: the answer, or the external engine's failure, which
+/// [`Analysis::search`] alone would only log, leaving a session that waits for the answer waiting for ever.
+/// Dropping the handle cancels the search (and then nothing more is reported). The error says why no search
+/// started.
+pub fn start_search<G: Game>(
+    analysis: &Analysis,
+    engine: Option<&str>,
+    request: Request<G>,
+    report: impl Fn(SearchReport<G::Move>) + Send + Sync + 'static,
+) -> Result<JobHandle, String> {
+    let choice = match engine {
+        None => EngineChoice::Own,
+        Some(name) => {
+            let game = G::NAME.parse().map_err(|e| format!("{e}"))?;
+            analysis.choose(game, Some(name)).map_err(|e| e.to_string())?
+        }
+    };
+    if let EngineChoice::External(e) = &choice
+        && !request.excluded.is_empty()
+    {
+        // An external engine is given a position and limits only: it could play a move it was told not to.
+        return Err(format!("the engine `{}` cannot be told to leave moves out of its search", e.name));
+    }
+    let request = request.engine(choice);
+    let report = Arc::new(report);
+    let on_failure = Arc::clone(&report);
+    analysis
+        .search_or_fail(
+            &request,
+            move |event| {
+                report(match event {
+                    Event::Info(info) => SearchReport::Info(info),
+                    Event::Done(done) => SearchReport::End(Ok(done)),
+                })
+            },
+            move |failure| on_failure(SearchReport::End(Err(failure))),
+        )
+        .map_err(|e| e.to_string())
+}
+
+/// [`start_search`] for the sessions that want the end only: it is left in the returned [`AnswerSlot`] and
+/// `notify` is told [`SearchEnded`] with `id`.
+pub fn search_to_slot<G: Game>(
+    analysis: &Analysis,
+    engine: Option<&str>,
+    request: Request<G>,
+    id: u64,
+    notify: Arc<dyn Fn(SearchEnded) + Send + Sync>,
+) -> Result<(JobHandle, AnswerSlot<G::Move>), String> {
+    let slot = AnswerSlot::default();
+    let sink_slot = slot.clone();
+    let job = start_search(analysis, engine, request, move |report| {
+        if let SearchReport::End(ending) = report {
+            sink_slot.put(ending);
+            notify(SearchEnded(id));
+        }
+    })?;
+    Ok((job, slot))
+}
+
+/// A search finished: the session's search number (its [`Ending`] is in the search's [`AnswerSlot`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchEnded(pub u64);
 
-/// Where a search leaves its answer for the session to pick up when it is told the search ended.
-pub struct AnswerSlot<M>(Arc<Mutex<Option<Done<M>>>>);
+/// Where a search leaves its [`Ending`] for the session to pick up when it is told the search ended.
+pub struct AnswerSlot<M>(Arc<Mutex<Option<Ending<M>>>>);
 
 impl<M> Clone for AnswerSlot<M> {
     fn clone(&self) -> Self {
@@ -131,11 +212,11 @@ impl<M> Default for AnswerSlot<M> {
 }
 
 impl<M> AnswerSlot<M> {
-    pub fn put(&self, done: Done<M>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+    pub fn put(&self, ending: Ending<M>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ending);
     }
 
-    pub fn take(&self) -> Option<Done<M>> {
+    pub fn take(&self) -> Option<Ending<M>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }

@@ -43,13 +43,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::{Analysis, Request};
+use crate::engines::Engines;
 use crate::game::{Game, Score};
 use crate::games::xiangqi::{Move, Xiangqi};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::tt::Bound;
-use crate::search::{Clock, Event, Info, Limits, ScoreBound, to_score};
+use crate::search::{Clock, Info, Limits, ScoreBound, to_score};
 
-use super::session::{ErrorForm, SessionError, score_number, shorten};
+use super::session::{ErrorForm, SearchReport, SessionError, failure_message, score_number, shorten, start_search};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -72,19 +73,34 @@ pub struct UcciConfig {
     pub use_millisec: bool,
     pub hash_mb: u32,
     pub threads: u32,
+    /// Search with this external engine of the engines file instead of kibitz's own (`-engine`).
+    pub engine: Option<String>,
 }
 
 impl Default for UcciConfig {
     fn default() -> Self {
-        UcciConfig { use_millisec: false, hash_mb: 64, threads: 1 }
+        UcciConfig { use_millisec: false, hash_mb: 64, threads: 1, engine: None }
     }
 }
 
 /// What the session's searches report (on a worker thread), tagged with the search's number.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UcciEvent {
-    Info { id: u64, line: String },
-    Done { id: u64, best: Option<Move>, ponder: Option<Move>, score: Option<Score> },
+    Info {
+        id: u64,
+        line: String,
+    },
+    Done {
+        id: u64,
+        best: Option<Move>,
+        ponder: Option<Move>,
+        score: Option<Score>,
+    },
+    /// The search's external engine failed: the search is over without a move.
+    Failed {
+        id: u64,
+        message: String,
+    },
 }
 
 /// A search under way.
@@ -205,6 +221,17 @@ impl UcciSession {
                 }
                 self.thinking = None;
                 self.answered(vec![answer])
+            }
+            UcciEvent::Failed { id, message } if Some(id) == current => {
+                let Some(t) = self.thinking.as_mut() else { return Reply::none() };
+                // Why at once; the `nobestmove` when a `bestmove` would come (after `stop` when held).
+                let why = ERRORS.line(&SessionError::command(message));
+                if t.hold {
+                    t.answer = Some("nobestmove".to_string());
+                    return Reply::line(why);
+                }
+                self.thinking = None;
+                self.answered(vec![why, "nobestmove".to_string()])
             }
             _ => Reply::none(),
         }
@@ -435,10 +462,10 @@ impl UcciSession {
             .priority(Priority::High)
             .currmove_after(Duration::from_secs(1))
             .excluded(excluded);
-        let job = self
-            .analysis
-            .search(&request, move |e| notify(event_of(&root, id, e)))
-            .map_err(|e| SessionError::command(format!("cannot search now: {e}")))?;
+        let job = start_search(&self.analysis, self.config.engine.as_deref(), request, move |e| {
+            notify(event_of(&root, id, e))
+        })
+        .map_err(|e| SessionError::command(format!("cannot search now: {e}")))?;
         self.thinking = Some(Thinking { id, job, hold, on_ponderhit, draw_offered, answer: None });
         Ok(())
     }
@@ -564,10 +591,11 @@ pub fn info_line(root: &Xiangqi, info: &Info<Move>) -> String {
     )
 }
 
-fn event_of(root: &Xiangqi, id: u64, event: Event<Move>) -> UcciEvent {
+fn event_of(root: &Xiangqi, id: u64, event: SearchReport<Move>) -> UcciEvent {
     match event {
-        Event::Info(info) => UcciEvent::Info { id, line: info_line(root, &info) },
-        Event::Done(done) => {
+        SearchReport::Info(info) => UcciEvent::Info { id, line: info_line(root, &info) },
+        SearchReport::End(Err(failure)) => UcciEvent::Failed { id, message: failure_message(&failure) },
+        SearchReport::End(Ok(done)) => {
             UcciEvent::Done { id, best: done.best, ponder: done.ponder, score: done.lines.first().map(|l| l.score) }
         }
     }
@@ -616,14 +644,16 @@ impl LineSession for UcciSession {
     }
 }
 
-/// Run the UCCI engine on stdin/stdout until `quit` or the end of stdin. Logging, if any, must go to stderr.
-pub fn run_stdio(config: UcciConfig) -> std::io::Result<()> {
+/// Run the UCCI engine on stdin/stdout until `quit` or the end of stdin, searching with kibitz's own engine or
+/// `config.engine` of `engines`. Logging, if any, must go to stderr.
+pub fn run_stdio(config: UcciConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("ucci_session", transport = "stdio");
     let _enter = span.enter();
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<UcciEvent>| UcciSession::new(Analysis::local(pool), config, move |e| events.send(e)),
+        move |events: EventSender<UcciEvent>| UcciSession::new(analysis, config, move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
     )
@@ -674,7 +704,7 @@ mod tests {
             &["info string error: option threads takes an integer from 1 to 64, not `0`"],
         );
         says(&mut s, "setoption batch on", &["info string error: no option named `batch`"]);
-        assert_eq!(s.config(), &UcciConfig { use_millisec: true, hash_mb: 64, threads: 2 });
+        assert_eq!(s.config(), &UcciConfig { use_millisec: true, hash_mb: 64, threads: 2, engine: None });
         says(&mut s, "position startpos moves h2e2 h9g7", &[]);
         let fen = s.game().to_fen();
         let out = s.on_line("position startpos moves h2e2 h2e2").lines;

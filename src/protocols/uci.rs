@@ -52,14 +52,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::{Analysis, Request};
+use crate::engines::Engines;
 use crate::engines::notation::UciNotation;
 use crate::game::{Game, NotationError, Outcome, Score, Side};
 use crate::games::chess::Chess;
 use crate::games::xiangqi::Xiangqi;
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Clock, Event, Info, Limits, MAX_MULTIPV, ScoreBound};
+use crate::search::{Clock, Info, Limits, MAX_MULTIPV, ScoreBound};
 
-use super::session::{ErrorForm, SessionError, shorten};
+use super::session::{ErrorForm, SearchReport, SessionError, failure_message, shorten, start_search};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -71,6 +72,9 @@ pub const MAX_DEPTH: u32 = 64;
 pub const MAX_TIME_MS: u64 = 7 * 24 * 3600 * 1000;
 /// How long a search goes on once the input has ended.
 const END_OF_INPUT_GRACE: Duration = Duration::from_millis(200);
+
+/// The answer of a search that has no move to give.
+const NO_MOVE: &str = "bestmove (none)";
 
 /// UCI has no error reply; errors are written as an `info string`, which every GUI shows or logs.
 pub const ERRORS: ErrorForm = ErrorForm { command: "info string error:", invalid_move: "info string error:" };
@@ -109,11 +113,22 @@ pub struct UciConfig {
     pub move_overhead_ms: u32,
     pub ponder: bool,
     pub variant: Variant,
+    /// Search with this external engine of the engines file instead of kibitz's own (`-engine`), for the
+    /// games it plays.
+    pub engine: Option<String>,
 }
 
 impl Default for UciConfig {
     fn default() -> Self {
-        UciConfig { threads: 1, hash_mb: 64, multipv: 1, move_overhead_ms: 10, ponder: false, variant: Variant::Chess }
+        UciConfig {
+            threads: 1,
+            hash_mb: 64,
+            multipv: 1,
+            move_overhead_ms: 10,
+            ponder: false,
+            variant: Variant::Chess,
+            engine: None,
+        }
     }
 }
 
@@ -159,6 +174,8 @@ pub enum UciEvent {
     Info { id: u64, line: String },
     /// The search ended: its `bestmove` line.
     Done { id: u64, bestmove: String },
+    /// The search's external engine failed: the search is over without a move.
+    Failed { id: u64, message: String },
 }
 
 /// A search under way.
@@ -291,6 +308,18 @@ impl UciSession {
                 }
                 self.thinking = None;
                 self.answered(vec![bestmove])
+            }
+            UciEvent::Failed { id, message } if Some(id) == current => {
+                let Some(t) = self.thinking.as_mut() else { return Reply::none() };
+                // Why at once; the `bestmove` when one would come (after `stop` when held).
+                let why = ERRORS.line(&SessionError::command(message));
+                if t.hold {
+                    // A `ponderhit` still starts its own search (on a fresh process).
+                    t.answer = Some(NO_MOVE.to_string());
+                    return Reply::line(why);
+                }
+                self.thinking = None;
+                self.answered(vec![why, NO_MOVE.to_string()])
             }
             _ => Reply::none(),
         }
@@ -495,6 +524,7 @@ impl UciSession {
         let notify = Arc::clone(&self.notify);
         let (multipv, threads) = (self.config.multipv, self.config.threads.max(1) as usize);
         let analysis = self.analysis.clone();
+        let engine = self.config.engine.clone();
         let job = with_board!(&self.board, g => {
             let request = Request::new(g.clone(), limits)
                 .multipv(multipv)
@@ -503,7 +533,7 @@ impl UciSession {
                 .currmove_after(Duration::from_secs(1))
                 .excluded(excluded);
             let root = g.clone();
-            analysis.search(&request, move |e| notify(event_of(&root, id, e)))
+            start_search(&analysis, engine.as_deref(), request, move |e| notify(event_of(&root, id, e)))
         })
         .map_err(|e| SessionError::command(format!("cannot search now: {e}")))?;
         self.thinking = Some(Thinking { id, job, hold, on_ponderhit, answer: None });
@@ -708,13 +738,14 @@ pub fn info_line<G: UciNotation>(root: &G, info: &Info<G::Move>) -> String {
 }
 
 /// A search event of search `id` as the session receives it.
-fn event_of<G: UciNotation>(root: &G, id: u64, event: Event<G::Move>) -> UciEvent {
+fn event_of<G: UciNotation>(root: &G, id: u64, event: SearchReport<G::Move>) -> UciEvent {
     match event {
-        Event::Info(info) => UciEvent::Info { id, line: info_line(root, &info) },
-        Event::Done(done) => {
+        SearchReport::Info(info) => UciEvent::Info { id, line: info_line(root, &info) },
+        SearchReport::End(Err(failure)) => UciEvent::Failed { id, message: failure_message(&failure) },
+        SearchReport::End(Ok(done)) => {
             let legal = root.legal_moves_vec();
             let bestmove = match done.best.filter(|m| legal.contains(m)) {
-                None => "bestmove (none)".to_string(),
+                None => NO_MOVE.to_string(),
                 Some(best) => {
                     let line = uci_line(root, &[best, done.ponder.unwrap_or(best)]);
                     match line.as_slice() {
@@ -768,14 +799,15 @@ impl LineSession for UciSession {
 }
 
 /// Run the UCI engine on stdin/stdout until `quit` or the end of stdin. One search job at a time (on as many
-/// threads as the `Threads` option says); logging, if any, must go to stderr.
-pub fn run_stdio(config: UciConfig) -> std::io::Result<()> {
+/// threads as the `Threads` option says), or on `config.engine` of `engines`; logging, if any, must go to stderr.
+pub fn run_stdio(config: UciConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("uci_session", transport = "stdio");
     let _enter = span.enter();
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<UciEvent>| UciSession::new(Analysis::local(pool), config, move |e| events.send(e)),
+        move |events: EventSender<UciEvent>| UciSession::new(analysis, config, move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
     )

@@ -51,13 +51,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::analysis::{Analysis, Request};
+use crate::engines::Engines;
 use crate::game::Game;
 use crate::games::hive::{GameType, Hive, Move, MoveStringError};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Event, Limits};
+use crate::search::Limits;
 
 pub use super::session::SearchEnded;
-use super::session::{AnswerSlot, ErrorForm, LEVELS, Level, SessionError, shorten};
+use super::session::{AnswerSlot, ErrorForm, LEVELS, Level, SessionError, failure_message, search_to_slot, shorten};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -91,11 +92,13 @@ pub struct UhpConfig {
     pub threads: u32,
     pub hash_mb: u32,
     pub repetition: bool,
+    /// Search with this external engine of the engines file instead of kibitz's own (`-engine`).
+    pub engine: Option<String>,
 }
 
 impl Default for UhpConfig {
     fn default() -> Self {
-        UhpConfig { level: 5, threads: 1, hash_mb: 64, repetition: false }
+        UhpConfig { level: 5, threads: 1, hash_mb: 64, repetition: false, engine: None }
     }
 }
 
@@ -264,9 +267,14 @@ impl UhpSession {
             _ => return Reply::none(),
         }
         let Some(thinking) = self.thinking.take() else { return Reply::none() };
-        let done = thinking.slot.take();
-        let mut lines = match (done.and_then(|d| d.best), &self.game) {
-            (Some(best), Some(game)) if game.legal_moves().contains(&best) => vec![game.move_string(best)],
+        let best = match thinking.slot.take() {
+            Some(Err(failure)) => Err(SessionError::command(failure_message(&failure))),
+            Some(Ok(done)) => Ok(done.best),
+            None => Ok(None),
+        };
+        let mut lines = match (best, &self.game) {
+            (Err(e), _) => vec![ERRORS.line(&e)],
+            (Ok(Some(best)), Some(game)) if game.legal_moves().contains(&best) => vec![game.move_string(best)],
             _ => vec!["err The search found no move.".to_string()],
         };
         lines.push("ok".into());
@@ -440,17 +448,9 @@ impl UhpSession {
         let request = Request::new(game, limits).priority(Priority::High).threads(self.config.threads.max(1) as usize);
         self.next_id += 1;
         let id = self.next_id;
-        let slot = AnswerSlot::default();
-        let sink_slot = slot.clone();
         let notify = Arc::clone(&self.notify);
-        let sink = move |e: Event<Move>| {
-            if let Event::Done(done) = e {
-                sink_slot.put(done);
-                notify(SearchEnded(id));
-            }
-        };
-        match self.analysis.search(&request, sink) {
-            Ok(job) => {
+        match search_to_slot(&self.analysis, self.config.engine.as_deref(), request, id, notify) {
+            Ok((job, slot)) => {
                 self.thinking = Some(Thinking { id, job, slot });
                 Ok(())
             }
@@ -652,14 +652,15 @@ impl LineSession for UhpSession {
 }
 
 /// Run the UHP engine on stdin/stdout until `exit` or the end of stdin (after answering a `bestmove` under
-/// way). One search worker; logging, if any, must go to stderr.
-pub fn run_stdio(config: UhpConfig) -> std::io::Result<()> {
+/// way). One search worker, or `config.engine` of `engines`; logging, if any, must go to stderr.
+pub fn run_stdio(config: UhpConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("uhp_session", transport = "stdio");
     let _enter = span.enter();
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
-        move |events: EventSender<SearchEnded>| UhpSession::new(Analysis::local(pool), config, move |e| events.send(e)),
+        move |events: EventSender<SearchEnded>| UhpSession::new(analysis, config, move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
     )
@@ -807,7 +808,7 @@ mod tests {
             &["err The value \"maybe\" is not valid for the option \"RepetitionRule\": True or False.", "ok"],
         );
         says(&mut s, "options frob", &["err Invalid command. Try 'help' to see a list of valid commands.", "ok"]);
-        assert_eq!(s.config(), &UhpConfig { level: 5, threads: 2, hash_mb: 2, repetition: true });
+        assert_eq!(s.config(), &UhpConfig { level: 5, threads: 2, hash_mb: 2, repetition: true, engine: None });
     }
 
     #[test]

@@ -1259,18 +1259,18 @@ pub fn transport(config: &GuideConfig) -> Transport {
     Transport { max_line: config.max_line, reader_name: "kibitz-guide-read" }
 }
 
-/// Run a GUIDE session on stdin/stdout (for testing by hand; GUIs connect over TCP) on a pool of its own.
-pub fn run_stdio(config: GuideConfig) -> std::io::Result<()> {
+/// Run a GUIDE session on stdin/stdout (for testing by hand; GUIs connect over TCP) on a pool of its own, or
+/// on `config.engine` of `engines`.
+pub fn run_stdio(config: GuideConfig, engines: crate::engines::Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("guide_session", transport = "stdio");
     let _enter = span.enter();
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize });
+    let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     let transport = transport(&config);
     let config = GuideConfig { idle: None, own_pool: true, ..config };
     stdio::run_with(
-        move |events: EventSender<GuideEvent>| {
-            GuideSession::new(Analysis::local(pool), config, move |e| events.send(e))
-        },
+        move |events: EventSender<GuideEvent>| GuideSession::new(analysis, config, move |e| events.send(e)),
         std::io::stdin(),
         &mut stdout,
         transport,

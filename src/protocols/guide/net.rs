@@ -16,10 +16,9 @@ use std::time::{Duration, Instant};
 
 use super::{DEFAULT_PORT, GuideConfig, GuideEvent, GuideSession, transport};
 use crate::analysis::Analysis;
-use crate::engines::Engines;
-use crate::game::Game;
-use crate::games::draughts::Draughts;
+use crate::games::GameKind;
 use crate::pool::{Pool, PoolConfig};
+use crate::protocols::engine::{ENGINES_ENV, EngineArgs, EngineSetup};
 use crate::protocols::stdio::{self, EventSender};
 
 /// How long a write to the GUI may block.
@@ -309,7 +308,7 @@ pub const USAGE: &str = "usage: kibitz-guide -guide [-port N] [-bind ADDR] [-con
   -idle S             close the session after S seconds without a command or a search (default 86400; 0: never)
   -hash MB            transposition table size (default 64)
   -threads N          search threads (default 1)
-  -engines FILE       an engines file (TOML; see kibitz's README, \"External engines\")
+  -engines FILE       an engines file (TOML; see kibitz's README, \"External engines\"; default: $KIBITZ_ENGINES)
   -engine NAME        analyse and play with that file's draughts engine NAME instead of kibitz's own
 The engine prints `kibitz-guide listening on ADDR` on stdout, serves one connection, and exits when it ends.";
 
@@ -345,25 +344,14 @@ pub fn parse_args<S: AsRef<str>>(args: &[S]) -> Result<Options, String> {
             _ => o.config.threads = number(o.config.max_threads as u64)?.max(1) as u32,
         }
     }
-    if o.config.engine.is_some() && o.engines.is_none() {
-        return Err("-engine needs -engines FILE".into());
-    }
     Ok(o)
 }
 
-/// The engines of `-engines`, checked to have `-engine`'s draughts engine.
-fn engines_of(options: &Options) -> io::Result<Engines> {
-    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
-    let Some(path) = &options.engines else { return Ok(Engines::default()) };
-    let specs = crate::engines::config::load(path).map_err(|e| invalid(e.to_string()))?;
-    let engines = Engines::new(specs).map_err(|e| invalid(e.to_string()))?;
-    if let Some(name) = &options.config.engine {
-        let game = <Draughts as Game>::NAME.parse().map_err(|e| invalid(format!("{e}")))?;
-        if engines.get(name, game).is_none() {
-            return Err(invalid(format!("-engine: {} has no {game} engine `{name}`", path.display())));
-        }
-    }
-    Ok(engines)
+/// The engine `-engine` names, from the engines file of `-engines` (else `env`, the value of
+/// `KIBITZ_ENGINES`), checked to be a draughts engine: the same reading as every stdio executable's.
+fn engine_setup(options: &Options, env: Option<std::ffi::OsString>) -> Result<EngineSetup, String> {
+    let args = EngineArgs { engine: options.config.engine.clone(), engines: options.engines.clone() };
+    args.load(&[GameKind::Draughts], env)
 }
 
 /// Accept one connection within `wait`.
@@ -403,7 +391,13 @@ fn connect(target: &str) -> io::Result<TcpStream> {
 
 /// Run `kibitz-guide` with these arguments: listen (or connect), serve one session, return.
 pub fn run(options: Options) -> io::Result<()> {
-    let engines = engines_of(&options)?;
+    let setup = engine_setup(&options, None).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    run_with(options, setup)
+}
+
+/// [`run`] with the engine already read.
+fn run_with(options: Options, setup: EngineSetup) -> io::Result<()> {
+    let engines = setup.engines;
     let stream = match &options.connect {
         Some(target) => connect(target)?,
         None => {
@@ -423,7 +417,7 @@ pub fn run(options: Options) -> io::Result<()> {
             accept_within(&listener, options.wait)?
         }
     };
-    let config = GuideConfig { own_pool: true, ..options.config };
+    let config = GuideConfig { own_pool: true, engine: setup.engine, ..options.config };
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize });
     let result = serve_stream(stream, Analysis::with_engines(pool, None, engines.clone()), config);
     engines.shutdown();
@@ -445,7 +439,15 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    match run(options) {
+    // Like the stdio executables: an engine that cannot be had exits with 2, before listening.
+    let setup = match engine_setup(&options, std::env::var_os(ENGINES_ENV)) {
+        Ok(setup) => setup,
+        Err(e) => {
+            eprintln!("kibitz-guide: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match run_with(options, setup) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kibitz-guide: {e}");
