@@ -23,9 +23,11 @@ use crate::games::GameKind;
 use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
 use crate::with_game;
 
-/// Submissions read (parsed) at once, over the whole server: reading a collection holds all of its games, so
-/// concurrent large submissions wait their turn instead of multiplying the memory they take.
-static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+/// Submissions read (parsed) at once, over the whole server. Reading stops at the submission's budget of games
+/// and positions (`--max-record-games`, `--max-annotation-positions`), so each reader holds a bounded amount;
+/// a few may read at once (BENCHMARKS.md, "Hostile load": four 11 MB bodies read together stay far under
+/// 500 MB), the others wait their turn.
+static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 
 /// Longest a job id may be (ids are UUIDs, 36 characters; older ones 32 hex digits).
 const MAX_ID: usize = 64;
