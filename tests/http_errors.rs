@@ -84,6 +84,22 @@ fn every_status_the_server_sends_is_a_problem_document() {
     let r = raw_exchange(server.addr, &request_bytes("POST", "/v1/moves", &long, body.as_bytes(), body.len()));
     check("header section too large", r, 431);
 
+    // The HTTP library's own answers are problem documents too: a request line it cannot read (400), and a
+    // header section above its read buffer (431).
+    for garbage in
+        [&b"GARBAGE\r\n\r\n"[..], b"GET /v1/games HTTP/1.1\r\nBad Header Line\r\n\r\n", b"\x01\x02 / HTTP/1.1\r\n\r\n"]
+    {
+        let r = raw_exchange(server.addr, garbage);
+        assert_eq!(r.header("connection"), Some("close"), "{r:?}");
+        let p = check("unreadable request", r, 400);
+        assert_eq!(p["type"], json!("/problems/unreadable-request"), "{p}");
+    }
+    let huge = format!("X-Huge: {}\r\n", "z".repeat(600 * 1024));
+    let r = raw_exchange(server.addr, &request_bytes("GET", "/v1/games", &huge, b"", 0));
+    assert_eq!(r.header("connection"), Some("close"), "{r:?}");
+    let p = check("header section above the library's buffer", r, 431);
+    assert_eq!(p["type"], json!("/problems/headers-too-large"), "{p}");
+
     // 503 (with Retry-After): one worker, no queue, the worker busy with an endless WebSocket analysis.
     let mut ws = server.ws();
     ws.send(&json!({ "type": "analyse", "id": "busy", "game": game, "infinite": true }));
