@@ -108,10 +108,11 @@ pub fn run(args: AnnotateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The game whose rules read the most games of `text` (without errors); an error when none or a tie, or when
-/// the text holds more than `budget` for a game's rules.
+/// The game whose rules read the most games of `text` (without errors); an error when none or a tie (naming
+/// the budget when some game's rules found the text over it).
 fn detect_game(text: &str, format: Option<&str>, budget: RecordBudget) -> Result<GameKind> {
     let mut scores = Vec::new();
+    let mut over = None;
     for &kind in GameKind::ALL {
         let read = with_game!(kind, G => {
             if format.is_some_and(|f| !G::RECORD_FORMATS.contains(&f)) {
@@ -126,8 +127,17 @@ fn detect_game(text: &str, format: Option<&str>, budget: RecordBudget) -> Result
         });
         match read {
             Ok(read) => scores.push((read, kind)),
-            Err(e) => bail!("read as {kind}, the file holds {e} (--max-games, --max-positions)"),
+            // Another game's rules may read the file within the budget (they count its games differently).
+            Err(e) => {
+                over.get_or_insert(e);
+                scores.push((0, kind));
+            }
         }
+    }
+    if let Some(e) = over
+        && scores.iter().all(|s| s.0 == 0)
+    {
+        bail!("the file holds {e} (--max-games, --max-positions)");
     }
     scores.sort_by_key(|s| std::cmp::Reverse(s.0));
     match scores.as_slice() {
