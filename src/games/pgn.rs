@@ -878,6 +878,46 @@ mod tests {
     }
 
     #[test]
+    fn gathering_stops_at_the_first_game_over_the_budget() {
+        use crate::game::{GameRecord, gather_records};
+        use crate::games::chess::Chess;
+        use std::cell::Cell;
+        let (pulled, read) = (Cell::new(0), Cell::new(0));
+        let games = (0..10).map(|i| {
+            pulled.set(pulled.get() + 1);
+            let read = &read;
+            (i * 2 + 1, 0, move || {
+                read.set(read.get() + 1);
+                Ok(GameRecord {
+                    tags: Vec::new(),
+                    start: Chess::start(),
+                    moves: Vec::new(),
+                    result: None,
+                    line: i * 2 + 1,
+                })
+            })
+        });
+        let e = gather_records::<Chess, _>(games, &mut RecordBudget::new(3, 100)).expect_err("over budget");
+        assert_eq!(e, BudgetError::TooManyGames { max: 3, game: 4, line: 7 });
+        // The fourth game was looked at and refused, unread; the fifth and later were never looked at.
+        assert_eq!((pulled.get(), read.get()), (4, 3));
+
+        // A game whose moves as written are more than the positions left is refused before it is read.
+        let (pulled, read) = (Cell::new(0), Cell::new(0));
+        let games = (0..10).map(|i| {
+            pulled.set(pulled.get() + 1);
+            let read = &read;
+            (i + 1, if i == 1 { 1_000 } else { 0 }, move || {
+                read.set(read.get() + 1);
+                Ok(GameRecord { tags: Vec::new(), start: Chess::start(), moves: Vec::new(), result: None, line: i + 1 })
+            })
+        });
+        let e = gather_records::<Chess, _>(games, &mut RecordBudget::new(10, 100)).expect_err("over budget");
+        assert_eq!(e, BudgetError::TooManyPositions { max: 100, game: 2, line: 2 });
+        assert_eq!((pulled.get(), read.get()), (2, 1));
+    }
+
+    #[test]
     fn reading_stops_before_the_games_past_the_budget_are_played() {
         use crate::game::{BudgetError, RecordBudget};
         use crate::games::draughts::Draughts;
