@@ -123,6 +123,176 @@ pub struct RecordError {
     pub message: String,
 }
 
+/// How much one reading of game records may hold: the games read (those that cannot be read included) and
+/// the positions of the games read (a game of `n` moves has `n + 1`). Reading counts as it goes and stops at
+/// the first game over either limit, before the rest of the text is read; one budget may be spent over
+/// several texts (a submission of many).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RecordBudget {
+    max_games: usize,
+    max_positions: u64,
+    games: usize,
+    positions: u64,
+}
+
+impl RecordBudget {
+    /// A budget of at most `max_games` games and `max_positions` positions.
+    pub const fn new(max_games: usize, max_positions: u64) -> Self {
+        RecordBudget { max_games, max_positions, games: 0, positions: 0 }
+    }
+
+    pub fn max_games(&self) -> usize {
+        self.max_games
+    }
+
+    pub fn max_positions(&self) -> u64 {
+        self.max_positions
+    }
+
+    /// Games counted so far.
+    pub fn games(&self) -> usize {
+        self.games
+    }
+
+    /// Positions counted so far.
+    pub fn positions(&self) -> u64 {
+        self.positions
+    }
+
+    /// Positions that may still be read.
+    pub fn positions_left(&self) -> u64 {
+        self.max_positions.saturating_sub(self.positions)
+    }
+
+    /// Count a game about to be read, beginning at `line`: an error when it is one game too many.
+    pub fn game(&mut self, line: usize) -> Result<(), BudgetError> {
+        if self.games >= self.max_games {
+            return Err(BudgetError::TooManyGames { max: self.max_games, game: self.games + 1, line });
+        }
+        self.games += 1;
+        Ok(())
+    }
+
+    /// Whether `positions` more positions, of the game last counted (beginning at `line`), are within the
+    /// budget; nothing is counted.
+    pub fn room_for(&self, positions: u64, line: usize) -> Result<(), BudgetError> {
+        if positions > self.positions_left() {
+            return Err(BudgetError::TooManyPositions { max: self.max_positions, game: self.games.max(1), line });
+        }
+        Ok(())
+    }
+
+    /// Count the positions of the game last counted, as it was read: none when it could not be read.
+    pub fn read<G: Game>(&mut self, record: &Result<GameRecord<G>, RecordError>) -> Result<(), BudgetError> {
+        if let Ok(r) = record {
+            let positions = r.moves.len() as u64 + 1;
+            self.room_for(positions, r.line)?;
+            self.positions += positions;
+        }
+        Ok(())
+    }
+}
+
+/// A text of game records that holds more than its reader's [`RecordBudget`]: which limit, and where reading
+/// stopped (the game over the limit, 1-based over everything the budget counted, and its line in its text).
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum BudgetError {
+    #[error("more than {max} games: reading stopped at game {game} (line {line}); at most {max} are read at once")]
+    TooManyGames { max: usize, game: usize, line: usize },
+    #[error("more than {max} positions: reading stopped at game {game} (line {line}); at most {max} are read at once")]
+    TooManyPositions { max: u64, game: usize, line: usize },
+}
+
+/// Why a text of game records was not read at all: an unknown format, or more than the reader's budget.
+/// (Each game of a collection that was read fails or succeeds on its own, as a [`RecordError`].)
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Notation(#[from] NotationError),
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
+}
+
+/// What [`Game::parse_records`] reads: each game of the text, read or not.
+pub type Records<G> = Vec<Result<GameRecord<G>, RecordError>>;
+
+/// Gather the games of a text under `budget`. `games` gives, for each game, its first line, the number of moves
+/// written in it (known before its moves are played) and a way to read it. Each game is counted before it is
+/// read (and refused when its moves alone are more than the positions left), its positions as soon as it is
+/// read; the first game over the budget stops the reading, and the games after it are never read.
+pub fn gather_records<G: Game, R: FnOnce() -> Result<GameRecord<G>, RecordError>>(
+    games: impl IntoIterator<Item = (usize, u64, R)>,
+    budget: &mut RecordBudget,
+) -> Result<Records<G>, BudgetError> {
+    let mut out = Vec::new();
+    for (line, written, read) in games {
+        budget.game(line)?;
+        budget.room_for(written, line)?;
+        let record = read();
+        budget.read(&record)?;
+        out.push(record);
+    }
+    Ok(out)
+}
+
+/// The check every game's record formats pass: reading stops at the first game over the budget, naming the
+/// limit, however the rest of the text looks.
+#[cfg(test)]
+pub(crate) mod budget_check {
+    use super::*;
+
+    /// Ten games in `format`, each `good` (one game of `moves` moves, ending in a newline) but the fifth, `bad`
+    /// (one game that cannot be read), joined by `sep`.
+    pub fn check<G: Game + Debug>(format: &str, good: &str, bad: &str, moves: usize, sep: &str) {
+        let games: Vec<&str> = (0..10).map(|i| if i == 4 { bad } else { good }).collect();
+        let text = games.join(sep);
+        // The 1-based line each game begins on.
+        let mut lines = Vec::new();
+        let mut line = 1;
+        for g in &games {
+            lines.push(line);
+            line += g.matches('\n').count() + sep.matches('\n').count();
+        }
+        let read = |budget: RecordBudget| G::parse_records(&text, Some(format), &mut { budget });
+
+        let all = read(RecordBudget::new(10, 1_000)).unwrap_or_else(|e| panic!("{}: {e}", G::NAME));
+        assert_eq!(all.len(), 10, "{}", G::NAME);
+        for (i, r) in all.iter().enumerate() {
+            match r {
+                Ok(r) => {
+                    assert_ne!(i, 4, "{}: the bad game read", G::NAME);
+                    assert_eq!((r.moves.len(), r.line), (moves, lines[i]), "{}: game {}", G::NAME, i + 1);
+                }
+                Err(e) => assert_eq!(i, 4, "{}: game {} did not read: {e}", G::NAME, i + 1),
+            }
+        }
+        // Exactly the budget: read.
+        assert!(read(RecordBudget::new(10, 9 * (moves as u64 + 1))).is_ok(), "{}", G::NAME);
+
+        // Three games: reading stops at the fourth, before the bad fifth, and says so.
+        let e = read(RecordBudget::new(3, 1_000)).expect_err("over budget");
+        assert_eq!(e, ReadError::Budget(BudgetError::TooManyGames { max: 3, game: 4, line: lines[3] }), "{}", G::NAME);
+        assert!(e.to_string().starts_with("more than 3 games: reading stopped at game 4"), "{e}");
+
+        // Room for two games and a position less than the third: reading stops at the third.
+        let max = 3 * (moves as u64 + 1) - 1;
+        let e = read(RecordBudget::new(10, max)).expect_err("over budget");
+        assert_eq!(e, ReadError::Budget(BudgetError::TooManyPositions { max, game: 3, line: lines[2] }), "{}", G::NAME);
+        assert!(e.to_string().starts_with(&format!("more than {max} positions")), "{e}");
+
+        // One budget over two texts: the second is read only as far as what the first left.
+        let mut budget = RecordBudget::new(13, 1_000);
+        assert_eq!(G::parse_records(&text, Some(format), &mut budget).map(|r| r.len()), Ok(10), "{}", G::NAME);
+        let e = G::parse_records(&text, Some(format), &mut budget).expect_err("over budget");
+        assert_eq!(
+            e,
+            ReadError::Budget(BudgetError::TooManyGames { max: 13, game: 14, line: lines[3] }),
+            "{}",
+            G::NAME
+        );
+    }
+}
+
 /// What an annotated export writes after one move: a comment, a NAG, a better line.
 #[derive(Clone, Debug, Default)]
 pub struct PlyNote<M> {
@@ -302,14 +472,13 @@ pub trait Game: Clone + Send + Sync + 'static {
     const EXPORT_FORMAT: Option<&'static str> = None;
 
     /// Read one game or a collection of games. `format` names one of [`Game::RECORD_FORMATS`]; `None`
-    /// detects it. The outer error is for the text as a whole (an unknown format); each game of a
-    /// collection then succeeds or fails on its own, so one malformed game does not lose the others.
-    fn parse_records(
-        text: &str,
-        format: Option<&str>,
-    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
-        let _ = text;
-        Err(NotationError::new(format.unwrap_or(Self::NAME), "this game reads no game records yet"))
+    /// detects it. The outer error is for the text as a whole: an unknown format, or more games or positions
+    /// than `budget` allows (counted while reading: the reading stops at the first game over it, so a text
+    /// over budget is never held whole). Each game of a collection then succeeds or fails on its own, so one
+    /// malformed game does not lose the others.
+    fn parse_records(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Self>, ReadError> {
+        let _ = (text, budget);
+        Err(NotationError::new(format.unwrap_or(Self::NAME), "this game reads no game records yet").into())
     }
 
     /// Write one annotated game in [`Game::EXPORT_FORMAT`]: `notes` has one entry per move of

@@ -305,6 +305,25 @@ fn kibitz(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn the_cli_reads_no_more_of_a_file_than_its_limits() {
+    let dir = TempDir::new("annotate-cli-limits");
+    let file = dir.path().join("five.pgn");
+    std::fs::write(&file, "[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n".repeat(5)).expect("write");
+    let file = file.to_str().expect("path");
+    for (args, said) in [
+        (&["--max-games", "3"][..], "more than 3 games: reading stopped at game 4 (line 13)"),
+        (
+            &["--game", "chess", "--max-positions", "12"][..],
+            "more than 12 positions: reading stopped at game 3 (line 9)",
+        ),
+    ] {
+        let out = kibitz(&[&["annotate", file, "--depth", "1", "--quiet"][..], args].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(said), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn the_cli_annotates_here_and_through_a_server() {
     let dir = TempDir::new("annotate-cli");
     let out = dir.path().join("annotated.pdn");

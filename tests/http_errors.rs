@@ -84,6 +84,22 @@ fn every_status_the_server_sends_is_a_problem_document() {
     let r = raw_exchange(server.addr, &request_bytes("POST", "/v1/moves", &long, body.as_bytes(), body.len()));
     check("header section too large", r, 431);
 
+    // The HTTP library's own answers are problem documents too: a request line it cannot read (400), and a
+    // header section above its read buffer (431).
+    for garbage in
+        [&b"GARBAGE\r\n\r\n"[..], b"GET /v1/games HTTP/1.1\r\nBad Header Line\r\n\r\n", b"\x01\x02 / HTTP/1.1\r\n\r\n"]
+    {
+        let r = raw_exchange(server.addr, garbage);
+        assert_eq!(r.header("connection"), Some("close"), "{r:?}");
+        let p = check("unreadable request", r, 400);
+        assert_eq!(p["type"], json!("/problems/unreadable-request"), "{p}");
+    }
+    let huge = format!("X-Huge: {}\r\n", "z".repeat(600 * 1024));
+    let r = raw_exchange(server.addr, &request_bytes("GET", "/v1/games", &huge, b"", 0));
+    assert_eq!(r.header("connection"), Some("close"), "{r:?}");
+    let p = check("header section above the library's buffer", r, 431);
+    assert_eq!(p["type"], json!("/problems/headers-too-large"), "{p}");
+
     // 503 (with Retry-After): one worker, no queue, the worker busy with an endless WebSocket analysis.
     let mut ws = server.ws();
     ws.send(&json!({ "type": "analyse", "id": "busy", "game": game, "infinite": true }));
@@ -144,7 +160,51 @@ fn the_limits_are_listed() {
     assert_eq!(limits["max_annotation_bytes"], json!(123456), "{limits}");
     assert_eq!(limits["max_body_bytes"], json!(65432), "{limits}");
     assert_eq!(limits["max_annotation_positions"], json!(200_000), "{limits}");
+    assert_eq!(limits["max_record_games"], json!(10_000), "{limits}");
     assert_eq!(limits["request_timeout_s"], json!(120.0), "{limits}");
+}
+
+#[test]
+fn game_record_bodies_are_read_only_as_far_as_their_limits() {
+    let server = Server::start(&["--max-record-games", "3", "--max-annotation-positions", "20", "--workers", "1"]);
+    let limits = server.get("/v1/games").json()["limits"].clone();
+    assert_eq!((limits["max_record_games"].clone(), limits["max_annotation_positions"].clone()), (json!(3), json!(20)));
+    // Ten games of five positions; the fifth cannot be read. Reading stops at the fourth, naming the limit.
+    let good = "[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n";
+    let text: String = (0..10).map(|i| if i == 4 { "[Event \"x\"]\n\n1. e4 e5 2. Ke3 *\n\n" } else { good }).collect();
+    for path in ["/v1/annotations", "/v1/records"] {
+        let mut body = json!({ "game": "chess", "text": text });
+        if path == "/v1/annotations" {
+            body["depth"] = json!(1);
+        }
+        let r = server.post(path, &body);
+        let p = r.problem(422);
+        common::validate_named("Problem", &p);
+        assert_eq!(p["field"], json!("text"), "{path}: {p}");
+        let detail = p["detail"].as_str().unwrap_or("");
+        assert!(detail.contains("more than 3 games: reading stopped at game 4 (line 13)"), "{path}: {p}");
+    }
+    // Positions: two games of thirteen are more than 20.
+    let long = "[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 *\n\n".repeat(2);
+    let r = server.post("/v1/records", &json!({ "game": "chess", "text": long }));
+    let detail = r.problem(422)["detail"].as_str().unwrap_or("").to_string();
+    assert!(detail.contains("more than 20 positions: reading stopped at game 2 (line 5)"), "{detail}");
+    // One budget over the texts of `games`: the second text is read only as far as the first left room for.
+    let games = json!([good.repeat(2), good.repeat(2)]);
+    let r = server.post("/v1/annotations", &json!({ "game": "chess", "games": games, "depth": 1 }));
+    let p = r.problem(422);
+    assert_eq!(p["field"], json!("games[1]"), "{p}");
+    assert!(
+        p["detail"].as_str().unwrap_or("").contains("more than 3 games: reading stopped at game 4 (line 5)"),
+        "{p}"
+    );
+    // Within the limits: read.
+    let r = server.post("/v1/records", &json!({ "game": "chess", "text": good.repeat(3) }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["games"].as_array().map(Vec::len), Some(3));
+    let r = server.post("/v1/annotations", &json!({ "game": "chess", "text": good.repeat(3), "depth": 1 }));
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert_eq!(r.json()["positions"], json!(15));
 }
 
 /// A raw WebSocket client (the common one treats a close as a failure).

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use kibitz::game::{Game, GameRecord, PlyNote, Side};
+use kibitz::game::{Game, GameRecord, PlyNote, RecordBudget, Side};
 use kibitz::games::checkers::Checkers;
 use kibitz::games::chess::Chess;
 use kibitz::games::draughts::Draughts;
@@ -24,7 +24,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn records<G: Game>(name: &str, format: Option<&str>) -> Vec<GameRecord<G>> {
-    G::parse_records(&fixture(name), format)
+    G::parse_records(&fixture(name), format, &mut RecordBudget::new(10_000, 1_000_000))
         .unwrap_or_else(|e| panic!("{name}: {e}"))
         .into_iter()
         .map(|r| r.unwrap_or_else(|e| panic!("{name}: {e}")))
@@ -33,7 +33,8 @@ fn records<G: Game>(name: &str, format: Option<&str>) -> Vec<GameRecord<G>> {
 
 #[test]
 fn every_fixture_reads() {
-    let chess = Chess::parse_records(&fixture("chess_collection.pgn"), None).unwrap();
+    let chess = Chess::parse_records(&fixture("chess_collection.pgn"), None, &mut RecordBudget::new(10_000, 1_000_000))
+        .unwrap();
     assert_eq!(chess.len(), 4);
     assert_eq!(chess.iter().filter(|r| r.is_err()).count(), 1);
     let d = records::<Draughts>("draughts.pdn", None);
@@ -61,7 +62,11 @@ fn exported_pgn_reads_back_in_python_chess() {
     }
     let mut export = String::new();
     let mut expected = Vec::new();
-    for rec in Chess::parse_records(&fixture("chess_collection.pgn"), None).unwrap().into_iter().flatten() {
+    for rec in Chess::parse_records(&fixture("chess_collection.pgn"), None, &mut RecordBudget::new(10_000, 1_000_000))
+        .unwrap()
+        .into_iter()
+        .flatten()
+    {
         // A note on every move: an eval comment, a NAG and a better line when there is another move.
         let mut g = rec.start.clone();
         let mut notes = Vec::new();
@@ -305,7 +310,7 @@ fn generate_fixtures() {
 fn mangled_records_never_panic() {
     fn check<G: Game>(text: &str) {
         for format in G::RECORD_FORMATS.iter().map(|f| Some(*f)).chain([None]) {
-            let Ok(games) = G::parse_records(text, format) else { continue };
+            let Ok(games) = G::parse_records(text, format, &mut RecordBudget::new(10_000, 1_000_000)) else { continue };
             for rec in games.into_iter().flatten() {
                 let mut g = rec.start.clone();
                 let mut legal = Vec::new();

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use kibitz::analysis::Analysis;
 use kibitz::annotate::report::{self, JobView};
 use kibitz::annotate::{Annotator, AnnotatorConfig, DEFAULT_THRESHOLD, JobPriority, Settings};
-use kibitz::game::{Game, Side};
+use kibitz::game::{Game, ReadError, RecordBudget, Side};
 use kibitz::games::GameKind;
 use kibitz::pool::{Pool, PoolConfig};
 use kibitz::store::{Store, StoreConfig};
@@ -71,6 +71,20 @@ pub struct AnnotateArgs {
     /// The engines file (local mode; see README, "External engines").
     #[arg(long, env = "KIBITZ_ENGINES")]
     pub engines: Option<PathBuf>,
+    /// Most positions the file may hold (local mode; a server applies its own): reading stops at the first
+    /// game past it.
+    #[arg(long, default_value_t = 200_000)]
+    pub max_positions: u64,
+    /// Most games, readable or not, the file may hold (local mode; a server applies its own).
+    #[arg(long, default_value_t = 200_000)]
+    pub max_games: usize,
+}
+
+impl AnnotateArgs {
+    /// What reading the file may hold here.
+    fn budget(&self) -> RecordBudget {
+        RecordBudget::new(self.max_games.max(1), self.max_positions.max(1))
+    }
 }
 
 pub fn run(args: AnnotateArgs) -> Result<()> {
@@ -79,7 +93,7 @@ pub fn run(args: AnnotateArgs) -> Result<()> {
         .map_err(|e| anyhow!("{} is not UTF-8 text (byte {})", args.file.display(), e.utf8_error().valid_up_to()))?;
     let kind = match &args.game {
         Some(name) => name.parse::<GameKind>()?,
-        None => detect_game(&text, args.format.as_deref())?,
+        None => detect_game(&text, args.format.as_deref(), args.budget())?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (view, exported) = match &args.server {
@@ -94,21 +108,37 @@ pub fn run(args: AnnotateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The game whose rules read the most games of `text` (without errors); an error when none or a tie.
-fn detect_game(text: &str, format: Option<&str>) -> Result<GameKind> {
-    let mut scores: Vec<(usize, GameKind)> = GameKind::ALL
-        .iter()
-        .map(|&kind| {
-            let read = with_game!(kind, G => {
-                if format.is_some_and(|f| !G::RECORD_FORMATS.contains(&f)) {
-                    0
-                } else {
-                    G::parse_records(text, format).map_or(0, |rs| rs.iter().filter(|r| r.is_ok()).count())
+/// The game whose rules read the most games of `text` (without errors); an error when none or a tie (naming
+/// the budget when some game's rules found the text over it).
+fn detect_game(text: &str, format: Option<&str>, budget: RecordBudget) -> Result<GameKind> {
+    let mut scores = Vec::new();
+    let mut over = None;
+    for &kind in GameKind::ALL {
+        let read = with_game!(kind, G => {
+            if format.is_some_and(|f| !G::RECORD_FORMATS.contains(&f)) {
+                Ok(0)
+            } else {
+                match G::parse_records(text, format, &mut { budget }) {
+                    Ok(rs) => Ok(rs.iter().filter(|r| r.is_ok()).count()),
+                    Err(ReadError::Budget(e)) => Err(e),
+                    Err(ReadError::Notation(_)) => Ok(0),
                 }
-            });
-            (read, kind)
-        })
-        .collect();
+            }
+        });
+        match read {
+            Ok(read) => scores.push((read, kind)),
+            // Another game's rules may read the file within the budget (they count its games differently).
+            Err(e) => {
+                over.get_or_insert(e);
+                scores.push((0, kind));
+            }
+        }
+    }
+    if let Some(e) = over
+        && scores.iter().all(|s| s.0 == 0)
+    {
+        bail!("the file holds {e} (--max-games, --max-positions)");
+    }
     scores.sort_by_key(|s| std::cmp::Reverse(s.0));
     match scores.as_slice() {
         [(0, _), ..] | [] => bail!("no game's rules read a game of this file; name the game with --game"),
@@ -189,7 +219,10 @@ impl Bars {
 }
 
 async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, String)> {
-    let records = G::parse_records(text, args.format.as_deref()).map_err(|e| anyhow!("{e}"))?;
+    let records = G::parse_records(text, args.format.as_deref(), &mut args.budget()).map_err(|e| match e {
+        ReadError::Budget(e) => anyhow!("the file holds {e} (--max-games, --max-positions)"),
+        e => anyhow!("{e}"),
+    })?;
     for error in records.iter().filter_map(|r| r.as_ref().err()) {
         eprintln!("skipping {error}");
     }
@@ -200,7 +233,11 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
     let workers = args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1);
     let pool = Pool::new(PoolConfig { workers, queue: 64, hash_mb: args.hash_mb });
     // Alone on the pool: every worker may annotate.
-    let config = AnnotatorConfig { max_in_flight: workers, ..AnnotatorConfig::for_workers(workers) };
+    let config = AnnotatorConfig {
+        max_in_flight: workers,
+        max_positions: usize::try_from(args.max_positions.max(1)).unwrap_or(usize::MAX),
+        ..AnnotatorConfig::for_workers(workers)
+    };
     let engines = super::load_engines(args.engines.as_deref())?;
     let kind: kibitz::games::GameKind = G::NAME.parse()?;
     if let Some(name) = &args.engine

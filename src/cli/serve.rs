@@ -69,6 +69,14 @@ pub struct ServeArgs {
     /// Largest body of an annotation submission (`POST /v1/annotations`, game collections) in bytes.
     #[arg(long, env = "KIBITZ_MAX_ANNOTATION_BYTES", default_value_t = 16 << 20)]
     pub max_annotation_bytes: usize,
+    /// Most positions one annotation submission may hold (and one `POST /v1/records` body): reading stops at
+    /// the first game past it.
+    #[arg(long, env = "KIBITZ_MAX_ANNOTATION_POSITIONS", default_value_t = 200_000)]
+    pub max_annotation_positions: usize,
+    /// Most games (readable or not) one body of `POST /v1/annotations` or `POST /v1/records` may hold: reading
+    /// stops at the first game past it.
+    #[arg(long, env = "KIBITZ_MAX_RECORD_GAMES", default_value_t = 10_000)]
+    pub max_record_games: usize,
     /// Longest an HTTP request may take, in seconds.
     #[arg(long, env = "KIBITZ_REQUEST_TIMEOUT_S", default_value_t = 120)]
     pub request_timeout_s: u64,
@@ -127,6 +135,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
         max_nodes: args.max_nodes.max(1),
         max_body_bytes: args.max_body_bytes,
         max_annotation_bytes: args.max_annotation_bytes,
+        max_annotation_positions: args.max_annotation_positions.max(1),
+        max_record_games: args.max_record_games.max(1),
         request_timeout: Duration::from_secs(args.request_timeout_s.max(1)),
         cors_origins: args.cors_origins.clone(),
         auth: args.auth,

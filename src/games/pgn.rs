@@ -14,7 +14,9 @@
 //! Everything is bounded: a token longer than [`MAX_TOKEN`] bytes, a comment longer than [`MAX_COMMENT`] or
 //! variations nested deeper than [`MAX_DEPTH`] fail the game they are in.
 
-use crate::game::{Game, GameRecord, NotationError, PlyNote, RecordError, Side};
+use crate::game::{
+    BudgetError, Game, GameRecord, NotationError, PlyNote, RecordBudget, RecordError, Records, Side, gather_records,
+};
 
 /// The longest move, symbol, tag name or tag value read (bytes).
 pub const MAX_TOKEN: usize = 1024;
@@ -64,6 +66,8 @@ pub struct RawGame {
     pub result: Option<String>,
     /// The first error in the game's text, if any.
     pub error: Option<Fault>,
+    /// The move tokens of the main line as written, `moves` and those a reader's limit left out of it.
+    pub moves_written: usize,
 }
 
 impl RawGame {
@@ -367,81 +371,127 @@ fn move_text(sym: &str) -> &str {
     rest.trim_end_matches(['!', '?'])
 }
 
-/// Split `text` into games. `results` are the result tokens of the dialect.
-pub fn read_games(text: &str, results: &[&str]) -> Vec<RawGame> {
-    let mut lexer = Lexer::new(text);
-    let mut games = Vec::new();
-    let mut cur: Option<Builder> = None;
-    while let Some((line, tok)) = lexer.next() {
-        // Comments and NAGs outside any game are dropped.
-        if cur.is_none() && matches!(tok, Tok::Comment | Tok::Nag) {
-            continue;
-        }
-        if let Tok::Tag(..) = tok
-            && cur.as_ref().is_some_and(|c| c.movetext || c.game.result.is_some())
-            && let Some(done) = cur.take()
-        {
-            games.push(done.finish(results));
-        }
-        let c = cur.get_or_insert_with(|| Builder::new(line));
-        match tok {
-            Tok::Tag(name, value) => c.game.tags.push(Tag { name, value, line }),
-            Tok::Error(f) => {
-                c.movetext = true;
-                c.fail(f);
+/// The games of `text`, one at a time. `results` are the result tokens of the dialect. A game keeps at most
+/// `max_moves` move tokens (it counts them all in [`RawGame::moves_written`]), so that one game of a huge text
+/// holds no more than its reader will accept.
+pub struct RawGames<'a> {
+    lexer: Lexer<'a>,
+    results: &'a [&'a str],
+    cur: Option<Builder>,
+    max_moves: usize,
+}
+
+impl<'a> RawGames<'a> {
+    pub fn new(text: &'a str, results: &'a [&'a str], max_moves: usize) -> Self {
+        RawGames { lexer: Lexer::new(text), results, cur: None, max_moves }
+    }
+}
+
+impl Iterator for RawGames<'_> {
+    type Item = RawGame;
+
+    fn next(&mut self) -> Option<RawGame> {
+        let results = self.results;
+        while let Some((line, tok)) = self.lexer.next() {
+            // Comments and NAGs outside any game are dropped.
+            if self.cur.is_none() && matches!(tok, Tok::Comment | Tok::Nag) {
+                continue;
             }
-            Tok::Comment | Tok::Nag => {}
-            _ if c.game.error.is_some() => {
-                // After an error: skip to a result token (or the next tag section).
-                if let Tok::Symbol(s) = tok
-                    && results.contains(&s)
+            if let Tok::Tag(name, value) = tok {
+                let tag = Tag { name, value, line };
+                // A tag after movetext or a result begins the next game.
+                if self.cur.as_ref().is_some_and(|c| c.movetext || c.game.result.is_some())
+                    && let Some(done) = self.cur.take()
                 {
-                    c.game.result = Some(s.to_string());
-                    c.depth = 0;
-                    if let Some(done) = cur.take() {
-                        games.push(done.finish(results));
+                    let mut next = Builder::new(line);
+                    next.game.tags.push(tag);
+                    self.cur = Some(next);
+                    return Some(done.finish(results));
+                }
+                self.cur.get_or_insert_with(|| Builder::new(line)).game.tags.push(tag);
+                continue;
+            }
+            let c = self.cur.get_or_insert_with(|| Builder::new(line));
+            match tok {
+                Tok::Tag(..) => {}
+                Tok::Error(f) => {
+                    c.movetext = true;
+                    c.fail(f);
+                }
+                Tok::Comment | Tok::Nag => {}
+                _ if c.game.error.is_some() => {
+                    // After an error: skip to a result token (or the next tag section).
+                    if let Tok::Symbol(s) = tok
+                        && results.contains(&s)
+                    {
+                        c.game.result = Some(s.to_string());
+                        c.depth = 0;
+                        if let Some(done) = self.cur.take() {
+                            return Some(done.finish(results));
+                        }
                     }
                 }
-            }
-            Tok::Open => {
-                c.movetext = true;
-                if c.depth == 0 {
-                    c.open_line = line;
-                }
-                c.depth += 1;
-                if c.depth > MAX_DEPTH {
-                    c.fail(fault(line, "(", format!("variations nested deeper than {MAX_DEPTH}")));
-                }
-            }
-            Tok::Close => {
-                c.movetext = true;
-                if c.depth == 0 {
-                    c.fail(fault(line, ")", "`)` without `(`"));
-                } else {
-                    c.depth -= 1;
-                }
-            }
-            Tok::Symbol(_) if c.depth > 0 => {}
-            Tok::Symbol(s) => {
-                c.movetext = true;
-                if results.contains(&s) {
-                    c.game.result = Some(s.to_string());
-                    if let Some(done) = cur.take() {
-                        games.push(done.finish(results));
+                Tok::Open => {
+                    c.movetext = true;
+                    if c.depth == 0 {
+                        c.open_line = line;
                     }
-                    continue;
+                    c.depth += 1;
+                    if c.depth > MAX_DEPTH {
+                        c.fail(fault(line, "(", format!("variations nested deeper than {MAX_DEPTH}")));
+                    }
                 }
-                let m = move_text(s);
-                if !m.is_empty() && !m.bytes().all(|c| c == b'.') {
-                    c.game.moves.push(MoveToken { text: m.to_string(), line });
+                Tok::Close => {
+                    c.movetext = true;
+                    if c.depth == 0 {
+                        c.fail(fault(line, ")", "`)` without `(`"));
+                    } else {
+                        c.depth -= 1;
+                    }
+                }
+                Tok::Symbol(_) if c.depth > 0 => {}
+                Tok::Symbol(s) => {
+                    c.movetext = true;
+                    if results.contains(&s) {
+                        c.game.result = Some(s.to_string());
+                        if let Some(done) = self.cur.take() {
+                            return Some(done.finish(results));
+                        }
+                        continue;
+                    }
+                    let m = move_text(s);
+                    if !m.is_empty() && !m.bytes().all(|c| c == b'.') {
+                        c.game.moves_written += 1;
+                        if c.game.moves.len() < self.max_moves {
+                            c.game.moves.push(MoveToken { text: m.to_string(), line });
+                        }
+                    }
                 }
             }
         }
+        self.cur.take().map(|done| done.finish(results))
     }
-    if let Some(done) = cur {
-        games.push(done.finish(results));
-    }
-    games
+}
+
+/// Split `text` into games, all of them (tests and small texts; readers of outside text use [`read_records`]).
+pub fn read_games(text: &str, results: &[&str]) -> Vec<RawGame> {
+    RawGames::new(text, results, usize::MAX).collect()
+}
+
+/// Read the games of a PGN-family `text` under `budget`, each made a record by `one` (its index in the text
+/// and the game as read), stopping at the first game over the budget.
+pub fn read_records<G: Game>(
+    text: &str,
+    results: &[&str],
+    budget: &mut RecordBudget,
+    one: impl Fn(usize, RawGame) -> Result<GameRecord<G>, RecordError>,
+) -> Result<Records<G>, BudgetError> {
+    let one = &one;
+    let max_moves = usize::try_from(budget.positions_left()).unwrap_or(usize::MAX);
+    let games = RawGames::new(text, results, max_moves)
+        .enumerate()
+        .map(|(index, raw)| (raw.line, raw.moves_written as u64, move || one(index, raw)));
+    gather_records(games, budget)
 }
 
 // ---------------------------------------------------------------- playing the moves
@@ -658,8 +708,9 @@ pub fn export_tags(tags: &[(String, String)]) -> Vec<(String, String)> {
 pub fn parse_pdn<G: Game>(
     text: &str,
     game_type: &str,
+    budget: &mut RecordBudget,
     parse: impl Fn(&G, &str) -> Result<G::Move, NotationError> + Copy,
-) -> Vec<Result<GameRecord<G>, RecordError>> {
+) -> Result<Records<G>, BudgetError> {
     let one = |index: usize, raw: RawGame| -> Result<GameRecord<G>, RecordError> {
         if let Some(f) = raw.error.clone() {
             return Err(RawGame::error_at(index, f));
@@ -680,7 +731,7 @@ pub fn parse_pdn<G: Game>(
         };
         build_record(index, raw, start, 1, parse)
     };
-    read_games(text, PDN_RESULTS).into_iter().enumerate().map(|(i, raw)| one(i, raw)).collect()
+    read_records(text, PDN_RESULTS, budget, one)
 }
 
 /// Write an annotated PDN game: the record's tags (a `FEN` tag for a set-up position, an `Annotator` tag
@@ -815,6 +866,82 @@ mod tests {
                 (0..len).map(|i| alphabet[((x >> (i % 8 * 8)) as usize + i * 7) % alphabet.len()]).collect();
             let _ = read_games(&text, PDN_RESULTS);
         }
+    }
+
+    #[test]
+    fn a_game_keeps_no_more_moves_than_its_reader_takes() {
+        let text = format!("[Event \"x\"]\n1. {} *\n[Event \"y\"]\n1. e4 *", "e4 e5 Nf3 Nf6 ".repeat(1000));
+        let games: Vec<RawGame> = RawGames::new(&text, PGN_RESULTS, 5).collect();
+        assert_eq!(games.len(), 2);
+        assert_eq!((games[0].moves.len(), games[0].moves_written), (5, 4000));
+        assert_eq!((games[1].moves.len(), games[1].moves_written, games[1].line), (1, 1, 3));
+    }
+
+    #[test]
+    fn gathering_stops_at_the_first_game_over_the_budget() {
+        use crate::game::{GameRecord, gather_records};
+        use crate::games::chess::Chess;
+        use std::cell::Cell;
+        let (pulled, read) = (Cell::new(0), Cell::new(0));
+        let games = (0..10).map(|i| {
+            pulled.set(pulled.get() + 1);
+            let read = &read;
+            (i * 2 + 1, 0, move || {
+                read.set(read.get() + 1);
+                Ok(GameRecord {
+                    tags: Vec::new(),
+                    start: Chess::start(),
+                    moves: Vec::new(),
+                    result: None,
+                    line: i * 2 + 1,
+                })
+            })
+        });
+        let e = gather_records::<Chess, _>(games, &mut RecordBudget::new(3, 100)).expect_err("over budget");
+        assert_eq!(e, BudgetError::TooManyGames { max: 3, game: 4, line: 7 });
+        // The fourth game was looked at and refused, unread; the fifth and later were never looked at.
+        assert_eq!((pulled.get(), read.get()), (4, 3));
+
+        // A game whose moves as written are more than the positions left is refused before it is read.
+        let (pulled, read) = (Cell::new(0), Cell::new(0));
+        let games = (0..10).map(|i| {
+            pulled.set(pulled.get() + 1);
+            let read = &read;
+            (i + 1, if i == 1 { 1_000 } else { 0 }, move || {
+                read.set(read.get() + 1);
+                Ok(GameRecord { tags: Vec::new(), start: Chess::start(), moves: Vec::new(), result: None, line: i + 1 })
+            })
+        });
+        let e = gather_records::<Chess, _>(games, &mut RecordBudget::new(10, 100)).expect_err("over budget");
+        assert_eq!(e, BudgetError::TooManyPositions { max: 100, game: 2, line: 2 });
+        assert_eq!((pulled.get(), read.get()), (2, 1));
+    }
+
+    #[test]
+    fn reading_stops_before_the_games_past_the_budget_are_played() {
+        use crate::game::{BudgetError, RecordBudget};
+        use crate::games::draughts::Draughts;
+        use std::cell::Cell;
+        // Ten games; the fifth has a move that cannot be read. Each move read is counted.
+        let good = "[Event \"x\"]\n1. 32-28 19-23 *\n";
+        let text: String = (0..10).map(|i| if i == 4 { "[Event \"x\"]\n1. 32-28 99-98 *\n" } else { good }).collect();
+        let played = Cell::new(0);
+        let parse = |g: &Draughts, t: &str| {
+            played.set(played.get() + 1);
+            g.parse_pdn_move(t)
+        };
+        let all = parse_pdn(&text, "20", &mut RecordBudget::new(10, 100), parse).expect("within budget");
+        assert_eq!((all.len(), all.iter().filter(|r| r.is_err()).count(), played.get()), (10, 1, 20));
+        played.set(0);
+        let e = parse_pdn(&text, "20", &mut RecordBudget::new(3, 100), parse).expect_err("over budget");
+        assert_eq!(e, BudgetError::TooManyGames { max: 3, game: 4, line: 7 });
+        // Three games of two moves: nothing after them was played.
+        assert_eq!(played.get(), 6);
+        // A game with more moves than the positions left is not played at all.
+        played.set(0);
+        let e = parse_pdn(&text, "20", &mut RecordBudget::new(10, 7), parse).expect_err("over budget");
+        assert_eq!(e, BudgetError::TooManyPositions { max: 7, game: 3, line: 5 });
+        assert_eq!(played.get(), 4);
     }
 
     #[test]

@@ -582,6 +582,7 @@ pub(super) struct ApiLimits {
     max_body_bytes: usize,
     max_annotation_bytes: usize,
     max_annotation_positions: usize,
+    max_record_games: usize,
     request_timeout_s: f64,
 }
 
@@ -604,6 +605,7 @@ impl ApiLimits {
             max_body_bytes: c.max_body_bytes,
             max_annotation_bytes: c.max_annotation_bytes,
             max_annotation_positions: state.annotator.config().max_positions,
+            max_record_games: c.max_record_games,
             request_timeout_s: c.request_timeout.as_secs_f64(),
         }
     }

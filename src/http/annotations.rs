@@ -18,14 +18,16 @@ use super::problem::Problem;
 use crate::access::{CHEAP, LimitStatus, annotation_cost, utc_day};
 use crate::analysis::{AnalysisError, Clamped, EngineChoice};
 use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
-use crate::game::{Game, GameRecord, RecordError};
+use crate::game::{Game, RecordBudget, Records};
 use crate::games::GameKind;
 use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
 use crate::with_game;
 
-/// Submissions read (parsed) at once, over the whole server: reading a collection holds all of its games, so
-/// concurrent large submissions wait their turn instead of multiplying the memory they take.
-static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+/// Submissions read (parsed) at once, over the whole server. Reading stops at the submission's budget of games
+/// and positions (`--max-record-games`, `--max-annotation-positions`), so each reader holds a bounded amount;
+/// a few may read at once (BENCHMARKS.md, "Hostile load": four 11 MB bodies read together stay far under
+/// 500 MB), the others wait their turn.
+static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 
 /// Longest a job id may be (ids are UUIDs, 36 characters; older ones 32 hex digits).
 const MAX_ID: usize = 64;
@@ -75,12 +77,10 @@ struct Accepted {
     clamped: Vec<Clamped>,
 }
 
-type Records<G> = Vec<Result<GameRecord<G>, RecordError>>;
-
-/// Read every game of a submission, numbering the games across the texts of `games`. The positions are
-/// counted text by text: past `max_positions` the submission is refused before the rest is read and before
-/// anything is prepared for the store.
-fn read_records<G: Game>(req: &AnnotationRequest, max_positions: usize) -> Result<Records<G>, Problem> {
+/// Read every game of a submission, numbering the games across the texts of `games`, under one budget of
+/// games and positions for the whole submission: reading stops at the first game over it, before the rest is
+/// read and before anything is prepared for the store.
+fn read_records<G: Game>(req: &AnnotationRequest, mut budget: RecordBudget) -> Result<Records<G>, Problem> {
     let format = req.format.as_deref();
     let texts: Vec<(&str, &str)> = match (&req.text, &req.games) {
         (Some(text), None) => vec![("text", text.as_str())],
@@ -89,15 +89,9 @@ fn read_records<G: Game>(req: &AnnotationRequest, max_positions: usize) -> Resul
         (None, None) => return Err(Problem::invalid("text", "give the games to annotate in `text` or `games`")),
     };
     let mut all = Vec::new();
-    let mut positions = 0u64;
     for (i, (field, text)) in texts.into_iter().enumerate() {
         let field = if field == "games" { format!("games[{i}]") } else { field.to_string() };
-        let records = G::parse_records(text, format).map_err(|e| Problem::notation(&field, &e))?;
-        positions += records.iter().flatten().map(|r| r.moves.len() as u64 + 1).sum::<u64>();
-        if positions > max_positions as u64 {
-            let e = crate::annotate::SubmitError::TooManyPositions { positions, max: max_positions };
-            return Err(Problem::invalid(&field, e.to_string()));
-        }
+        let records = G::parse_records(text, format, &mut budget).map_err(|e| Problem::records(&field, &e))?;
         for record in records {
             let index = all.len();
             all.push(record.map_err(|mut e| {
@@ -175,9 +169,9 @@ async fn create<G: Game>(
         EngineChoice::Own => settings,
         EngineChoice::External(e) => Settings { engine: Some(e.name.clone()), ..settings },
     };
-    let max_positions = state.annotator.config().max_positions;
+    let budget = RecordBudget::new(state.config.max_record_games, state.annotator.config().max_positions as u64);
     let _reading = READING.acquire().await.map_err(|_| Problem::unavailable("the server is shutting down"))?;
-    let records = tokio::task::spawn_blocking(move || read_records::<G>(&req, max_positions))
+    let records = tokio::task::spawn_blocking(move || read_records::<G>(&req, budget))
         .await
         .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
     let positions: u64 = records.iter().flatten().map(|r| r.moves.len() as u64 + 1).sum();

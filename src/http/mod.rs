@@ -65,6 +65,10 @@ pub struct ApiConfig {
     pub max_ws_analyses: usize,
     /// Largest body of `POST /v1/annotations` (game collections), in bytes.
     pub max_annotation_bytes: usize,
+    /// Most positions one annotation submission may hold; `POST /v1/records` reads no more in one body.
+    pub max_annotation_positions: usize,
+    /// Most games (readable or not) one body of `POST /v1/annotations` or `POST /v1/records` may hold.
+    pub max_record_games: usize,
     /// Whether requests need an API key.
     pub auth: AuthMode,
     /// The token bucket of each address for requests without a key (a zero rate: no limit).
@@ -89,6 +93,8 @@ impl Default for ApiConfig {
             cors_origins: Vec::new(),
             max_ws_analyses: 8,
             max_annotation_bytes: 16 << 20,
+            max_annotation_positions: 200_000,
+            max_record_games: 10_000,
             auth: AuthMode::Off,
             anonymous_rate: Rate { rate: 0.0, burst: 0 },
             max_ws_per_address: 16,
@@ -126,6 +132,7 @@ impl AppState {
         let analysis = Analysis::with_engines(pool, Some(store.clone()), engines);
         let lease = config.job_lease.max(Duration::from_millis(300));
         let annotator_config = AnnotatorConfig {
+            max_positions: config.max_annotation_positions.max(1),
             lease,
             // Jobs whose server died are looked for a few times per lease.
             poll: (lease / 3).min(crate::annotate::DEFAULT_POLL),

@@ -525,7 +525,8 @@ pub fn document() -> Value {
                         "max_moves": { "type": "integer" },
                         "max_body_bytes": { "type": "integer", "description": "Largest request body, annotation submissions aside." },
                         "max_annotation_bytes": { "type": "integer", "description": "Largest body of `POST /v1/annotations`." },
-                        "max_annotation_positions": { "type": "integer", "description": "Most positions one annotation submission may hold." },
+                        "max_annotation_positions": { "type": "integer", "description": "Most positions one annotation submission may hold (`POST /v1/records` reads no more in one body); reading stops at the first game past it." },
+                        "max_record_games": { "type": "integer", "description": "Most games, readable or not, one body of `POST /v1/annotations` or `POST /v1/records` may hold; reading stops at the first game past it." },
                         "request_timeout_s": { "type": "number", "description": "Longest an HTTP request may take; a search still running then answers with what it has (`stopped`)." } } }
                 }
             },

@@ -70,6 +70,15 @@ impl Problem {
         p
     }
 
+    /// A text of game records that was not read: an unknown format (naming it), or more games or positions
+    /// than the server reads in one body (naming the limit).
+    pub fn records(field: &str, e: &crate::game::ReadError) -> Self {
+        match e {
+            crate::game::ReadError::Notation(e) => Problem::notation(field, e),
+            crate::game::ReadError::Budget(e) => Problem::invalid(field, format!("{field}: {e}")),
+        }
+    }
+
     /// A body that is not the JSON the endpoint takes (400).
     pub fn bad_request(detail: impl Into<String>) -> Self {
         Problem::new(StatusCode::BAD_REQUEST, "bad-request", "Malformed request", detail)

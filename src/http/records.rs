@@ -15,7 +15,7 @@ use super::analysis::{check_format, game_kind};
 use super::extract::ApiJson;
 use super::problem::Problem;
 use crate::annotate::{ErrorJson, SubmitError};
-use crate::game::Game;
+use crate::game::{Game, RecordBudget};
 use crate::with_game;
 
 #[derive(Debug, Deserialize)]
@@ -53,12 +53,13 @@ struct RecordsResponse {
     errors: Vec<ErrorJson>,
 }
 
-fn read<G: Game>(req: &RecordsRequest) -> Result<RecordsResponse, Problem> {
+fn read<G: Game>(req: &RecordsRequest, mut budget: RecordBudget) -> Result<RecordsResponse, Problem> {
     if G::RECORD_FORMATS.is_empty() {
         return Err(Problem::invalid("game", format!("{} has no game record format yet", G::NAME)));
     }
     check_format("format", req.format.as_deref(), G::RECORD_FORMATS)?;
-    let records = G::parse_records(&req.text, req.format.as_deref()).map_err(|e| Problem::notation("text", &e))?;
+    let records =
+        G::parse_records(&req.text, req.format.as_deref(), &mut budget).map_err(|e| Problem::records("text", &e))?;
     let mut games = Vec::new();
     let mut errors = Vec::new();
     let mut first_error = None;
@@ -99,13 +100,15 @@ fn read<G: Game>(req: &RecordsRequest) -> Result<RecordsResponse, Problem> {
     Ok(RecordsResponse { game: G::NAME, games, errors })
 }
 
-pub(super) async fn records(State(_state): State<AppState>, ApiJson(req): ApiJson<RecordsRequest>) -> Response {
+pub(super) async fn records(State(state): State<AppState>, ApiJson(req): ApiJson<RecordsRequest>) -> Response {
     let kind = match game_kind(&req.game) {
         Ok(kind) => kind,
         Err(p) => return p.into_response(),
     };
     // Reading a collection is CPU work: off the async workers.
-    let result = tokio::task::spawn_blocking(move || with_game!(kind, G => read::<G>(&req)))
+    // As many games and positions as an annotation submission: reading stops at the first game past them.
+    let budget = RecordBudget::new(state.config.max_record_games, state.annotator.config().max_positions as u64);
+    let result = tokio::task::spawn_blocking(move || with_game!(kind, G => read::<G>(&req, budget)))
         .await
         .unwrap_or_else(|e| Err(Problem::internal(format!("reading the records failed: {e}"))));
     match result {

@@ -237,7 +237,9 @@ impl<G: Game> PlayedGame<G> {
             format!("{head}{}\n", end.format_position(None).unwrap_or_default()),
             format!("{head}{start}\n{}\n", moves.join(" ")),
         ];
-        let reads_back = |text: &str| match G::parse_records(text, None) {
+        // One game of these moves: a text that reads as more is not this game.
+        let budget = crate::game::RecordBudget::new(1, self.moves.len() as u64 + 1);
+        let reads_back = |text: &str| match G::parse_records(text, None, &mut { budget }) {
             Ok(games) => matches!(games.as_slice(), [Ok(r)]
                 if r.moves == self.moves && r.start.position_key() == self.root.position_key()),
             Err(_) => false,

@@ -62,7 +62,7 @@ fn a_short_game<G: Game>() {
     let text = game.record_text("A", "B");
     assert!(text.contains("kibitz match: A vs B"), "{}: {text}", G::NAME);
     if !G::RECORD_FORMATS.is_empty() {
-        let records = G::parse_records(&text, None).unwrap();
+        let records = G::parse_records(&text, None, &mut crate::game::RecordBudget::new(10_000, 1_000_000)).unwrap();
         let record = records[0].as_ref().unwrap_or_else(|e| panic!("{}: {e}\n{text}", G::NAME));
         assert_eq!(record.moves, game.moves, "{}: {text}", G::NAME);
     }

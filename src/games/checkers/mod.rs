@@ -15,7 +15,9 @@ mod record;
 pub use board::Move;
 use board::{BOARD, Board, CROWN_ROW};
 
-use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
+use crate::game::{
+    Game, GameEnd, GameRecord, NotationError, PlyNote, ReadError, RecordBudget, Records, RepetitionHistory, Side,
+};
 
 /// Plies without a capture or a man's move that draw the game (40 moves by each side).
 pub const FORTY_MOVE_PLIES: u32 = 80;
@@ -331,11 +333,8 @@ impl Game for Checkers {
     const RECORD_FORMATS: &'static [&'static str] = &["pdn"];
     const EXPORT_FORMAT: Option<&'static str> = Some("pdn");
 
-    fn parse_records(
-        text: &str,
-        format: Option<&str>,
-    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
-        record::parse(text, format)
+    fn parse_records(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Self>, ReadError> {
+        record::parse(text, format, budget)
     }
 
     fn export_record(record: &GameRecord<Self>, notes: &[PlyNote<Move>]) -> Option<String> {

@@ -1,17 +1,14 @@
 //! English checkers game records: PDN collections (`GameType "21"`), and the annotated PDN export.
 
 use super::{Checkers, Move};
-use crate::game::{GameRecord, NotationError, PlyNote, RecordError};
+use crate::game::{GameRecord, NotationError, PlyNote, ReadError, RecordBudget, Records};
 use crate::games::pgn;
 
 /// Read a PDN collection.
-pub fn parse(
-    text: &str,
-    format: Option<&str>,
-) -> Result<Vec<Result<GameRecord<Checkers>, RecordError>>, NotationError> {
+pub fn parse(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Checkers>, ReadError> {
     match format {
-        None | Some("pdn") => Ok(pgn::parse_pdn(text, "21", |g: &Checkers, t| g.parse_move_text(t))),
-        Some(f) => Err(NotationError::new(f, "unknown record format (known: pdn)")),
+        None | Some("pdn") => Ok(pgn::parse_pdn(text, "21", budget, |g: &Checkers, t| g.parse_move_text(t))?),
+        Some(f) => Err(NotationError::new(f, "unknown record format (known: pdn)").into()),
     }
 }
 

@@ -305,7 +305,7 @@ mod records {
     const PDN: &str = include_str!("../../../tests/data/records/checkers.pdn");
 
     fn parse(text: &str) -> Vec<Result<GameRecord<Checkers>, RecordError>> {
-        Checkers::parse_records(text, None).unwrap()
+        Checkers::parse_records(text, None, &mut crate::game::RecordBudget::new(10_000, 1_000_000)).unwrap()
     }
 
     fn round_trip(rec: &GameRecord<Checkers>) {
@@ -367,7 +367,14 @@ mod records {
         let e = games[2].as_ref().unwrap_err();
         assert_eq!(e.line, 6);
         assert_eq!(games[3].as_ref().unwrap().moves.len(), 1);
-        assert!(Checkers::parse_records("", Some("guide")).is_err());
+        assert!(Checkers::parse_records("", Some("guide"), &mut crate::game::RecordBudget::new(10_000, 1_000_000)).is_err());
+    }
+
+    #[test]
+    fn reading_stops_at_the_budget() {
+        let good = "[Event \"x\"]\n1. 11-15 23-19 2. 8-11 22-17 *\n";
+        let bad = "[Event \"x\"]\n1. 11-15 23-19 2. 8-11 22-11 *\n";
+        crate::game::budget_check::check::<Checkers>("pdn", good, bad, 4, "\n");
     }
 }
 

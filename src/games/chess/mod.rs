@@ -20,7 +20,9 @@ pub use eval::{
     evaluate_with, see, trace,
 };
 
-use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
+use crate::game::{
+    Game, GameEnd, GameRecord, NotationError, PlyNote, ReadError, RecordBudget, Records, RepetitionHistory, Side,
+};
 
 /// Plies without a capture or a pawn move that draw the game (the 50-move rule).
 pub const FIFTY_MOVE_PLIES: u8 = 100;
@@ -411,11 +413,8 @@ impl Game for Chess {
     const RECORD_FORMATS: &'static [&'static str] = &["pgn"];
     const EXPORT_FORMAT: Option<&'static str> = Some("pgn");
 
-    fn parse_records(
-        text: &str,
-        format: Option<&str>,
-    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
-        record::parse(text, format)
+    fn parse_records(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Self>, ReadError> {
+        record::parse(text, format, budget)
     }
 
     fn export_record(record: &GameRecord<Self>, notes: &[PlyNote<Move>]) -> Option<String> {

@@ -2,7 +2,7 @@
 //! `Variant` tag), and the annotated PGN export.
 
 use super::Chess;
-use crate::game::{Game, GameRecord, NotationError, PlyNote, RecordError};
+use crate::game::{Game, GameRecord, NotationError, PlyNote, ReadError, RecordBudget, RecordError, Records};
 use crate::games::pgn;
 
 /// `Variant` tag values this module plays: standard chess (lichess writes `From Position` for a game from a
@@ -25,12 +25,12 @@ const ROSTER: [(&str, &str); 6] =
     [("Event", "?"), ("Site", "?"), ("Date", "????.??.??"), ("Round", "?"), ("White", "?"), ("Black", "?")];
 
 /// Read a PGN collection.
-pub fn parse(text: &str, format: Option<&str>) -> Result<Vec<Result<GameRecord<Chess>, RecordError>>, NotationError> {
+pub fn parse(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Chess>, ReadError> {
     match format {
         None | Some("pgn") => {}
-        Some(f) => return Err(NotationError::new(f, "unknown record format (known: pgn)")),
+        Some(f) => return Err(NotationError::new(f, "unknown record format (known: pgn)").into()),
     }
-    Ok(pgn::read_games(text, pgn::PGN_RESULTS).into_iter().enumerate().map(|(i, raw)| game(i, raw)).collect())
+    Ok(pgn::read_records(text, pgn::PGN_RESULTS, budget, game)?)
 }
 
 fn game(index: usize, raw: pgn::RawGame) -> Result<GameRecord<Chess>, RecordError> {

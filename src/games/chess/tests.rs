@@ -369,7 +369,7 @@ mod records {
     const COLLECTION: &str = include_str!("../../../tests/data/records/chess_collection.pgn");
 
     fn parse(text: &str) -> Vec<Result<GameRecord<Chess>, RecordError>> {
-        Chess::parse_records(text, None).unwrap()
+        Chess::parse_records(text, None, &mut crate::game::RecordBudget::new(10_000, 1_000_000)).unwrap()
     }
 
     fn same(a: &GameRecord<Chess>, b: &GameRecord<Chess>) {
@@ -422,7 +422,7 @@ mod records {
         assert_eq!((e.index, e.line, e.token.as_str()), (4, 15, "{"));
         assert_eq!(games[5].as_ref().unwrap().moves.len(), 1);
         assert_eq!(e.to_string(), "game 5 (line 15): unterminated comment: `{`");
-        assert!(Chess::parse_records("", Some("pdn")).is_err());
+        assert!(Chess::parse_records("", Some("pdn"), &mut crate::game::RecordBudget::new(10_000, 1_000_000)).is_err());
         assert!(parse("").is_empty());
     }
 
@@ -474,6 +474,13 @@ mod records {
         let ruy = parse(COLLECTION).into_iter().nth(1).unwrap().unwrap();
         let text = Chess::export_record(&ruy, &[]).unwrap();
         assert!(text.contains("\n3... a6 4. Ba4"), "{text}");
+    }
+
+    #[test]
+    fn reading_stops_at_the_budget() {
+        let good = "[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n";
+        let bad = "[Event \"x\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n";
+        crate::game::budget_check::check::<Chess>("pgn", good, bad, 4, "\n");
     }
 }
 

@@ -22,7 +22,9 @@ mod record;
 use board::{BLACK, BOARD, Board, WHITE};
 pub use board::{CapturePath, Move};
 
-use crate::game::{Game, GameEnd, GameRecord, NotationError, PlyNote, RecordError, RepetitionHistory, Side};
+use crate::game::{
+    Game, GameEnd, GameRecord, NotationError, PlyNote, ReadError, RecordBudget, Records, RepetitionHistory, Side,
+};
 
 pub use patterns::{
     CONFIGS as PATTERN_CONFIGS, FULL as PATTERN_FULL, REGIONS as PATTERN_REGIONS, STORED as PATTERN_STORED,
@@ -478,11 +480,8 @@ impl Game for Draughts {
     const RECORD_FORMATS: &'static [&'static str] = &["pdn", "guide"];
     const EXPORT_FORMAT: Option<&'static str> = Some("pdn");
 
-    fn parse_records(
-        text: &str,
-        format: Option<&str>,
-    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
-        record::parse(text, format)
+    fn parse_records(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Self>, ReadError> {
+        record::parse(text, format, budget)
     }
 
     fn export_record(record: &GameRecord<Self>, notes: &[PlyNote<Move>]) -> Option<String> {

@@ -429,7 +429,7 @@ mod records {
     const GUIDE: &str = include_str!("../../../tests/data/records/draughts_guide.txt");
 
     fn parse(text: &str, format: Option<&str>) -> Vec<Result<GameRecord<Draughts>, RecordError>> {
-        Draughts::parse_records(text, format).unwrap()
+        Draughts::parse_records(text, format, &mut crate::game::RecordBudget::new(10_000, 1_000_000)).unwrap()
     }
 
     fn notes_for(rec: &GameRecord<Draughts>) -> Vec<PlyNote<super::Move>> {
@@ -526,7 +526,22 @@ mod records {
         assert_eq!((e.index, e.line, e.token.as_str()), (1, 4, "28 23 0"));
         assert!(e.message.contains("move 2") && e.message.contains("illegal in this position"), "{e}");
         assert!(games[2].as_ref().unwrap().moves.is_empty());
-        assert_eq!(Draughts::parse_records("", Some("sgf")).unwrap_err().token, "sgf");
+        let e = Draughts::parse_records("", Some("sgf"), &mut crate::game::RecordBudget::new(10, 100)).unwrap_err();
+        assert!(matches!(e, crate::game::ReadError::Notation(ref e) if e.token == "sgf"), "{e:?}");
+    }
+
+    #[test]
+    fn reading_stops_at_the_budget() {
+        use crate::game::budget_check::check;
+        let good = "[Event \"x\"]\n1. 32-28 19-23 2. 28x19 14x23 *\n";
+        let bad = "[Event \"x\"]\n1. 32-28 19-23 2. 31-27 14x23 *\n";
+        check::<Draughts>("pdn", good, bad, 4, "\n");
+        // The same game as a GUIDE game string; the bad one does not take.
+        let rec = parse(good, Some("pdn")).remove(0).unwrap();
+        let good = format!("{}\n", Draughts::format_guide_game(&rec.start, &rec.moves));
+        let bad = good.replace("m 28 19 1 23", "m 31 27 0");
+        assert_ne!(good, bad);
+        check::<Draughts>("guide", &good, &bad, 4, "");
     }
 }
 

@@ -21,7 +21,9 @@ pub use board::{Board, Bug, GameType, Move, piece_name};
 use board::{NO_PIECE, Undo};
 pub use eval::Evaluation;
 
-use crate::game::{Game, GameEnd, GameRecord, NotationError, RecordError, RepetitionHistory, Side};
+use crate::game::{
+    Game, GameEnd, NotationError, ReadError, RecordBudget, Records, RepetitionHistory, Side,
+};
 
 /// Why a MoveString was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -331,11 +333,8 @@ impl Game for Hive {
 
     const RECORD_FORMATS: &'static [&'static str] = &["gamestring"];
 
-    fn parse_records(
-        text: &str,
-        format: Option<&str>,
-    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
-        record::parse(text, format)
+    fn parse_records(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Self>, ReadError> {
+        record::parse(text, format, budget)
     }
 
     fn parse_position(text: &str, format: Option<&str>) -> Result<Self, NotationError> {

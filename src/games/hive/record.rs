@@ -2,16 +2,21 @@
 //! annotated export: Hive has no common annotated format.
 
 use super::{Hive, notation};
-use crate::game::{GameRecord, NotationError, RecordError};
+use crate::game::{GameRecord, NotationError, ReadError, RecordBudget, RecordError, Records, gather_records};
 
 /// Read GameStrings, one a line.
-pub fn parse(text: &str, format: Option<&str>) -> Result<Vec<Result<GameRecord<Hive>, RecordError>>, NotationError> {
+pub fn parse(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Hive>, ReadError> {
     match format {
         None | Some("gamestring") => {}
-        Some(f) => return Err(NotationError::new(f, "unknown record format (known: gamestring)")),
+        Some(f) => return Err(NotationError::new(f, "unknown record format (known: gamestring)").into()),
     }
     let lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    Ok(lines.enumerate().map(|(index, (n, line))| game(index, n + 1, line)).collect())
+    let games = lines.enumerate().map(|(index, (n, line))| {
+        // The moves are the fields after GameType;GameState;Turn.
+        let written = line.bytes().filter(|&b| b == b';').count().saturating_sub(2) as u64;
+        (n + 1, written, move || game(index, n + 1, line))
+    });
+    Ok(gather_records(games, budget)?)
 }
 
 fn game(index: usize, line: usize, text: &str) -> Result<GameRecord<Hive>, RecordError> {

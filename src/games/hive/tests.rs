@@ -444,7 +444,7 @@ mod records {
 
     #[test]
     fn fixture_reads() {
-        let games = Hive::parse_records(FIXTURE, None).unwrap();
+        let games = Hive::parse_records(FIXTURE, None, &mut crate::game::RecordBudget::new(10_000, 1_000_000)).unwrap();
         assert_eq!(games.len(), 2);
         for g in &games {
             let rec = g.as_ref().unwrap();
@@ -466,7 +466,7 @@ mod records {
         let text = "# two good, two bad\nBase;InProgress;White[2];wS1;bS1 wS1-\n\n\
                     Base;InProgress;Black[2];wS1;bS1 wS1-;wQ bS1-\n\
                     Base+Q;NotStarted;White[1]\nBase+MLP;WhiteWins;Black[1];wQ\nBase+M\n";
-        let games = Hive::parse_records(text, Some("gamestring")).unwrap();
+        let games = Hive::parse_records(text, Some("gamestring"), &mut crate::game::RecordBudget::new(10_000, 1_000_000)).unwrap();
         assert_eq!(games.len(), 5);
         let a = games[0].as_ref().unwrap();
         assert_eq!((a.line, a.moves.len(), a.result.as_deref()), (2, 2, None));
@@ -479,7 +479,14 @@ mod records {
         assert_eq!(e.line, 6);
         assert!(e.to_string().starts_with("game 4 (line 6): "), "{e}");
         assert!(games[4].as_ref().unwrap().moves.is_empty());
-        assert!(Hive::parse_records(text, Some("pgn")).is_err());
+        assert!(Hive::parse_records(text, Some("pgn"), &mut crate::game::RecordBudget::new(10_000, 1_000_000)).is_err());
+    }
+
+    #[test]
+    fn reading_stops_at_the_budget() {
+        let good = "Base;InProgress;White[2];wS1;bS1 wS1-\n";
+        let bad = "Base;InProgress;Black[2];wS1;bS1 wS1-;wQ bS1-\n";
+        crate::game::budget_check::check::<Hive>("gamestring", good, bad, 2, "");
     }
 }
 

@@ -22,7 +22,9 @@ pub use board::Move;
 use board::{BLACK, Board, CANNON, CELLS, CHARIOT, HORSE, RED, SLOT_RANGE};
 pub use notation::Letters;
 
-use crate::game::{Game, GameEnd, GameRecord, NotationError, RecordError, RepetitionHistory, Side};
+use crate::game::{
+    Game, GameEnd, NotationError, ReadError, RecordBudget, Records, RepetitionHistory, Side,
+};
 
 /// Plies without a capture that draw the game (60 moves by each side).
 pub const NO_CAPTURE_PLIES: u32 = 120;
@@ -401,11 +403,8 @@ impl Game for Xiangqi {
 
     const RECORD_FORMATS: &'static [&'static str] = &["pgn", "moves"];
 
-    fn parse_records(
-        text: &str,
-        format: Option<&str>,
-    ) -> Result<Vec<Result<GameRecord<Self>, RecordError>>, NotationError> {
-        record::parse(text, format)
+    fn parse_records(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Self>, ReadError> {
+        record::parse(text, format, budget)
     }
 
     fn parse_position(text: &str, format: Option<&str>) -> Result<Self, NotationError> {

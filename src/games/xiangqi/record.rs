@@ -3,12 +3,14 @@
 //! no FEN line starts from the start position). No annotated export: xiangqi has no common one.
 
 use super::{Move, Xiangqi, notation};
-use crate::game::{Game, GameRecord, NotationError, RecordError};
+use crate::game::{
+    BudgetError, Game, GameRecord, NotationError, ReadError, RecordBudget, RecordError, Records, gather_records,
+};
 use crate::games::pgn::{self, MoveToken, RawGame};
 
 /// Read a record; `None` picks `pgn` when the text starts with a tag pair or numbers its moves (`1.`),
 /// else `moves`.
-pub fn parse(text: &str, format: Option<&str>) -> Result<Vec<Result<GameRecord<Xiangqi>, RecordError>>, NotationError> {
+pub fn parse(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Result<Records<Xiangqi>, ReadError> {
     let format = match format {
         Some(f) => f,
         None => {
@@ -23,9 +25,9 @@ pub fn parse(text: &str, format: Option<&str>) -> Result<Vec<Result<GameRecord<X
         }
     };
     match format {
-        "pgn" => Ok(parse_pgn(text)),
-        "moves" => Ok(parse_moves(text)),
-        f => Err(NotationError::new(f, "unknown record format (known: pgn, moves)")),
+        "pgn" => Ok(parse_pgn(text, budget)?),
+        "moves" => Ok(parse_moves(text, budget)?),
+        f => Err(NotationError::new(f, "unknown record format (known: pgn, moves)").into()),
     }
 }
 
@@ -42,7 +44,7 @@ fn parse_move(g: &Xiangqi, text: &str) -> Result<Move, NotationError> {
     })
 }
 
-fn parse_pgn(text: &str) -> Vec<Result<GameRecord<Xiangqi>, RecordError>> {
+fn parse_pgn(text: &str, budget: &mut RecordBudget) -> Result<Records<Xiangqi>, BudgetError> {
     let one = |index: usize, raw: RawGame| -> Result<GameRecord<Xiangqi>, RecordError> {
         if let Some(f) = raw.error.clone() {
             return Err(RawGame::error_at(index, f));
@@ -64,45 +66,97 @@ fn parse_pgn(text: &str) -> Vec<Result<GameRecord<Xiangqi>, RecordError>> {
         let first = start.fullmove();
         pgn::build_record(index, raw, start, first, parse_move)
     };
-    pgn::read_games(text, pgn::PGN_RESULTS).into_iter().enumerate().map(|(i, raw)| one(i, raw)).collect()
+    pgn::read_records(text, pgn::PGN_RESULTS, budget, one)
 }
 
 /// Games separated by blank lines: an optional FEN line, then moves (move numbers and a final result
 /// token allowed); lines starting with `#` are skipped.
-fn parse_moves(text: &str) -> Vec<Result<GameRecord<Xiangqi>, RecordError>> {
-    let mut blocks: Vec<Vec<(usize, &str)>> = Vec::new();
-    let mut cur: Vec<(usize, &str)> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.is_empty() {
-            if !cur.is_empty() {
-                blocks.push(std::mem::take(&mut cur));
-            }
-        } else if !t.starts_with('#') {
-            cur.push((n + 1, t));
-        }
-    }
-    if !cur.is_empty() {
-        blocks.push(cur);
-    }
-    blocks.into_iter().enumerate().map(|(index, block)| moves_game(index, &block)).collect()
+fn parse_moves(text: &str, budget: &mut RecordBudget) -> Result<Records<Xiangqi>, BudgetError> {
+    let games = Blocks { rest: text, line: 1 }.enumerate().map(|(index, block)| {
+        let written = block.move_tokens().filter(|(_, t)| !pgn::PGN_RESULTS.contains(t)).count() as u64;
+        (block.first_line, written, move || moves_game(index, &block))
+    });
+    gather_records(games, budget)
 }
 
-fn moves_game(index: usize, block: &[(usize, &str)]) -> Result<GameRecord<Xiangqi>, RecordError> {
-    let (first_line, first) = block[0];
-    let fen = first.split_whitespace().next().is_some_and(|t| t.contains('/'));
-    let start = if fen {
-        Xiangqi::from_fen(first).map_err(|e| RecordError {
+/// The games of a `moves` text, one at a time, each as the part of the text it spans.
+struct Blocks<'a> {
+    rest: &'a str,
+    /// The line `rest` begins on.
+    line: usize,
+}
+
+/// The text of one game of a `moves` text: its lines, from its first that is neither blank nor a comment up
+/// to the next blank line.
+struct Block<'a> {
+    text: &'a str,
+    first_line: usize,
+}
+
+impl<'a> Iterator for Blocks<'a> {
+    type Item = Block<'a>;
+
+    fn next(&mut self) -> Option<Block<'a>> {
+        let text = self.rest;
+        let mut start = None;
+        let mut offset = 0;
+        for piece in text.split_inclusive('\n') {
+            let t = piece.trim();
+            if t.is_empty() {
+                if let Some((from, first_line)) = start {
+                    self.rest = &text[offset..];
+                    return Some(Block { text: &text[from..offset], first_line });
+                }
+            } else if start.is_none() && !t.starts_with('#') {
+                start = Some((offset, self.line));
+            }
+            offset += piece.len();
+            self.line += 1;
+        }
+        self.rest = "";
+        start.map(|(from, first_line)| Block { text: &text[from..], first_line })
+    }
+}
+
+impl<'a> Block<'a> {
+    /// The lines that are not comments, trimmed, with their numbers.
+    fn lines(&self) -> impl Iterator<Item = (usize, &'a str)> + use<'a> {
+        let first = self.first_line;
+        self.text.lines().enumerate().map(move |(i, l)| (first + i, l.trim())).filter(|(_, l)| !l.starts_with('#'))
+    }
+
+    /// Whether the first line is a FEN.
+    fn has_fen(&self) -> bool {
+        self.lines().next().is_some_and(|(_, l)| l.split_whitespace().next().is_some_and(|t| t.contains('/')))
+    }
+
+    /// The tokens after the FEN line, move numbers (`12.`) taken off, empty ones left out: moves and results.
+    fn move_tokens(&self) -> impl Iterator<Item = (usize, &'a str)> + use<'a> {
+        self.lines().skip(usize::from(self.has_fen())).flat_map(|(line, text)| {
+            text.split_whitespace().map(move |tok| (line, tok))
+        }).filter_map(|(line, tok)| {
+            let digits = tok.bytes().take_while(u8::is_ascii_digit).count();
+            let dots = tok[digits..].bytes().take_while(|&c| c == b'.').count();
+            let m = if digits > 0 && dots > 0 { &tok[digits + dots..] } else { tok };
+            (!m.is_empty()).then_some((line, m))
+        })
+    }
+}
+
+fn moves_game(index: usize, block: &Block) -> Result<GameRecord<Xiangqi>, RecordError> {
+    let first_line = block.first_line;
+    let fen = block.has_fen();
+    let start = match block.lines().next() {
+        Some((_, first)) if fen => Xiangqi::from_fen(first).map_err(|e| RecordError {
             index,
             line: first_line,
             token: e.token,
             message: format!("FEN: {}", e.message),
-        })?
-    } else {
-        Xiangqi::start()
+        })?,
+        _ => Xiangqi::start(),
     };
     let mut raw = RawGame { line: first_line, ..RawGame::default() };
-    for &(line, text) in &block[usize::from(fen)..] {
+    for (line, text) in block.lines().skip(usize::from(fen)) {
         for tok in text.split_whitespace() {
             if let Some(r) = &raw.result {
                 return Err(RecordError {

@@ -471,7 +471,7 @@ mod records {
     const MOVES: &str = include_str!("../../../tests/data/records/xiangqi_moves.txt");
 
     fn parse(text: &str, format: Option<&str>) -> Vec<Result<GameRecord<Xiangqi>, RecordError>> {
-        Xiangqi::parse_records(text, format).unwrap()
+        Xiangqi::parse_records(text, format, &mut crate::game::RecordBudget::new(10_000, 1_000_000)).unwrap()
     }
 
     #[test]
@@ -507,7 +507,7 @@ mod records {
         let fen = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR b - - 0 1";
         let g = parse(&format!("[Format \"ICCS\"]\n[FEN \"{fen}\"]\n1... H7-E7 2. H2-E2 *"), None);
         assert_eq!(g[0].as_ref().unwrap().moves.len(), 2);
-        assert!(Xiangqi::parse_records("", Some("wxf")).is_err());
+        assert!(Xiangqi::parse_records("", Some("wxf"), &mut crate::game::RecordBudget::new(10_000, 1_000_000)).is_err());
     }
 
     #[test]
@@ -531,5 +531,14 @@ mod records {
         assert_eq!((e.index, e.line, e.token.as_str()), (1, 4, "zz"));
         let e = games[2].as_ref().unwrap_err();
         assert_eq!((e.line, e.token.as_str()), (6, "h9g7"));
+    }
+
+    #[test]
+    fn reading_stops_at_the_budget() {
+        use crate::game::budget_check::check;
+        let good = "[Event \"x\"]\n\n1. h2e2 h9g7 2. h0g2 i9h9 *\n";
+        let bad = "[Event \"x\"]\n\n1. h2e2 h9g7 2. h0g2 a0a9 *\n";
+        check::<Xiangqi>("pgn", good, bad, 4, "\n");
+        check::<Xiangqi>("moves", "h2e2 h9g7\nh0g2 i9h9\n", "h2e2 h9g7\nh0g2 a0a9\n", 4, "\n");
     }
 }
