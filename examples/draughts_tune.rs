@@ -306,16 +306,16 @@ fn load(paths: &[String]) -> Result<(Vec<Sample>, Vec<Sample>, usize)> {
                 bail!("{path}:{}: expected FEN;result;score", line_no + 1);
             };
             let game = Draughts::from_fen(fen).map_err(|e| anyhow::anyhow!("{path}:{}: {e}", line_no + 1))?;
-            let Some((hand, men, terms)) = game.training_terms() else {
+            let Some(t) = game.training_terms() else {
                 skipped += 1;
                 continue;
             };
             let sample = Sample {
-                hand: hand as f32,
-                full: men.min(PATTERN_FULL) as f32 / PATTERN_FULL as f32,
+                hand: t.hand as f32,
+                full: t.men.min(PATTERN_FULL) as f32 / PATTERN_FULL as f32,
                 result: result.trim().parse().with_context(|| format!("{path}:{}: result", line_no + 1))?,
                 score: score.trim().parse().with_context(|| format!("{path}:{}: score", line_no + 1))?,
-                terms,
+                terms: t.patterns,
             };
             // Blocks of a thousand lines (a dozen games: a game's positions are written together) go to
             // validation, one in ten, so that held-out positions come from games the fit has not seen.
@@ -453,8 +453,9 @@ mod tests {
     fn a_sample_evaluates_as_the_engine_does() {
         // With every value 1, a position's patterns add (regions 0-7) - (regions 8-15) per phase.
         let game = Draughts::from_fen("W:W31,32,33,40,45:B1,2,3,19,20").unwrap();
-        let (hand, men, terms) = game.training_terms().unwrap();
-        let s = Sample { hand: hand as f32, full: men as f32 / PATTERN_FULL as f32, result: 0.5, score: 0.0, terms };
+        let t = game.training_terms().unwrap();
+        let (hand, terms) = (t.hand, t.patterns);
+        let s = Sample { hand: hand as f32, full: t.men as f32 / PATTERN_FULL as f32, result: 0.5, score: 0.0, terms };
         let zero = vec![0f32; PARAMS];
         assert_eq!(s.eval(&zero), hand as f32);
         let ones = vec![1f32; PARAMS];
@@ -466,7 +467,7 @@ mod tests {
     #[test]
     fn fit_k_finds_the_scale_that_generated_results() {
         let game = Draughts::start();
-        let (_, _, terms) = game.training_terms().unwrap();
+        let terms = game.training_terms().unwrap().patterns;
         let k0 = 0.01f32;
         let mut rng = Rng(5);
         let data: Vec<Sample> = (0..6000)

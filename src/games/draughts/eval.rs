@@ -171,13 +171,24 @@ fn white_score(b: &Board) -> i32 {
 /// What the tuner needs of a position: the hand-written terms from White's view, the number of men, and the
 /// learned patterns' terms ([`patterns::terms`]). `None` when the position's material is one whose score is
 /// scaled toward a draw (the scaling is not linear in the weights).
-pub fn training_terms(b: &Board) -> Option<(i32, i32, [(u32, i8); patterns::REGIONS])> {
+pub fn training_terms(b: &Board) -> Option<TrainingTerms> {
     let (hand, m, k) = hand_score(b);
     let big = 10 * KING_ENDING;
     if drawish(big, m, k) != big || drawish(-big, m, k) != -big {
         return None;
     }
-    Some((hand, m[0] + m[1], patterns::terms(b)))
+    Some(TrainingTerms { hand, men: m[0] + m[1], patterns: patterns::terms(b) })
+}
+
+/// A position's evaluation as the tuner sees it (see [`training_terms`]).
+#[derive(Clone, Copy, Debug)]
+pub struct TrainingTerms {
+    /// The hand-written terms, from White's view.
+    pub hand: i32,
+    /// Men on the board.
+    pub men: i32,
+    /// Per region: the index into the stored values (`region * CONFIGS + config`) and its sign.
+    pub patterns: [(u32, i8); patterns::REGIONS],
 }
 
 /// The hand-written terms from White's point of view, with the men and kings of each side.

@@ -26,6 +26,7 @@ use crate::game::{
     Game, GameEnd, GameRecord, NotationError, PlyNote, ReadError, RecordBudget, Records, RepetitionHistory, Side,
 };
 
+pub use eval::TrainingTerms;
 pub use patterns::{
     CONFIGS as PATTERN_CONFIGS, FULL as PATTERN_FULL, REGIONS as PATTERN_REGIONS, STORED as PATTERN_STORED,
     read_table as read_pattern_table, write_table as write_pattern_table,
@@ -126,7 +127,7 @@ impl Draughts {
     /// For the evaluation's tuner (`examples/draughts_tune.rs`): the hand-written terms from White's view, the
     /// number of men, and the learned patterns' `(value index, sign)` terms; `None` for materials whose score
     /// is scaled toward a draw.
-    pub fn training_terms(&self) -> Option<(i32, i32, [(u32, i8); PATTERN_REGIONS])> {
+    pub fn training_terms(&self) -> Option<TrainingTerms> {
         eval::training_terms(&self.cur.board)
     }
 

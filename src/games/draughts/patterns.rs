@@ -197,11 +197,11 @@ mod tests {
         let mut covered = 0u64;
         for w in 0..REGIONS {
             let mut squares = Vec::new();
-            for bit in 0..64 {
+            for (bit, &square) in BIT_SQ.iter().enumerate() {
                 if gather(1u64 << bit, w) != 0 {
-                    squares.push(BIT_SQ[bit] as usize);
+                    squares.push(square as usize);
+                    covered |= 1u64 << bit;
                 }
-                covered |= (gather(1u64 << bit, w) != 0) as u64 * (1u64 << bit);
             }
             assert_eq!(squares.len(), 8, "region {w}: {squares:?}");
             assert!(squares.iter().all(|&s| s >= 1), "region {w} holds a ghost bit: {squares:?}");
