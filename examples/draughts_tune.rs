@@ -29,28 +29,8 @@ use kibitz::game::{Game, Outcome, Score, Side};
 use kibitz::games::draughts::{
     Draughts, PATTERN_CONFIGS, PATTERN_FULL, PATTERN_REGIONS, PATTERN_STORED, read_pattern_table, write_pattern_table,
 };
+use kibitz::matchplay::Rng;
 use kibitz::search::{Limits, SearchOptions, TranspositionTable, search};
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T> {
     match args.get(i) {
@@ -184,42 +164,45 @@ fn generate(out: &str, games: usize, nodes: u64, seed: u64, threads: usize) -> R
     let tally = Mutex::new((0usize, 0.0f64));
     let start = Instant::now();
     std::thread::scope(|scope| {
-        for t in 0..threads.max(1) {
-            let (file, next, tally) = (&file, &next, &tally);
-            scope.spawn(move || -> Result<()> {
-                let tt = Arc::new(TranspositionTable::new(16));
-                loop {
-                    let g = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if g >= games {
-                        return Ok(());
-                    }
-                    let mut rng = Rng(seed.wrapping_mul(1_000_003).wrapping_add(g as u64));
-                    let opening = random_opening(&mut rng, 80, &tt);
-                    let (result, quiet) = play_game(opening, nodes, &tt);
-                    {
-                        let mut f = file.lock().unwrap();
-                        for (fen, score) in &quiet {
-                            writeln!(f, "{fen};{result:.1};{score}")?;
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|t| {
+                let (file, next, tally) = (&file, &next, &tally);
+                scope.spawn(move || -> Result<()> {
+                    let tt = Arc::new(TranspositionTable::new(16));
+                    loop {
+                        let g = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if g >= games {
+                            return Ok(());
                         }
-                        f.flush()?;
+                        let mut rng = Rng(seed.wrapping_mul(1_000_003).wrapping_add(g as u64));
+                        let opening = random_opening(&mut rng, 80, &tt);
+                        let (result, quiet) = play_game(opening, nodes, &tt);
+                        {
+                            let mut f = file.lock().unwrap();
+                            for (fen, score) in &quiet {
+                                writeln!(f, "{fen};{result:.1};{score}")?;
+                            }
+                            f.flush()?;
+                        }
+                        let mut tally = tally.lock().unwrap();
+                        tally.0 += quiet.len();
+                        tally.1 += result;
+                        if (g + 1) % 100 == 0 {
+                            eprintln!(
+                                "[{t}] {} games, {} positions, White scored {:.3}, {:.0} s",
+                                g + 1,
+                                tally.0,
+                                tally.1 / (g + 1) as f64,
+                                start.elapsed().as_secs_f64()
+                            );
+                        }
                     }
-                    let mut tally = tally.lock().unwrap();
-                    tally.0 += quiet.len();
-                    tally.1 += result;
-                    if (g + 1) % 100 == 0 {
-                        eprintln!(
-                            "[{t}] {} games, {} positions, White scored {:.3}, {:.0} s",
-                            g + 1,
-                            tally.0,
-                            tally.1 / (g + 1) as f64,
-                            start.elapsed().as_secs_f64()
-                        );
-                    }
-                }
-            });
-        }
-    });
-    Ok(())
+                })
+            })
+            .collect();
+        // A worker's failure (the output file cannot be written) is the command's.
+        workers.into_iter().try_for_each(|w| w.join().map_err(|_| anyhow::anyhow!("a game thread panicked"))?)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -313,7 +296,12 @@ fn load(paths: &[String]) -> Result<(Vec<Sample>, Vec<Sample>, usize)> {
             let sample = Sample {
                 hand: t.hand as f32,
                 full: t.men.min(PATTERN_FULL) as f32 / PATTERN_FULL as f32,
-                result: result.trim().parse().with_context(|| format!("{path}:{}: result", line_no + 1))?,
+                result: match result.trim() {
+                    "1.0" | "1" => 1.0,
+                    "0.5" => 0.5,
+                    "0.0" | "0" => 0.0,
+                    other => bail!("{path}:{}: result `{other}`: expected 1.0, 0.5 or 0.0", line_no + 1),
+                },
                 score: score.trim().parse().with_context(|| format!("{path}:{}: score", line_no + 1))?,
                 terms: t.patterns,
             };

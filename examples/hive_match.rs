@@ -14,29 +14,18 @@ use std::sync::atomic::AtomicBool;
 
 use kibitz::game::{Game, Outcome, Side};
 use kibitz::games::hive::{Evaluation, GameType, Hive};
+use kibitz::matchplay::Rng;
 use kibitz::search::{self, Limits, SearchOptions, TranspositionTable};
 
 const MAX_PLIES: usize = 160;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 fn opening(rng: &mut Rng) -> Hive {
     loop {
         let mut g = Hive::new(GameType::MLP);
-        let plies = 2 + rng.next() % 3;
+        let plies = 2 + rng.next_u64() % 3;
         for _ in 0..plies {
             let moves = g.legal_moves();
-            let m = moves[(rng.next() % moves.len() as u64) as usize];
+            let m = moves[(rng.next_u64() % moves.len() as u64) as usize];
             g.make(m);
         }
         if g.outcome().is_none() {

@@ -33,24 +33,8 @@ use kibitz::games::chess::{
     Chess, EVAL_WEIGHT_COUNT as COUNT, EVAL_WEIGHT_NAMES as NAMES, Move, PHASE_MAX, S, Tables, Trace, WEIGHTS, Weights,
     trace,
 };
+use kibitz::matchplay::Rng;
 use kibitz::search::{Limits, SearchOptions, TranspositionTable, search};
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T> {
     match args.get(i) {
@@ -583,7 +567,7 @@ mod tests {
             data.terms.push((1, pawns)); // the endgame value of a pawn, at phase 0
             data.start.push(data.terms.len());
             let prob = sigmoid(k0 * f64::from(pawns) * p[1]);
-            let r = (rng.next() % 1_000_000) as f64 / 1e6;
+            let r = (rng.next_u64() % 1_000_000) as f64 / 1e6;
             data.result.push(if r < prob { 1.0 } else { 0.0 });
             data.scale_info.push(([[0; 4]; 2], [true; 2]));
         }

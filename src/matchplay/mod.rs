@@ -90,11 +90,12 @@ pub fn parse_openings<G: Game>(text: &str) -> Result<Vec<Opening<G>>, String> {
     Ok(openings)
 }
 
-/// A small, fast, seedable generator (splitmix64), so that a seed replays a match's random openings.
-struct Rng(u64);
+/// A small, fast, seedable generator (splitmix64), so that a seed replays a match's random openings (the
+/// tuning examples draw their openings and shuffles with it too).
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -102,8 +103,14 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// A number in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
