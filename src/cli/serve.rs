@@ -119,6 +119,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
     use kibitz::http::{ApiConfig, AppState};
     use kibitz::pool::{Pool, PoolConfig};
     use kibitz::store::{Store, StoreConfig};
+    // Before anything listens: a signal from then on shuts down cleanly.
+    let signalled = shutdown_signal();
 
     let store =
         Store::open_with(&args.db, StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() })
@@ -187,7 +189,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         let state = state.clone();
         let pool = pool.clone();
         async move {
-            shutdown_signal().await;
+            signalled.await;
             tracing::info!("shutting down: stopping searches, closing sockets");
             guide_stop.send_replace(true);
             state.begin_shutdown();
@@ -248,25 +250,33 @@ async fn open_gateway(
 }
 
 /// SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// SIGINT or SIGTERM. The handlers are installed when this is called, not when it is first awaited: a
+/// signal arriving before the server's loop first polls its shutdown would otherwise take the default
+/// action and kill the process without a clean shutdown.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send {
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot watch SIGTERM");
-                let _ = interrupt.await;
-                return;
+        use tokio::signal::unix::{SignalKind, signal};
+        let streams = signal(SignalKind::interrupt()).and_then(|i| Ok((i, signal(SignalKind::terminate())?)));
+        async move {
+            match streams {
+                Ok((mut interrupt, mut term)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot watch SIGINT and SIGTERM");
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-        };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = term.recv() => {}
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = interrupt.await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
