@@ -20,3 +20,4 @@ pub mod pool;
 pub mod protocols;
 pub mod search;
 pub mod store;
+pub mod tuning;

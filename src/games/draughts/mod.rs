@@ -18,6 +18,7 @@ mod notation;
 mod patterns;
 mod picture;
 mod record;
+mod tuning;
 
 use board::{BLACK, BOARD, Board, WHITE};
 pub use board::{CapturePath, Move};
@@ -124,7 +125,7 @@ impl Draughts {
     }
 
     /// The position as canonical PDN FEN: side, White's then Black's squares ascending, kings with `K`.
-    /// For the evaluation's tuner (`examples/draughts_tune.rs`): the hand-written terms from White's view, the
+    /// For the evaluation's tuner (`crate::tuning`): the hand-written terms from White's view, the
     /// number of men, and the learned patterns' `(value index, sign)` terms; `None` for materials whose score
     /// is scaled toward a draw.
     pub fn training_terms(&self) -> Option<TrainingTerms> {

@@ -5,7 +5,7 @@
 //! empty, holds a White man or a Black man (kings count as empty here: they are valued by the hand-written
 //! terms): 3^8 = 6561 configurations per region. A configuration has two values, one for a full board and one
 //! for an empty one, interpolated by the number of men. The values were fitted by logistic regression on
-//! positions from kibitz's own games (`examples/draughts_tune.rs`; the command is in BENCHMARKS.md).
+//! positions from kibitz's own games (`examples/tune.rs`; the command is in BENCHMARKS.md).
 //!
 //! The evaluation is colour-symmetric by construction: the board turned half a turn with the colours swapped
 //! maps region `w` onto region `15 - w` with its squares in reverse order, and region `15 - w`'s values are
@@ -140,6 +140,12 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, String> {
         }
     }
     Ok(table)
+}
+
+/// The shipped values of regions 0-7 (`[region * CONFIGS + config] = [full, empty]`), as
+/// [`write_table`] takes them.
+pub fn shipped_values() -> Vec<[i16; 2]> {
+    TABLE[..STORED * CONFIGS].to_vec()
 }
 
 /// A weights file of `values[(region * CONFIGS + config)] = [full, empty]` for regions 0-7.

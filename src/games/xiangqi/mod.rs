@@ -17,6 +17,8 @@ mod eval;
 mod notation;
 mod picture;
 mod record;
+mod tuning;
+mod weights;
 
 pub use board::Move;
 use board::{BLACK, Board, CANNON, CELLS, CHARIOT, HORSE, RED, SLOT_RANGE};

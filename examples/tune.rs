@@ -1,0 +1,134 @@
+//! Learning a game's evaluation values from kibitz's own games ([`kibitz::tuning`]).
+//!
+//! ```text
+//! cargo run --release --example tune -- gen GAME OUT [games 10000] [nodes per move 3000] [seed 1] [threads 2]
+//! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
+//!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
+//! ```
+//!
+//! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
+//! [`kibitz::tuning::selfplay`]). `tune` fits the game's values to the positions of the DATA files
+//! ([`kibitz::tuning::fit`]), starting from the shipped values (or from zero), and writes the weight file the
+//! engine reads to OUT: `src/games/draughts/patterns.bin` for draughts, `src/games/xiangqi/weights.rs` for
+//! xiangqi. `--freeze PREFIX` keeps every value whose name starts with PREFIX where it starts.
+//!
+//! GAME is one of `draughts`, `xiangqi`.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use kibitz::games::draughts::Draughts;
+use kibitz::games::xiangqi::Xiangqi;
+use kibitz::tuning::{Tunable, fit, selfplay};
+
+fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T> {
+    match args.get(i) {
+        None => Ok(default),
+        Some(s) => s.parse().map_err(|_| anyhow::anyhow!("bad argument `{s}`")),
+    }
+}
+
+const USAGE: &str = "usage: tune gen GAME OUT [games] [nodes] [seed] [threads] | tune GAME DATA... -o OUT [options]";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(command), Some(game)) = (args.first(), args.get(1)) else { bail!(USAGE) };
+    match game.as_str() {
+        "draughts" => run::<Draughts>(command, &args[2..]),
+        "xiangqi" => run::<Xiangqi>(command, &args[2..]),
+        other => bail!("no tunable game `{other}` (draughts, xiangqi)"),
+    }
+}
+
+fn run<G: Tunable>(command: &str, args: &[String]) -> Result<()> {
+    match command {
+        "gen" => {
+            let out = args.first().context("gen GAME OUT [games] [nodes] [seed] [threads]")?;
+            let games = positional(args, 1, 10_000)?;
+            let nodes = positional(args, 2, 3000)?;
+            let seed = positional(args, 3, 1)?;
+            let threads = positional(args, 4, 2)?;
+            selfplay::generate::<G>(out, games, nodes, seed, threads).map_err(anyhow::Error::msg)
+        }
+        "tune" => tune::<G>(&TuneArgs::parse(args)?),
+        _ => bail!(USAGE),
+    }
+}
+
+struct TuneArgs {
+    data: Vec<String>,
+    out: String,
+    options: fit::Options,
+    from_zero: bool,
+    freeze: Vec<String>,
+}
+
+impl TuneArgs {
+    fn parse(args: &[String]) -> Result<TuneArgs> {
+        let options = fit::Options { epochs: 300, lambda: 0.7, l2: 0.0, rate: 1.0, batch: 0, frozen: Vec::new() };
+        let mut t = TuneArgs { data: Vec::new(), out: String::new(), options, from_zero: false, freeze: Vec::new() };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = || it.next().with_context(|| format!("{a} needs a value"));
+            match a.as_str() {
+                "-o" => t.out = value()?.clone(),
+                "--epochs" => t.options.epochs = value()?.parse()?,
+                "--lambda" => t.options.lambda = value()?.parse()?,
+                "--l2" => t.options.l2 = value()?.parse()?,
+                "--rate" => t.options.rate = value()?.parse()?,
+                "--batch" => t.options.batch = value()?.parse()?,
+                "--freeze" => t.freeze.push(value()?.clone()),
+                "--from-zero" => t.from_zero = true,
+                s if s.starts_with('-') => bail!("unknown option {s}"),
+                s => t.data.push(s.to_string()),
+            }
+        }
+        if t.data.is_empty() || t.out.is_empty() {
+            bail!("tune GAME DATA... -o OUT [--epochs N] [--lambda L] [--l2 X] [--rate R] [--batch B] [--from-zero]");
+        }
+        Ok(t)
+    }
+}
+
+fn tune<G: Tunable>(args: &TuneArgs) -> Result<()> {
+    let start = Instant::now();
+    let (mut train, valid, skipped) = fit::load::<G>(&args.data).map_err(anyhow::Error::msg)?;
+    eprintln!(
+        "{} training and {} held-out positions, {skipped} left out (evaluation not linear there) ({:.1} s)",
+        train.len(),
+        valid.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let count = G::parameter_count();
+    let first = if args.from_zero { vec![0.0; count] } else { G::shipped_parameters() };
+    let mut options = args.options.clone();
+    options.frozen = (0..count).map(|i| args.freeze.iter().any(|f| G::parameter_name(i).starts_with(f))).collect();
+    let fitted = fit::fit(&mut train, &valid, first.clone(), &options, &mut |epoch, e, v| {
+        eprintln!(
+            "epoch {epoch}: training error {e:.6}, held-out error {v:.6} ({:.0} s)",
+            start.elapsed().as_secs_f64()
+        )
+    });
+    let lambda = options.lambda as f32;
+    let stored = G::stored_parameters(&fitted.values);
+    eprintln!(
+        "K = {:.6}; best epoch {}: held-out error {:.6} (start {:.6}); stored values: training {:.6}, held-out {:.6}",
+        fitted.k,
+        fitted.best_epoch,
+        fitted.best_error.1,
+        fitted.start_error.1,
+        train.error(&stored, fitted.k, lambda),
+        valid.error(&stored, fitted.k, lambda),
+    );
+    let mut moved: Vec<(f32, usize)> =
+        stored.iter().zip(&first).enumerate().map(|(i, (a, b))| ((a - b).abs(), i)).filter(|m| m.0 > 0.0).collect();
+    moved.sort_by(|a, b| b.0.total_cmp(&a.0));
+    eprintln!("{} of {count} values moved; the most:", moved.len());
+    for &(_, i) in moved.iter().take(12) {
+        eprintln!("  {}: {} -> {}", G::parameter_name(i), first[i], stored[i]);
+    }
+    let bytes = G::write_parameters(&fitted.values).map_err(anyhow::Error::msg)?;
+    std::fs::write(&args.out, bytes).with_context(|| args.out.clone())?;
+    eprintln!("wrote {}", args.out);
+    Ok(())
+}
