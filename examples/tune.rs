@@ -10,13 +10,15 @@
 //! [`kibitz::tuning::selfplay`]). `tune` fits the game's values to the positions of the DATA files
 //! ([`kibitz::tuning::fit`]), starting from the shipped values (or from zero), and writes the weight file the
 //! engine reads to OUT: `src/games/draughts/patterns.bin` for draughts, `src/games/xiangqi/weights.rs` for
-//! xiangqi. `--freeze PREFIX` keeps every value whose name starts with PREFIX where it starts.
+//! xiangqi, `src/games/chess/weights.rs` for chess. `--freeze PREFIX` keeps every value whose name starts
+//! with PREFIX where it starts.
 //!
-//! GAME is one of `draughts`, `xiangqi`.
+//! GAME is one of `draughts`, `xiangqi`, `chess`.
 
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use kibitz::games::chess::Chess;
 use kibitz::games::draughts::Draughts;
 use kibitz::games::xiangqi::Xiangqi;
 use kibitz::tuning::{Tunable, fit, selfplay};
@@ -36,7 +38,8 @@ fn main() -> Result<()> {
     match game.as_str() {
         "draughts" => run::<Draughts>(command, &args[2..]),
         "xiangqi" => run::<Xiangqi>(command, &args[2..]),
-        other => bail!("no tunable game `{other}` (draughts, xiangqi)"),
+        "chess" => run::<Chess>(command, &args[2..]),
+        other => bail!("no tunable game `{other}` (draughts, xiangqi, chess)"),
     }
 }
 

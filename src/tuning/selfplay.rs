@@ -70,8 +70,23 @@ pub struct Played<G> {
 }
 
 /// Play `game` to its end against itself at `nodes` a move.
-pub fn play_game<G: Tunable>(mut game: G, nodes: u64, settings: &Settings, tt: &Arc<TranspositionTable>) -> Played<G> {
-    tt.clear();
+pub fn play_game<G: Tunable>(game: G, nodes: u64, settings: &Settings, tt: &Arc<TranspositionTable>) -> Played<G> {
+    play_game_between(game, nodes, settings, [tt, tt], &|g: &G, _| g.clone())
+}
+
+/// Play `game` to its end between two players at `nodes` a move: the first side searches with `tables[0]`
+/// what `prepare(position, Side::First)` gives (the position with its own evaluation, say), the second with
+/// `tables[1]`. Adjudicated and recorded as [`play_game`].
+pub fn play_game_between<G: Tunable>(
+    mut game: G,
+    nodes: u64,
+    settings: &Settings,
+    tables: [&Arc<TranspositionTable>; 2],
+    prepare: &dyn Fn(&G, Side) -> G,
+) -> Played<G> {
+    for tt in tables {
+        tt.clear();
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let (limits, options) = (Limits::nodes(nodes), SearchOptions::default());
     let mut legal = Vec::new();
@@ -90,7 +105,8 @@ pub fn play_game<G: Tunable>(mut game: G, nodes: u64, settings: &Settings, tt: &
             break 0.5;
         }
         let side = game.side_to_move();
-        let done = search(&game, &limits, &options, tt, &stop, &mut |_| {});
+        let mover = prepare(&game, side);
+        let done = search(&mover, &limits, &options, tables[side.index()], &stop, &mut |_| {});
         let Some(best) = done.best else { break 0.5 };
         match done.lines.first().map_or(Score::Cp(0), |l| l.score) {
             Score::Mate(n) => break if (n > 0) == (side == Side::First) { 1.0 } else { 0.0 },
@@ -127,7 +143,8 @@ pub fn random_opening<G: Tunable>(rng: &mut Rng, settings: &Settings, tt: &Arc<T
     let stop = Arc::new(AtomicBool::new(false));
     let mut legal = Vec::new();
     'again: loop {
-        let plies = settings.opening_min + rng.below(settings.opening_spread.max(1));
+        let plies =
+            settings.opening_min + if settings.opening_spread > 1 { rng.below(settings.opening_spread) } else { 0 };
         let mut game = G::start();
         for _ in 0..plies {
             game.generate_moves(&mut legal);

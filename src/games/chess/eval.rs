@@ -80,51 +80,10 @@ const SHIELD_FAR: usize = 30;
 const KING_ATTACK: usize = 31;
 const TEMPO: usize = 32;
 
-/// The weights in use, fitted by Texel tuning on 253,142 quiet positions of 3,840 self-play games (kibitz
-/// against itself at 6,000 nodes per move from random openings, the hand-set weights playing):
-///
-/// ```text
-/// cargo run --release --example texel -- gen selfplay.txt 8000 6000 1     # stopped after 3,840 games
-/// cargo run --release --example texel -- tune selfplay.txt tuned.rs 3000
-/// ```
-///
-/// K = 0.0054; mean squared error of the held-out tenth 0.11778 with the hand-set weights, 0.11535 tuned.
-/// The hand-set weights are kept in `tests/data/chess/weights-hand.txt`; BENCHMARKS.md has the match.
-pub const WEIGHTS: Weights = [
-    S(79, 96),     // pawn
-    S(319, 315),   // knight
-    S(352, 340),   // bishop
-    S(436, 651),   // rook
-    S(1072, 1106), // queen
-    S(5, 8),       // pawn_advance, per rank
-    S(26, -28),    // pawn_center, d/e pawns on ranks 3-5
-    S(4, 13),      // knight_center, per step towards the centre
-    S(4, 0),       // bishop_center
-    S(52, -5),     // rook_seventh
-    S(2, 10),      // queen_center
-    S(-21, -8),    // king_center
-    S(6, -25),     // king_home, king on its first rank
-    S(6, 7),       // mob_knight, per safe square
-    S(4, 6),       // mob_bishop
-    S(4, 6),       // mob_rook
-    S(2, 12),      // mob_queen
-    S(6, -6),      // passed_r2
-    S(-13, 7),     // passed_r3
-    S(-83, 63),    // passed_r4
-    S(-33, 87),    // passed_r5
-    S(100, 142),   // passed_r6
-    S(56, 220),    // passed_r7
-    S(-9, 27),     // passed_king_distance, per step the enemy king is further than ours
-    S(-4, -25),    // isolated
-    S(-34, 26),    // doubled, per extra pawn on a file
-    S(22, 44),     // bishop_pair
-    S(40, -19),    // rook_open
-    S(24, 9),      // rook_semi_open
-    S(13, -3),     // shield_near
-    S(-14, 6),     // shield_far
-    S(4, -2),      // king_attack, in eighths of a centipawn per attack unit squared
-    S(4, -5),      // tempo
-];
+/// The weights in use, in the generated `weights.rs` (written by `examples/tune.rs`): the history and
+/// commands of every fit are in BENCHMARKS.md ("evaluation weights"). The hand-set weights that preceded the
+/// first fit are kept in `tests/data/chess/weights-hand.txt`.
+pub use super::weights::WEIGHTS;
 
 /// Game phase weights (knight, bishop, rook, queen); the opening has [`PHASE_MAX`].
 const PHASE: [i32; 6] = [0, 1, 1, 2, 4, 0];

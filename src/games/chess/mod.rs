@@ -12,6 +12,8 @@ mod eval;
 mod notation;
 mod picture;
 mod record;
+mod tuning;
+mod weights;
 
 pub use cozy_chess::Move;
 use cozy_chess::{BitBoard, Board, Color, Piece, Rank, Square};
