@@ -7,18 +7,18 @@ pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
     [-8, -8], // general rank 0 file 0
     [-8, -8], // general rank 0 file 1
     [-8, -8], // general rank 0 file 2
-    [-8, -8], // general rank 0 file 3
-    [0, 0], // general rank 0 file 4
+    [29, -17], // general rank 0 file 3
+    [114, -37], // general rank 0 file 4
     [-16, -16], // general rank 1 file 0
     [-16, -16], // general rank 1 file 1
     [-16, -16], // general rank 1 file 2
-    [-16, -16], // general rank 1 file 3
-    [-8, -8], // general rank 1 file 4
+    [-190, 37], // general rank 1 file 3
+    [-35, 4], // general rank 1 file 4
     [-24, -24], // general rank 2 file 0
     [-24, -24], // general rank 2 file 1
     [-24, -24], // general rank 2 file 2
-    [-24, -24], // general rank 2 file 3
-    [-16, -16], // general rank 2 file 4
+    [-213, -51], // general rank 2 file 3
+    [-218, -8], // general rank 2 file 4
     [-32, -32], // general rank 3 file 0
     [-32, -32], // general rank 3 file 1
     [-32, -32], // general rank 3 file 2
@@ -57,17 +57,17 @@ pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
     [200, 200], // advisor rank 0 file 0
     [200, 200], // advisor rank 0 file 1
     [200, 200], // advisor rank 0 file 2
-    [200, 200], // advisor rank 0 file 3
+    [188, 56], // advisor rank 0 file 3
     [200, 200], // advisor rank 0 file 4
     [200, 200], // advisor rank 1 file 0
     [200, 200], // advisor rank 1 file 1
     [200, 200], // advisor rank 1 file 2
     [200, 200], // advisor rank 1 file 3
-    [206, 206], // advisor rank 1 file 4
+    [271, 47], // advisor rank 1 file 4
     [200, 200], // advisor rank 2 file 0
     [200, 200], // advisor rank 2 file 1
     [200, 200], // advisor rank 2 file 2
-    [200, 200], // advisor rank 2 file 3
+    [115, 72], // advisor rank 2 file 3
     [200, 200], // advisor rank 2 file 4
     [200, 200], // advisor rank 3 file 0
     [200, 200], // advisor rank 3 file 1
@@ -106,7 +106,7 @@ pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
     [200, 200], // advisor rank 9 file 4
     [196, 196], // elephant rank 0 file 0
     [200, 200], // elephant rank 0 file 1
-    [200, 200], // elephant rank 0 file 2
+    [160, 61], // elephant rank 0 file 2
     [200, 200], // elephant rank 0 file 3
     [200, 200], // elephant rank 0 file 4
     [196, 196], // elephant rank 1 file 0
@@ -114,11 +114,11 @@ pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
     [200, 200], // elephant rank 1 file 2
     [200, 200], // elephant rank 1 file 3
     [200, 200], // elephant rank 1 file 4
-    [196, 196], // elephant rank 2 file 0
+    [121, 46], // elephant rank 2 file 0
     [200, 200], // elephant rank 2 file 1
     [200, 200], // elephant rank 2 file 2
     [200, 200], // elephant rank 2 file 3
-    [206, 206], // elephant rank 2 file 4
+    [227, 53], // elephant rank 2 file 4
     [196, 196], // elephant rank 3 file 0
     [200, 200], // elephant rank 3 file 1
     [200, 200], // elephant rank 3 file 2
@@ -126,7 +126,7 @@ pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
     [200, 200], // elephant rank 3 file 4
     [196, 196], // elephant rank 4 file 0
     [200, 200], // elephant rank 4 file 1
-    [200, 200], // elephant rank 4 file 2
+    [78, 87], // elephant rank 4 file 2
     [200, 200], // elephant rank 4 file 3
     [200, 200], // elephant rank 4 file 4
     [196, 196], // elephant rank 5 file 0
@@ -154,156 +154,156 @@ pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
     [200, 200], // elephant rank 9 file 2
     [200, 200], // elephant rank 9 file 3
     [200, 200], // elephant rank 9 file 4
-    [390, 390], // horse rank 0 file 0
-    [411, 411], // horse rank 0 file 1
-    [414, 414], // horse rank 0 file 2
-    [417, 417], // horse rank 0 file 3
-    [420, 420], // horse rank 0 file 4
-    [403, 403], // horse rank 1 file 0
-    [414, 414], // horse rank 1 file 1
-    [417, 417], // horse rank 1 file 2
-    [420, 420], // horse rank 1 file 3
-    [423, 423], // horse rank 1 file 4
-    [406, 406], // horse rank 2 file 0
-    [417, 417], // horse rank 2 file 1
-    [420, 420], // horse rank 2 file 2
-    [423, 423], // horse rank 2 file 3
-    [426, 426], // horse rank 2 file 4
-    [409, 409], // horse rank 3 file 0
-    [420, 420], // horse rank 3 file 1
-    [423, 423], // horse rank 3 file 2
-    [426, 426], // horse rank 3 file 3
-    [429, 429], // horse rank 3 file 4
-    [412, 412], // horse rank 4 file 0
-    [423, 423], // horse rank 4 file 1
-    [426, 426], // horse rank 4 file 2
-    [429, 429], // horse rank 4 file 3
-    [432, 432], // horse rank 4 file 4
-    [415, 415], // horse rank 5 file 0
-    [426, 426], // horse rank 5 file 1
-    [429, 429], // horse rank 5 file 2
-    [432, 432], // horse rank 5 file 3
-    [435, 435], // horse rank 5 file 4
-    [418, 418], // horse rank 6 file 0
-    [429, 429], // horse rank 6 file 1
-    [444, 444], // horse rank 6 file 2
-    [447, 447], // horse rank 6 file 3
-    [450, 450], // horse rank 6 file 4
-    [418, 418], // horse rank 7 file 0
-    [429, 429], // horse rank 7 file 1
-    [444, 444], // horse rank 7 file 2
-    [447, 447], // horse rank 7 file 3
-    [450, 450], // horse rank 7 file 4
-    [415, 415], // horse rank 8 file 0
-    [426, 426], // horse rank 8 file 1
-    [441, 441], // horse rank 8 file 2
-    [444, 444], // horse rank 8 file 3
-    [447, 447], // horse rank 8 file 4
-    [412, 412], // horse rank 9 file 0
-    [423, 423], // horse rank 9 file 1
-    [426, 426], // horse rank 9 file 2
-    [429, 429], // horse rank 9 file 3
-    [432, 432], // horse rank 9 file 4
-    [944, 944], // chariot rank 0 file 0
-    [946, 946], // chariot rank 0 file 1
-    [948, 948], // chariot rank 0 file 2
-    [956, 956], // chariot rank 0 file 3
-    [952, 952], // chariot rank 0 file 4
-    [950, 950], // chariot rank 1 file 0
-    [952, 952], // chariot rank 1 file 1
-    [954, 954], // chariot rank 1 file 2
-    [956, 956], // chariot rank 1 file 3
-    [958, 958], // chariot rank 1 file 4
-    [950, 950], // chariot rank 2 file 0
-    [952, 952], // chariot rank 2 file 1
-    [954, 954], // chariot rank 2 file 2
-    [956, 956], // chariot rank 2 file 3
-    [958, 958], // chariot rank 2 file 4
-    [950, 950], // chariot rank 3 file 0
-    [952, 952], // chariot rank 3 file 1
-    [954, 954], // chariot rank 3 file 2
-    [956, 956], // chariot rank 3 file 3
-    [958, 958], // chariot rank 3 file 4
-    [950, 950], // chariot rank 4 file 0
-    [952, 952], // chariot rank 4 file 1
-    [954, 954], // chariot rank 4 file 2
-    [956, 956], // chariot rank 4 file 3
-    [958, 958], // chariot rank 4 file 4
-    [960, 960], // chariot rank 5 file 0
-    [962, 962], // chariot rank 5 file 1
-    [964, 964], // chariot rank 5 file 2
-    [966, 966], // chariot rank 5 file 3
-    [968, 968], // chariot rank 5 file 4
-    [968, 968], // chariot rank 6 file 0
-    [970, 970], // chariot rank 6 file 1
-    [972, 972], // chariot rank 6 file 2
-    [974, 974], // chariot rank 6 file 3
-    [976, 976], // chariot rank 6 file 4
-    [968, 968], // chariot rank 7 file 0
-    [970, 970], // chariot rank 7 file 1
-    [972, 972], // chariot rank 7 file 2
-    [974, 974], // chariot rank 7 file 3
-    [976, 976], // chariot rank 7 file 4
-    [960, 960], // chariot rank 8 file 0
-    [962, 962], // chariot rank 8 file 1
-    [964, 964], // chariot rank 8 file 2
-    [966, 966], // chariot rank 8 file 3
-    [968, 968], // chariot rank 8 file 4
-    [960, 960], // chariot rank 9 file 0
-    [962, 962], // chariot rank 9 file 1
-    [964, 964], // chariot rank 9 file 2
-    [966, 966], // chariot rank 9 file 3
-    [968, 968], // chariot rank 9 file 4
-    [450, 450], // cannon rank 0 file 0
-    [451, 451], // cannon rank 0 file 1
-    [452, 452], // cannon rank 0 file 2
-    [453, 453], // cannon rank 0 file 3
-    [464, 464], // cannon rank 0 file 4
-    [450, 450], // cannon rank 1 file 0
-    [451, 451], // cannon rank 1 file 1
-    [452, 452], // cannon rank 1 file 2
-    [453, 453], // cannon rank 1 file 3
-    [464, 464], // cannon rank 1 file 4
-    [454, 454], // cannon rank 2 file 0
-    [455, 455], // cannon rank 2 file 1
-    [456, 456], // cannon rank 2 file 2
-    [457, 457], // cannon rank 2 file 3
-    [468, 468], // cannon rank 2 file 4
-    [454, 454], // cannon rank 3 file 0
-    [455, 455], // cannon rank 3 file 1
-    [456, 456], // cannon rank 3 file 2
-    [457, 457], // cannon rank 3 file 3
-    [468, 468], // cannon rank 3 file 4
-    [450, 450], // cannon rank 4 file 0
-    [451, 451], // cannon rank 4 file 1
-    [452, 452], // cannon rank 4 file 2
-    [453, 453], // cannon rank 4 file 3
-    [464, 464], // cannon rank 4 file 4
-    [450, 450], // cannon rank 5 file 0
-    [451, 451], // cannon rank 5 file 1
-    [452, 452], // cannon rank 5 file 2
-    [453, 453], // cannon rank 5 file 3
-    [464, 464], // cannon rank 5 file 4
-    [450, 450], // cannon rank 6 file 0
-    [451, 451], // cannon rank 6 file 1
-    [452, 452], // cannon rank 6 file 2
-    [453, 453], // cannon rank 6 file 3
-    [464, 464], // cannon rank 6 file 4
-    [454, 454], // cannon rank 7 file 0
-    [455, 455], // cannon rank 7 file 1
-    [456, 456], // cannon rank 7 file 2
-    [457, 457], // cannon rank 7 file 3
-    [468, 468], // cannon rank 7 file 4
-    [450, 450], // cannon rank 8 file 0
-    [451, 451], // cannon rank 8 file 1
-    [452, 452], // cannon rank 8 file 2
-    [453, 453], // cannon rank 8 file 3
-    [464, 464], // cannon rank 8 file 4
-    [458, 458], // cannon rank 9 file 0
-    [459, 459], // cannon rank 9 file 1
-    [460, 460], // cannon rank 9 file 2
-    [461, 461], // cannon rank 9 file 3
-    [472, 472], // cannon rank 9 file 4
+    [262, 208], // horse rank 0 file 0
+    [323, 333], // horse rank 0 file 1
+    [451, 383], // horse rank 0 file 2
+    [336, 274], // horse rank 0 file 3
+    [430, 183], // horse rank 0 file 4
+    [344, 200], // horse rank 1 file 0
+    [242, 301], // horse rank 1 file 1
+    [337, 349], // horse rank 1 file 2
+    [375, 390], // horse rank 1 file 3
+    [370, 311], // horse rank 1 file 4
+    [364, 366], // horse rank 2 file 0
+    [272, 464], // horse rank 2 file 1
+    [366, 388], // horse rank 2 file 2
+    [467, 371], // horse rank 2 file 3
+    [354, 341], // horse rank 2 file 4
+    [413, 291], // horse rank 3 file 0
+    [346, 396], // horse rank 3 file 1
+    [373, 389], // horse rank 3 file 2
+    [313, 448], // horse rank 3 file 3
+    [407, 429], // horse rank 3 file 4
+    [242, 563], // horse rank 4 file 0
+    [368, 466], // horse rank 4 file 1
+    [441, 419], // horse rank 4 file 2
+    [389, 414], // horse rank 4 file 3
+    [444, 397], // horse rank 4 file 4
+    [324, 489], // horse rank 5 file 0
+    [465, 393], // horse rank 5 file 1
+    [510, 367], // horse rank 5 file 2
+    [479, 418], // horse rank 5 file 3
+    [503, 389], // horse rank 5 file 4
+    [338, 439], // horse rank 6 file 0
+    [460, 432], // horse rank 6 file 1
+    [419, 429], // horse rank 6 file 2
+    [582, 384], // horse rank 6 file 3
+    [333, 415], // horse rank 6 file 4
+    [507, 442], // horse rank 7 file 0
+    [337, 417], // horse rank 7 file 1
+    [394, 416], // horse rank 7 file 2
+    [533, 367], // horse rank 7 file 3
+    [638, 400], // horse rank 7 file 4
+    [232, 425], // horse rank 8 file 0
+    [463, 443], // horse rank 8 file 1
+    [575, 402], // horse rank 8 file 2
+    [405, 424], // horse rank 8 file 3
+    [419, 310], // horse rank 8 file 4
+    [474, 305], // horse rank 9 file 0
+    [177, 538], // horse rank 9 file 1
+    [547, 354], // horse rank 9 file 2
+    [345, 350], // horse rank 9 file 3
+    [451, 494], // horse rank 9 file 4
+    [887, 1009], // chariot rank 0 file 0
+    [982, 1086], // chariot rank 0 file 1
+    [936, 1048], // chariot rank 0 file 2
+    [960, 1131], // chariot rank 0 file 3
+    [980, 1103], // chariot rank 0 file 4
+    [937, 1036], // chariot rank 1 file 0
+    [1005, 1062], // chariot rank 1 file 1
+    [972, 1091], // chariot rank 1 file 2
+    [991, 1099], // chariot rank 1 file 3
+    [882, 1029], // chariot rank 1 file 4
+    [948, 1051], // chariot rank 2 file 0
+    [1015, 1048], // chariot rank 2 file 1
+    [989, 1107], // chariot rank 2 file 2
+    [992, 1153], // chariot rank 2 file 3
+    [875, 1211], // chariot rank 2 file 4
+    [965, 1053], // chariot rank 3 file 0
+    [1001, 1115], // chariot rank 3 file 1
+    [1093, 1044], // chariot rank 3 file 2
+    [1098, 1031], // chariot rank 3 file 3
+    [1140, 1052], // chariot rank 3 file 4
+    [1009, 1070], // chariot rank 4 file 0
+    [1015, 1070], // chariot rank 4 file 1
+    [1051, 1038], // chariot rank 4 file 2
+    [1062, 1044], // chariot rank 4 file 3
+    [1059, 1061], // chariot rank 4 file 4
+    [991, 1099], // chariot rank 5 file 0
+    [1029, 1034], // chariot rank 5 file 1
+    [1064, 1082], // chariot rank 5 file 2
+    [1048, 1085], // chariot rank 5 file 3
+    [1010, 1110], // chariot rank 5 file 4
+    [1059, 1082], // chariot rank 6 file 0
+    [1048, 1082], // chariot rank 6 file 1
+    [1109, 1078], // chariot rank 6 file 2
+    [1106, 1077], // chariot rank 6 file 3
+    [1063, 1119], // chariot rank 6 file 4
+    [1079, 1063], // chariot rank 7 file 0
+    [1021, 1083], // chariot rank 7 file 1
+    [1045, 1107], // chariot rank 7 file 2
+    [1062, 1135], // chariot rank 7 file 3
+    [1091, 1103], // chariot rank 7 file 4
+    [1104, 1022], // chariot rank 8 file 0
+    [1085, 1049], // chariot rank 8 file 1
+    [1084, 1088], // chariot rank 8 file 2
+    [1114, 1047], // chariot rank 8 file 3
+    [1206, 1076], // chariot rank 8 file 4
+    [1047, 1065], // chariot rank 9 file 0
+    [1040, 1066], // chariot rank 9 file 1
+    [1087, 1076], // chariot rank 9 file 2
+    [1149, 1047], // chariot rank 9 file 3
+    [1077, 1089], // chariot rank 9 file 4
+    [612, 416], // cannon rank 0 file 0
+    [553, 434], // cannon rank 0 file 1
+    [584, 320], // cannon rank 0 file 2
+    [629, 450], // cannon rank 0 file 3
+    [548, 434], // cannon rank 0 file 4
+    [532, 458], // cannon rank 1 file 0
+    [543, 387], // cannon rank 1 file 1
+    [586, 383], // cannon rank 1 file 2
+    [535, 454], // cannon rank 1 file 3
+    [543, 496], // cannon rank 1 file 4
+    [542, 457], // cannon rank 2 file 0
+    [482, 460], // cannon rank 2 file 1
+    [540, 428], // cannon rank 2 file 2
+    [528, 470], // cannon rank 2 file 3
+    [575, 465], // cannon rank 2 file 4
+    [523, 545], // cannon rank 3 file 0
+    [470, 489], // cannon rank 3 file 1
+    [506, 512], // cannon rank 3 file 2
+    [498, 460], // cannon rank 3 file 3
+    [629, 456], // cannon rank 3 file 4
+    [536, 517], // cannon rank 4 file 0
+    [536, 425], // cannon rank 4 file 1
+    [528, 478], // cannon rank 4 file 2
+    [515, 468], // cannon rank 4 file 3
+    [625, 435], // cannon rank 4 file 4
+    [542, 504], // cannon rank 5 file 0
+    [472, 583], // cannon rank 5 file 1
+    [441, 518], // cannon rank 5 file 2
+    [448, 501], // cannon rank 5 file 3
+    [649, 434], // cannon rank 5 file 4
+    [576, 455], // cannon rank 6 file 0
+    [499, 483], // cannon rank 6 file 1
+    [504, 482], // cannon rank 6 file 2
+    [502, 463], // cannon rank 6 file 3
+    [560, 477], // cannon rank 6 file 4
+    [486, 622], // cannon rank 7 file 0
+    [472, 498], // cannon rank 7 file 1
+    [438, 481], // cannon rank 7 file 2
+    [461, 363], // cannon rank 7 file 3
+    [452, 469], // cannon rank 7 file 4
+    [525, 404], // cannon rank 8 file 0
+    [424, 541], // cannon rank 8 file 1
+    [402, 441], // cannon rank 8 file 2
+    [461, 502], // cannon rank 8 file 3
+    [290, 449], // cannon rank 8 file 4
+    [648, 497], // cannon rank 9 file 0
+    [578, 476], // cannon rank 9 file 1
+    [561, 377], // cannon rank 9 file 2
+    [420, 356], // cannon rank 9 file 3
+    [589, 261], // cannon rank 9 file 4
     [100, 100], // soldier rank 0 file 0
     [100, 100], // soldier rank 0 file 1
     [100, 100], // soldier rank 0 file 2
@@ -319,50 +319,50 @@ pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
     [100, 100], // soldier rank 2 file 2
     [100, 100], // soldier rank 2 file 3
     [100, 100], // soldier rank 2 file 4
-    [100, 100], // soldier rank 3 file 0
+    [3, 162], // soldier rank 3 file 0
     [100, 100], // soldier rank 3 file 1
-    [100, 100], // soldier rank 3 file 2
+    [57, 122], // soldier rank 3 file 2
     [100, 100], // soldier rank 3 file 3
-    [100, 100], // soldier rank 3 file 4
-    [100, 100], // soldier rank 4 file 0
+    [136, 94], // soldier rank 3 file 4
+    [39, 157], // soldier rank 4 file 0
     [100, 100], // soldier rank 4 file 1
-    [100, 100], // soldier rank 4 file 2
+    [119, 104], // soldier rank 4 file 2
     [100, 100], // soldier rank 4 file 3
-    [108, 108], // soldier rank 4 file 4
-    [170, 170], // soldier rank 5 file 0
-    [172, 172], // soldier rank 5 file 1
-    [174, 174], // soldier rank 5 file 2
-    [190, 190], // soldier rank 5 file 3
-    [190, 190], // soldier rank 5 file 4
-    [185, 185], // soldier rank 6 file 0
-    [187, 187], // soldier rank 6 file 1
-    [189, 189], // soldier rank 6 file 2
-    [205, 205], // soldier rank 6 file 3
-    [205, 205], // soldier rank 6 file 4
-    [200, 200], // soldier rank 7 file 0
-    [202, 202], // soldier rank 7 file 1
-    [204, 204], // soldier rank 7 file 2
-    [220, 220], // soldier rank 7 file 3
-    [220, 220], // soldier rank 7 file 4
-    [190, 190], // soldier rank 8 file 0
-    [192, 192], // soldier rank 8 file 1
-    [194, 194], // soldier rank 8 file 2
-    [210, 210], // soldier rank 8 file 3
-    [210, 210], // soldier rank 8 file 4
-    [130, 130], // soldier rank 9 file 0
-    [130, 130], // soldier rank 9 file 1
-    [130, 130], // soldier rank 9 file 2
-    [130, 130], // soldier rank 9 file 3
-    [130, 130], // soldier rank 9 file 4
-    [-3, -3], // shelter: missing defenders x enemy attackers
-    [2, 2], // chariot mobility
-    [5, 5], // horse mobility
-    [5, 5], // horse against cannon as the board empties
-    [10, 10], // tempo
+    [87, 151], // soldier rank 4 file 4
+    [140, 131], // soldier rank 5 file 0
+    [235, 146], // soldier rank 5 file 1
+    [181, 193], // soldier rank 5 file 2
+    [288, 168], // soldier rank 5 file 3
+    [202, 192], // soldier rank 5 file 4
+    [164, 175], // soldier rank 6 file 0
+    [278, 90], // soldier rank 6 file 1
+    [242, 190], // soldier rank 6 file 2
+    [307, 184], // soldier rank 6 file 3
+    [248, 194], // soldier rank 6 file 4
+    [89, 208], // soldier rank 7 file 0
+    [293, 148], // soldier rank 7 file 1
+    [372, 159], // soldier rank 7 file 2
+    [459, 210], // soldier rank 7 file 3
+    [432, 194], // soldier rank 7 file 4
+    [189, 124], // soldier rank 8 file 0
+    [151, 206], // soldier rank 8 file 1
+    [346, 201], // soldier rank 8 file 2
+    [515, 156], // soldier rank 8 file 3
+    [371, 218], // soldier rank 8 file 4
+    [-13, 30], // soldier rank 9 file 0
+    [-29, 54], // soldier rank 9 file 1
+    [-45, 92], // soldier rank 9 file 2
+    [318, 56], // soldier rank 9 file 3
+    [282, 105], // soldier rank 9 file 4
+    [-5, -10], // shelter: missing defenders x enemy attackers
+    [2, 7], // chariot mobility
+    [18, -2], // horse mobility
+    [77, -1], // horse against cannon as the board empties
+    [20, -7], // tempo
     [0, 0], // cannon mounted on the enemy general's file
-    [0, 0], // chariot on the enemy general's file
-    [0, 0], // crossed soldiers side by side
-    [0, 0], // advisor pair
-    [0, 0], // elephant pair
-    [0, 0], // horse leg blocked by its own side
+    [-6, 32], // chariot on the enemy general's file
+    [-25, -33], // crossed soldiers side by side
+    [-35, -21], // advisor pair
+    [49, 15], // elephant pair
+    [-8, -3], // horse leg blocked by its own side
 ];
