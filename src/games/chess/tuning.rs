@@ -15,7 +15,7 @@ impl Tunable for Chess {
     }
 
     fn parameter_name(i: usize) -> String {
-        format!("{} ({})", NAMES[i / 2], if i % 2 == 0 { "middlegame" } else { "endgame" })
+        format!("{} ({})", NAMES[i / 2], if i.is_multiple_of(2) { "middlegame" } else { "endgame" })
     }
 
     fn shipped_parameters() -> Vec<f32> {

@@ -13,7 +13,7 @@ impl Tunable for Draughts {
 
     fn parameter_name(i: usize) -> String {
         let entry = i / 2;
-        let phase = if i % 2 == 0 { "full" } else { "empty" };
+        let phase = if i.is_multiple_of(2) { "full" } else { "empty" };
         format!("region {} configuration {} ({phase})", entry / CONFIGS, entry % CONFIGS)
     }
 

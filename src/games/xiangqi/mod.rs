@@ -269,11 +269,11 @@ impl Game for Xiangqi {
         });
         let sign = if b.stm == RED { 1 } else { -1 };
         let mut h = self.hash ^ ZOBRIST_BLACK_TO_MOVE ^ ZOBRIST[mover][from] ^ ZOBRIST[mover][to];
-        let mut pst = self.pst + sign * (eval::PST[mover][to] as i32 - eval::PST[mover][from] as i32);
+        let mut pst = self.pst + sign * (eval::PST[mover][to] - eval::PST[mover][from]);
         if captured != 0 {
             let cap = board::CODE[captured as usize] as usize;
             h ^= ZOBRIST[cap][to];
-            pst += sign * eval::PST[cap][to] as i32;
+            pst += sign * eval::PST[cap][to];
             self.rev = 0;
             self.rep = 0;
         } else {

@@ -14,7 +14,7 @@ impl Tunable for Xiangqi {
     }
 
     fn parameter_name(i: usize) -> String {
-        format!("{} ({})", eval::pair_name(i / 2), if i % 2 == 0 { "middlegame" } else { "endgame" })
+        format!("{} ({})", eval::pair_name(i / 2), if i.is_multiple_of(2) { "middlegame" } else { "endgame" })
     }
 
     fn shipped_parameters() -> Vec<f32> {
