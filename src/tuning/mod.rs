@@ -64,7 +64,8 @@ pub trait Tunable: Game {
     /// The values as the engine stores them, e.g. rounded to integers (to report the error the shipped file
     /// will really have).
     fn stored_parameters(p: &[f32]) -> Vec<f32> {
-        p.iter().map(|x| x.round()).collect()
+        // `+ 0.0` turns a rounded -0 into 0, so that a written file never says `-0`.
+        p.iter().map(|x| x.round() + 0.0).collect()
     }
 
     /// Self-play records this position, about to play `best`: no capture pending that would make the

@@ -30,12 +30,12 @@ pub const WEIGHTS: Weights = [
     S(111, 210), // passed_r7
     S(-2, 20), // passed_king_distance
     S(-10, -6), // isolated
-    S(-28, -0), // doubled
+    S(-28, 0), // doubled
     S(7, 75), // bishop_pair
     S(69, -6), // rook_open
     S(33, 22), // rook_semi_open
     S(15, 0), // shield_near
     S(-6, -3), // shield_far
-    S(3, -0), // king_attack
+    S(3, 0), // king_attack
     S(8, -9), // tempo
 ];

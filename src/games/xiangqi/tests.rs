@@ -447,11 +447,12 @@ fn evaluation_is_symmetric() {
         }
     }
     assert!(seen > 1000);
-    // Material counts: a chariot up is worth roughly a chariot.
+    // Material counts: a chariot up is worth roughly a chariot (its learned endgame value, above its
+    // middlegame one, plus its mobility on the empty board).
     let up = game("4k4/9/9/9/9/9/9/9/9/R2K5 w").evaluate();
-    assert!((800..1200).contains(&up), "{up}");
+    assert!((800..1500).contains(&up), "{up}");
     let down = game("4k4/9/9/9/9/9/9/9/9/R2K5 b").evaluate();
-    assert!((-1200..-800).contains(&down), "{down}");
+    assert!((-1500..-800).contains(&down), "{down}");
 }
 
 #[test]

@@ -26,7 +26,7 @@ impl Tunable for Xiangqi {
     }
 
     fn stored_parameters(p: &[f32]) -> Vec<f32> {
-        p.iter().map(|x| x.round().clamp(-5000.0, 5000.0)).collect()
+        p.iter().map(|x| x.round().clamp(-5000.0, 5000.0) + 0.0).collect()
     }
 
     /// `weights.rs`: Rust source, one commented pair a line.
