@@ -197,7 +197,7 @@ fn the_full_transcript() {
 
     e.quiet("STOP");
     e.send("GETPARAMETERS");
-    assert_eq!(e.next(REPLY), "PARAMETERS depth int time float hash int threads int");
+    assert_eq!(e.next(REPLY), "PARAMETERS depth int time float hash int threads int nodes int");
     e.quiet("SETPARAMETER time 0.25");
     assert_eq!(e.parameter("time"), "0.25");
     e.quiet("SETPARAMETER hash 8");
@@ -206,7 +206,17 @@ fn the_full_transcript() {
     let started = Instant::now();
     let (_, best) = e.go("GO");
     println!("GO with time 0.25 answered in {:?}", started.elapsed());
+    game.make(legal(&game, &best));
+    // A node limit alone bounds the search (without it, depth 0 and time 0 think until STOP); each of the
+    // two threads may pass the limit by one polling interval of the search.
+    e.quiet("SETPARAMETER time 0");
+    e.quiet("SETPARAMETER nodes 3000");
+    assert_eq!(e.parameter("nodes"), "3000");
+    let (infos, best) = e.go("GO dontplaymove");
     legal(&game, &best);
+    let nodes: Vec<u64> =
+        infos.iter().map(|l| l.split_whitespace().nth(2).and_then(|n| n.parse().ok()).expect("INFO nodes N")).collect();
+    assert!(nodes.iter().all(|&n| n <= 3000 + 2 * 256), "{infos:?}");
     e.quit();
 }
 

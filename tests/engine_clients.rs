@@ -268,6 +268,19 @@ fn uhp_client_gets_legal_moves_from_kibitz_uhp() {
     let (result, _) =
         collect(|stop, sink| engine.search(&middle, &[], &Limits::movetime(Duration::from_millis(300)), 1, stop, sink));
     assert!(is_legal(&middle, result.expect("an answer").best.expect("a move")));
+    // A node limit goes through the MaxNodes option kibitz-uhp lists: `bestmove depth 64` would not end
+    // within the search timeout without it. A search without a node limit sets the option back to 0.
+    let max_nodes = |engine: &UhpEngine| {
+        engine.options().iter().find(|o| o.name == "MaxNodes").map(|o| o.value.clone()).expect("MaxNodes is listed")
+    };
+    assert_eq!(max_nodes(&engine), "0");
+    let (result, _) = collect(|stop, sink| engine.search(&middle, &[], &Limits::nodes(3000), 1, stop, sink));
+    let done = result.expect("an answer");
+    assert!(is_legal(&middle, done.best.expect("a move")));
+    assert_eq!((done.depth, max_nodes(&engine)), (64, "3000".to_string()));
+    let (result, _) = collect(|stop, sink| engine.search(&middle, &[], &Limits::depth(1), 1, stop, sink));
+    assert!(is_legal(&middle, result.expect("an answer").best.expect("a move")));
+    assert_eq!(max_nodes(&engine), "0");
     // Several lines are not for UHP; the engine stays usable.
     let multi = engine.search(&start, &[], &Limits::depth(1), 2, &AtomicBool::new(false), &mut |_| {});
     assert!(matches!(multi, Err(EngineError::Unsupported { .. })), "{multi:?}");
@@ -329,7 +342,7 @@ fn checkers_client_gets_legal_lines_from_kibitz_checkers() {
     let mut engine = kibitz_checkers();
     assert_eq!(engine.name(), "kibitz-checkers");
     let names: Vec<&str> = engine.parameters().iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["depth", "time", "hash", "threads"]);
+    assert_eq!(names, ["depth", "time", "hash", "threads", "nodes"]);
     engine.set_parameter("hash", "2").expect("a declared parameter");
     assert!(matches!(engine.set_parameter("nonsense", "1"), Err(EngineError::UnknownOption { .. })));
     assert!(matches!(engine.set_parameter("depth", "five"), Err(EngineError::BadOptionValue { .. })));
@@ -372,7 +385,13 @@ fn checkers_client_gets_legal_lines_from_kibitz_checkers() {
     let (result, _) =
         collect(|stop, sink| engine.search(&middle, &[], &Limits::movetime(Duration::from_millis(200)), 1, stop, sink));
     assert!(is_legal(&middle, result.expect("an answer").best.expect("a move")));
-    // An infinite search stopped by the caller.
+    // A node limit is the engine's `nodes` parameter: the search ends by itself (depth and time are 0), having
+    // searched about that many nodes (each INFO line's count, up to the search's polling interval).
+    let (result, infos) = collect(|stop, sink| engine.search(&middle, &[], &Limits::nodes(4000), 1, stop, sink));
+    let done = result.expect("an answer");
+    assert!(is_legal(&middle, done.best.expect("a move")));
+    assert!(!infos.is_empty() && infos.iter().all(|i| i.nodes <= 4000 + 256), "{:?}", done);
+    // An infinite search stopped by the caller (the node limit is 0 again).
     let stop = AtomicBool::new(false);
     let done = engine
         .search(&start, &[], &Limits::infinite(), 1, &stop, &mut |e| {

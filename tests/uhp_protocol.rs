@@ -325,6 +325,7 @@ fn options_get_and_set() {
             "Level;int;5;5;1;8",
             "Threads;int;1;1;1;64",
             "TranspositionTableSizeMB;int;64;64;1;4096",
+            "MaxNodes;int;0;0;0;1000000000",
             "RepetitionRule;bool;False;False"
         ]
     );
@@ -353,9 +354,20 @@ fn options_get_and_set() {
             "Level;int;5;5;1;8",
             "Threads;int;2;1;1;64",
             "TranspositionTableSizeMB;int;16;64;1;4096",
+            "MaxNodes;int;0;0;0;1000000000",
             "RepetitionRule;bool;True;False"
         ]
     );
+    // MaxNodes bounds every bestmove: a 64-ply search of a middlegame answers (it would not end without it).
+    e.says("options set MaxNodes 2000", "MaxNodes;int;2000;0;0;1000000000");
+    e.says(
+        "options set MaxNodes 1000000001",
+        "err The value \"1000000001\" is not valid for the option \"MaxNodes\": an integer from 0 to 1000000000.",
+    );
+    e.one(&format!("newgame {MIDDLEGAME}"));
+    let best = e.one("bestmove depth 64");
+    after(MIDDLEGAME, &best);
+    e.says("options set MaxNodes 0", "MaxNodes;int;0;0;0;1000000000");
     // With the repetition rule on, a position seen a third time ends the game in a draw.
     e.says("newgame Base", "Base;NotStarted;White[1]");
     for m in ["wS1", "bS1 wS1-", "wQ -wS1", "bQ bS1-"] {

@@ -8,8 +8,11 @@
 //! * The engine names nothing: its id is its program's file name.
 //! * Limits are parameters, not arguments of `GO`: when the engine declares `depth` and/or `time` parameters
 //!   (`depth` in plies, `time` in seconds, 0 = no limit), a depth limit is set as `depth`, a move time as
-//!   `time` (the other set to 0), an infinite search as both 0; a node limit, or none, searches
-//!   [`Checkers::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies. Whatever the engine declares, `STOP`
+//!   `time` (the other set to 0), an infinite search as both 0; no limit searches
+//!   [`Checkers::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies. A node limit is set as the `nodes`
+//!   parameter when the engine declares it as an int (kibitz's own engine does; 0 = no limit, and 0 again for a
+//!   search without one), `depth` and `time` then 0 unless a depth or time is given too; an engine without
+//!   `nodes` searches a node limit to the default depth. Whatever the engine declares, `STOP`
 //!   is sent when the stop flag is set or the move time has passed, and the engine has [`Timeouts::grace`] to
 //!   answer `BESTMOVE` before it is killed.
 //! * `INFO nodes N eval E time T depth D pv ...`: `eval` in centi-men from the side to move's view, a forced
@@ -231,9 +234,13 @@ impl CheckersEngine {
             sink(Event::Done(done.clone()));
             return Ok(done);
         }
-        let (depth, time) = limit_values(limits);
+        let takes_nodes = self.declared("nodes").is_some_and(|(_, kind)| kind.eq_ignore_ascii_case("int"));
+        let (depth, time, nodes) = limit_values(limits, takes_nodes);
         self.ensure("depth", &depth.to_string())?;
         self.ensure("time", time)?;
+        if takes_nodes {
+            self.ensure("nodes", &nodes.to_string())?;
+        }
         self.process.send(&command)?;
         self.process.send("GO dontplaymove")?;
 
@@ -340,19 +347,21 @@ fn position_command(root: &Checkers, moves: &[Move]) -> Result<(Checkers, String
     Ok((position, command))
 }
 
-/// The `depth` and `time` parameters for the limits.
-fn limit_values(limits: &Limits) -> (u32, &'static str) {
+/// The `depth`, `time` and `nodes` parameters for the limits; `takes_nodes`: the engine declares `nodes`.
+fn limit_values(limits: &Limits, takes_nodes: bool) -> (u32, &'static str, u64) {
     if limits.infinite {
-        return (0, "0");
+        return (0, "0", 0);
     }
+    let nodes = if takes_nodes { limits.nodes.unwrap_or(0) } else { 0 };
     if let Some(depth) = limits.depth {
-        return (depth.max(1), "0");
+        return (depth.max(1), "0", nodes);
     }
     let clock = limits.clock.map(|c| (c.remaining / 20 + c.increment).min(c.remaining));
     match [limits.movetime, clock].into_iter().flatten().min() {
         // The engine is stopped when the time is up; its own time parameter is left without a limit.
-        Some(_) => (0, "0"),
-        None => (Checkers::DEFAULT_DEPTH, "0"),
+        Some(_) => (0, "0", nodes),
+        None if nodes > 0 => (0, "0", nodes),
+        None => (Checkers::DEFAULT_DEPTH, "0", 0),
     }
 }
 
@@ -493,9 +502,15 @@ mod tests {
 
     #[test]
     fn limits_become_parameters() {
-        assert_eq!(limit_values(&Limits::depth(7)), (7, "0"));
-        assert_eq!(limit_values(&Limits::infinite()), (0, "0"));
-        assert_eq!(limit_values(&Limits::nodes(5)), (Checkers::DEFAULT_DEPTH, "0"));
-        assert_eq!(limit_values(&Limits::movetime(Duration::from_millis(300))), (0, "0"));
+        for takes_nodes in [false, true] {
+            assert_eq!(limit_values(&Limits::depth(7), takes_nodes), (7, "0", 0));
+            assert_eq!(limit_values(&Limits::infinite(), takes_nodes), (0, "0", 0));
+            assert_eq!(limit_values(&Limits::movetime(Duration::from_millis(300)), takes_nodes), (0, "0", 0));
+        }
+        // A node limit: the default depth for an engine without `nodes`, the nodes alone for one with it.
+        assert_eq!(limit_values(&Limits::nodes(5), false), (Checkers::DEFAULT_DEPTH, "0", 0));
+        assert_eq!(limit_values(&Limits::nodes(5), true), (0, "0", 5));
+        let both = Limits { depth: Some(9), nodes: Some(5), ..Limits::default() };
+        assert_eq!(limit_values(&both, true), (9, "0", 5));
     }
 }

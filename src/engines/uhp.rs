@@ -7,8 +7,12 @@
 //!
 //! * Limits: a depth is `bestmove depth N`; a move time is `bestmove time hh:mm:ss` (a fraction of a second is
 //!   written as `00:00:01.500` when the time is not whole); a clock gives a twentieth of the remaining time plus
-//!   the increment; a node limit, or none, searches [`Hive::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH)
-//!   plies; an infinite search thinks for [`Timeouts::search`].
+//!   the increment; no limit searches [`Hive::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies; an
+//!   infinite search thinks for [`Timeouts::search`].
+//! * Node limits: UHP has none, but an engine that lists an int option [`MAX_NODES_OPTION`] (kibitz's own
+//!   `kibitz-uhp` does) has it set to the search's node limit, and to 0 again for a search without one; a
+//!   node limit alone is then `bestmove depth` [`NODE_LIMITED_DEPTH`]. Any other engine searches a node
+//!   limit to the default depth, as if no limit were given.
 //! * Stopping: when the stop flag is set (or the limit plus [`Timeouts::grace`] has passed), the engine has the
 //!   grace period to answer; then it is killed and the search fails with [`EngineError::Timeout`]. A stopped
 //!   UHP search therefore usually costs the process (the pool starts a fresh one).
@@ -33,6 +37,12 @@ const POLL: Duration = Duration::from_millis(10);
 
 /// The most lines one command's answer may have before `ok` (an `options` list is a few dozen).
 const MAX_BLOCK: usize = 4096;
+
+/// The int option through which an engine takes a node limit (0: none): kibitz's own convention.
+pub const MAX_NODES_OPTION: &str = "MaxNodes";
+
+/// The depth asked for with a node limit alone (the engine stops at the nodes long before).
+pub const NODE_LIMITED_DEPTH: u32 = 64;
 
 /// An option as the engine lists it (`Key;type;value;default;min;max`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -205,7 +215,8 @@ impl UhpEngine {
             return Err(self.protocol(message.chars().take(400).collect()));
         }
 
-        let (command, depth) = bestmove_command(limits, &self.timeouts);
+        let node_limited = self.apply_node_limit(limits)?;
+        let (command, depth) = bestmove_command(limits, &self.timeouts, node_limited);
         self.process.send(&command)?;
         let sent = Instant::now();
         let mut stop_at = search_deadline(limits, &self.timeouts).map(|d| sent + d);
@@ -272,6 +283,26 @@ impl UhpEngine {
         Ok(done)
     }
 
+    /// Give the engine the search's node limit through [`MAX_NODES_OPTION`] when it lists that option (0 when
+    /// the search has none and the engine's value is not 0 already); true when the node limit is applied.
+    fn apply_node_limit(&mut self, limits: &Limits) -> Result<bool, EngineError> {
+        let Some(index) = self
+            .options
+            .iter()
+            .position(|o| o.name.eq_ignore_ascii_case(MAX_NODES_OPTION) && o.kind.eq_ignore_ascii_case("int"))
+        else {
+            return Ok(false);
+        };
+        let nodes = if limits.infinite { None } else { limits.nodes };
+        let wanted = nodes.unwrap_or(0).to_string();
+        if self.options[index].value != wanted {
+            let name = self.options[index].name.clone();
+            self.set_option(&name, &wanted)?;
+            self.options[index].value = wanted;
+        }
+        Ok(nodes.is_some())
+    }
+
     /// The engine must list the expansion pieces of the game among its capabilities.
     fn check_game_type(&self, position: &Hive) -> Result<(), EngineError> {
         let game_type = position.game_type().name();
@@ -330,7 +361,8 @@ pub fn format_time(time: Duration) -> String {
 }
 
 /// The `bestmove` command for the limits, and the depth it asks for (0 for a time limit).
-fn bestmove_command(limits: &Limits, timeouts: &Timeouts) -> (String, u32) {
+/// `node_limited`: the engine has been given the node limit ([`MAX_NODES_OPTION`]).
+fn bestmove_command(limits: &Limits, timeouts: &Timeouts, node_limited: bool) -> (String, u32) {
     if limits.infinite {
         return (format!("bestmove time {}", format_time(timeouts.search)), 0);
     }
@@ -341,6 +373,7 @@ fn bestmove_command(limits: &Limits, timeouts: &Timeouts) -> (String, u32) {
     let clock = limits.clock.map(|c| (c.remaining / 20 + c.increment).min(c.remaining));
     match [limits.movetime, clock].into_iter().flatten().min() {
         Some(time) => (format!("bestmove time {}", format_time(time)), 0),
+        None if node_limited => (format!("bestmove depth {NODE_LIMITED_DEPTH}"), NODE_LIMITED_DEPTH),
         None => (format!("bestmove depth {}", Hive::DEFAULT_DEPTH), Hive::DEFAULT_DEPTH),
     }
 }
@@ -416,10 +449,16 @@ mod tests {
     #[test]
     fn limits_become_bestmove_commands() {
         let t = Timeouts::default();
-        assert_eq!(bestmove_command(&Limits::depth(3), &t), ("bestmove depth 3".to_string(), 3));
-        assert_eq!(bestmove_command(&Limits::movetime(Duration::from_secs(2)), &t).0, "bestmove time 00:00:02");
-        assert_eq!(bestmove_command(&Limits::nodes(1000), &t), ("bestmove depth 6".to_string(), 6));
-        assert_eq!(bestmove_command(&Limits::infinite(), &t).0, "bestmove time 00:10:00");
+        for node_limited in [false, true] {
+            assert_eq!(bestmove_command(&Limits::depth(3), &t, node_limited), ("bestmove depth 3".to_string(), 3));
+            let time = bestmove_command(&Limits::movetime(Duration::from_secs(2)), &t, node_limited);
+            assert_eq!(time.0, "bestmove time 00:00:02");
+            assert_eq!(bestmove_command(&Limits::infinite(), &t, node_limited).0, "bestmove time 00:10:00");
+        }
+        // A node limit alone: the default depth for an engine without MaxNodes, a deep search bounded by the
+        // nodes for one with it.
+        assert_eq!(bestmove_command(&Limits::nodes(1000), &t, false), ("bestmove depth 6".to_string(), 6));
+        assert_eq!(bestmove_command(&Limits::nodes(1000), &t, true), ("bestmove depth 64".to_string(), 64));
     }
 
     #[test]

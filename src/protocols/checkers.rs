@@ -11,7 +11,7 @@
 //! | `MOVE <move>` | nothing; the move is played on the internal board |
 //! | `GO [dontplaymove]` | `INFO ...` lines, then `BESTMOVE <move>` (played on the board unless `dontplaymove`) |
 //! | `STOP` | the search answers `BESTMOVE` at once; nothing when not thinking |
-//! | `GETPARAMETERS` | `PARAMETERS depth int time float hash int threads int` |
+//! | `GETPARAMETERS` | `PARAMETERS depth int time float hash int threads int nodes int` |
 //! | `GETPARAMETER <name>` | `PARAMETER <name> <value>` |
 //! | `SETPARAMETER <name> <value>` | nothing, or `ALERT` when the name or value is bad |
 //! | `QUIT` | the engine exits, stopping a search |
@@ -42,8 +42,11 @@
 //! | `time` | float | 1.0 | 0-86400 | thinking time per move in seconds; 0 = no limit |
 //! | `hash` | int | 64 | 1-1024 | transposition table size in MiB (resizing clears it) |
 //! | `threads` | int | 1 | 1-64 | search threads |
+//! | `nodes` | int | 0 | 0-1000000000 | search node limit; 0 = no limit |
 //!
-//! With both `depth` and `time` at 0 the engine thinks until `STOP`.
+//! With `depth`, `time` and `nodes` all at 0 the engine thinks until `STOP`. A node limit makes a search
+//! repeatable whatever else the machine is doing (matches between engines); kibitz's Checkers Protocol client
+//! sets it on any engine that declares an int parameter `nodes`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,9 +73,12 @@ pub const MAX_TIME: f32 = 86_400.0;
 pub const MAX_HASH_MB: i32 = 1024;
 /// The most `threads` accepted.
 pub const MAX_THREADS: i32 = 64;
+/// The largest `nodes` limit accepted.
+pub const MAX_NODES: i32 = 1_000_000_000;
 
 /// The parameters and their Checkers Protocol types, in the order `GETPARAMETERS` lists them.
-pub const PARAMETERS: [(&str, &str); 4] = [("depth", "int"), ("time", "float"), ("hash", "int"), ("threads", "int")];
+pub const PARAMETERS: [(&str, &str); 5] =
+    [("depth", "int"), ("time", "float"), ("hash", "int"), ("threads", "int"), ("nodes", "int")];
 
 /// The engine's settings: the parameters' values.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,20 +91,22 @@ pub struct CheckersConfig {
     pub hash_mb: u32,
     /// Search threads.
     pub threads: u32,
+    /// Search node limit; 0 = no limit.
+    pub nodes: u32,
     /// Search with this external engine of the engines file instead of kibitz's own (`-engine`).
     pub engine: Option<String>,
 }
 
 impl Default for CheckersConfig {
     fn default() -> Self {
-        CheckersConfig { depth: 0, time: 1.0, hash_mb: 64, threads: 1, engine: None }
+        CheckersConfig { depth: 0, time: 1.0, hash_mb: 64, threads: 1, nodes: 0, engine: None }
     }
 }
 
 /// A value that cannot be given to a parameter.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParameterError {
-    #[error("unknown parameter `{0}` (known: depth, time, hash, threads)")]
+    #[error("unknown parameter `{0}` (known: depth, time, hash, threads, nodes)")]
     Unknown(String),
     #[error("`{value}` is not a valid {kind} for `{name}`")]
     Type { name: &'static str, value: String, kind: &'static str },
@@ -113,6 +121,7 @@ impl CheckersConfig {
             "depth" => Ok(self.depth.to_string()),
             "time" => Ok(format!("{:?}", self.time)),
             "hash" => Ok(self.hash_mb.to_string()),
+            "nodes" => Ok(self.nodes.to_string()),
             _ => Ok(self.threads.to_string()),
         }
     }
@@ -124,6 +133,7 @@ impl CheckersConfig {
             "depth" => self.depth = parse_int(name, value, 0, MAX_DEPTH, "0-120, 0 = no limit")? as u32,
             "time" => self.time = parse_float(name, value, 0.0, MAX_TIME, "0-86400 seconds, 0 = no limit")?,
             "hash" => self.hash_mb = parse_int(name, value, 1, MAX_HASH_MB, "1-1024 MiB")? as u32,
+            "nodes" => self.nodes = parse_int(name, value, 0, MAX_NODES, "0-1000000000, 0 = no limit")? as u32,
             _ => self.threads = parse_int(name, value, 1, MAX_THREADS, "1-64")? as u32,
         }
         Ok(())
@@ -142,10 +152,11 @@ impl CheckersConfig {
     fn limits(&self) -> Limits {
         let depth = (self.depth > 0).then_some(self.depth);
         let movetime = Duration::try_from_secs_f32(self.time).ok().filter(|t| !t.is_zero());
-        if depth.is_none() && movetime.is_none() {
+        let nodes = (self.nodes > 0).then_some(u64::from(self.nodes));
+        if depth.is_none() && movetime.is_none() && nodes.is_none() {
             Limits::infinite()
         } else {
-            Limits { depth, movetime, ..Limits::default() }
+            Limits { depth, movetime, nodes, ..Limits::default() }
         }
     }
 }
@@ -557,7 +568,7 @@ mod tests {
     fn session() -> (CheckersSession, Receiver<SearchReport<Move>>) {
         let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
         let (tx, rx) = mpsc::channel();
-        let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1, engine: None };
+        let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1, nodes: 0, engine: None };
         let s = CheckersSession::new(Analysis::local(pool), config, move |e| {
             let _ = tx.send(e);
         });
@@ -600,15 +611,23 @@ mod tests {
         let (mut s, _rx) = session();
         assert_eq!(s.greeting(), vec!["READY"]);
         silent(&mut s, "INIT");
-        assert_eq!(lines(&mut s, "GETPARAMETERS"), vec!["PARAMETERS depth int time float hash int threads int"]);
+        assert_eq!(
+            lines(&mut s, "GETPARAMETERS"),
+            vec!["PARAMETERS depth int time float hash int threads int nodes int"]
+        );
         assert_eq!(lines(&mut s, "GETPARAMETER depth"), vec!["PARAMETER depth 4"]);
         assert_eq!(lines(&mut s, "  getparameter   TIME  "), vec!["PARAMETER time 0.0"]);
         silent(&mut s, "SETPARAMETER time 2.5");
         silent(&mut s, "SETPARAMETER hash 2");
         silent(&mut s, "SETPARAMETER threads 2");
         silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "SETPARAMETER Nodes 5000");
         assert_eq!(lines(&mut s, "GETPARAMETER time"), vec!["PARAMETER time 2.5"]);
-        assert_eq!(s.config(), &CheckersConfig { depth: 0, time: 2.5, hash_mb: 2, threads: 2, engine: None });
+        assert_eq!(lines(&mut s, "GETPARAMETER nodes"), vec!["PARAMETER nodes 5000"]);
+        assert_eq!(
+            s.config(),
+            &CheckersConfig { depth: 0, time: 2.5, hash_mb: 2, threads: 2, nodes: 5000, engine: None }
+        );
         assert_eq!(CheckersConfig::default().validate(), Ok(()));
     }
 
@@ -616,7 +635,9 @@ mod tests {
     fn bad_parameters_change_nothing() {
         let (mut s, _rx) = session();
         let before = s.config().clone();
-        alerts(&mut s, "SETPARAMETER nodes 5", "`nodes`");
+        alerts(&mut s, "SETPARAMETER speed 5", "`speed`");
+        alerts(&mut s, "SETPARAMETER nodes -1", "`-1`");
+        alerts(&mut s, "SETPARAMETER nodes 1000000001", "`1000000001`");
         alerts(&mut s, "SETPARAMETER depth five", "`five`");
         alerts(&mut s, "SETPARAMETER depth 2.0", "`2.0`");
         alerts(&mut s, "SETPARAMETER depth -1", "`-1`");
@@ -717,7 +738,7 @@ mod tests {
         assert!(s.on_line_too_long(2 << 20).lines[0].starts_with("ALERT line of 2097152 bytes"));
         assert_eq!(
             lines(&mut s, "GETPARAMETER junk\u{7}\u{e9}"),
-            vec!["ALERT GETPARAMETER: unknown parameter `junk??` (known: depth, time, hash, threads)"]
+            vec!["ALERT GETPARAMETER: unknown parameter `junk??` (known: depth, time, hash, threads, nodes)"]
         );
         silent(&mut s, "");
         silent(&mut s, "   \t ");
@@ -843,6 +864,12 @@ mod tests {
         assert_eq!(c.limits(), Limits::depth(7));
         c.depth = 0;
         assert_eq!(c.limits(), Limits::infinite());
+        c.nodes = 5000;
+        assert_eq!(c.limits(), Limits::nodes(5000));
+        c.depth = 9;
+        assert_eq!(c.limits(), Limits { depth: Some(9), nodes: Some(5000), ..Limits::default() });
+        c.depth = 0;
+        c.nodes = 0;
         c.time = -3.0;
         assert_eq!(c.limits(), Limits::infinite());
         assert!(c.validate().is_err());

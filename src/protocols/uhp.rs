@@ -43,6 +43,11 @@
 //! | `Threads` | int | 1 | 1-64 | search threads |
 //! | `TranspositionTableSizeMB` | int | 64 | 1-4096 | transposition table size in MiB (resizing clears it) |
 //! | `RepetitionRule` | bool | False | | a position seen a third time with the same side to move draws |
+//! | `MaxNodes` | int | 0 | 0-1000000000 | every `bestmove` also stops after this many nodes (0: no limit) |
+//!
+//! `MaxNodes` is kibitz's own: UHP's `bestmove` takes a depth or a time, and a node count is the limit that
+//! makes matches between engines repeatable whatever else the machine is doing. kibitz's UHP client sets it
+//! on any engine that lists an int option of that name.
 //!
 //! Threefold repetition is not in the printed rules, hence off by default.
 
@@ -92,13 +97,15 @@ pub struct UhpConfig {
     pub threads: u32,
     pub hash_mb: u32,
     pub repetition: bool,
+    /// Every search also stops after this many nodes (0: no node limit).
+    pub max_nodes: u32,
     /// Search with this external engine of the engines file instead of kibitz's own (`-engine`).
     pub engine: Option<String>,
 }
 
 impl Default for UhpConfig {
     fn default() -> Self {
-        UhpConfig { level: 5, threads: 1, hash_mb: 64, repetition: false, engine: None }
+        UhpConfig { level: 5, threads: 1, hash_mb: 64, repetition: false, max_nodes: 0, engine: None }
     }
 }
 
@@ -111,10 +118,14 @@ struct IntOption {
     set: fn(&mut UhpConfig, u32),
 }
 
-const INT_OPTIONS: [IntOption; 3] = [
+/// The largest `MaxNodes`.
+pub const MAX_NODES: u32 = 1_000_000_000;
+
+const INT_OPTIONS: [IntOption; 4] = [
     IntOption { key: "Level", min: 1, max: LEVELS.len() as u32, get: |c| c.level, set: |c, v| c.level = v },
     IntOption { key: "Threads", min: 1, max: 64, get: |c| c.threads, set: |c, v| c.threads = v },
     IntOption { key: "TranspositionTableSizeMB", min: 1, max: 4096, get: |c| c.hash_mb, set: |c, v| c.hash_mb = v },
+    IntOption { key: "MaxNodes", min: 0, max: MAX_NODES, get: |c| c.max_nodes, set: |c, v| c.max_nodes = v },
 ];
 
 const REPETITION_KEY: &str = "RepetitionRule";
@@ -409,7 +420,7 @@ impl UhpSession {
 
     /// Start a search, or say why not.
     fn bestmove(&mut self, args: &[&str]) -> Result<(), SessionError> {
-        let limits = match args {
+        let mut limits = match args {
             [] => {
                 let level = Level::numbered(self.config.level as usize);
                 Limits {
@@ -444,6 +455,9 @@ impl UhpSession {
             }
             _ => return Err(SessionError::Command(INVALID_COMMAND.into())),
         };
+        if self.config.max_nodes > 0 {
+            limits.nodes = Some(u64::from(self.config.max_nodes));
+        }
         let game = self.playing()?.clone();
         let request = Request::new(game, limits).priority(Priority::High).threads(self.config.threads.max(1) as usize);
         self.next_id += 1;
@@ -788,6 +802,7 @@ mod tests {
                 "Level;int;5;5;1;8",
                 "Threads;int;1;1;1;64",
                 "TranspositionTableSizeMB;int;64;64;1;4096",
+                "MaxNodes;int;0;0;0;1000000000",
                 "RepetitionRule;bool;False;False",
                 "ok",
             ],
@@ -796,6 +811,12 @@ mod tests {
         says(&mut s, "options set Threads 2", &["Threads;int;2;1;1;64", "ok"]);
         says(&mut s, "options set RepetitionRule true", &["RepetitionRule;bool;True;False", "ok"]);
         says(&mut s, "options set TranspositionTableSizeMB 2", &["TranspositionTableSizeMB;int;2;64;1;4096", "ok"]);
+        says(&mut s, "options set maxnodes 5000", &["MaxNodes;int;5000;0;0;1000000000", "ok"]);
+        says(
+            &mut s,
+            "options set MaxNodes -1",
+            &["err The value \"-1\" is not valid for the option \"MaxNodes\": an integer from 0 to 1000000000.", "ok"],
+        );
         says(&mut s, "options get Nope", &["err The option \"Nope\" is not valid.", "ok"]);
         says(
             &mut s,
@@ -808,7 +829,10 @@ mod tests {
             &["err The value \"maybe\" is not valid for the option \"RepetitionRule\": True or False.", "ok"],
         );
         says(&mut s, "options frob", &["err Invalid command. Try 'help' to see a list of valid commands.", "ok"]);
-        assert_eq!(s.config(), &UhpConfig { level: 5, threads: 2, hash_mb: 2, repetition: true, engine: None });
+        assert_eq!(
+            s.config(),
+            &UhpConfig { level: 5, threads: 2, hash_mb: 2, repetition: true, max_nodes: 5000, engine: None }
+        );
     }
 
     #[test]
