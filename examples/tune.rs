@@ -10,16 +10,19 @@
 //! [`kibitz::tuning::selfplay`]). `tune` fits the game's values to the positions of the DATA files
 //! ([`kibitz::tuning::fit`]), starting from the shipped values (or from zero), and writes the weight file the
 //! engine reads to OUT: `src/games/draughts/patterns.bin` for draughts, `src/games/xiangqi/weights.rs` for
-//! xiangqi, `src/games/chess/weights.rs` for chess. `--freeze PREFIX` keeps every value whose name starts
-//! with PREFIX where it starts.
+//! xiangqi, `src/games/chess/weights.rs` for chess, `src/games/checkers/weights.rs` for checkers,
+//! `src/games/hive/weights.rs` for Hive.
+//! `--freeze PREFIX` keeps every value whose name starts with PREFIX where it starts.
 //!
-//! GAME is one of `draughts`, `xiangqi`, `chess`.
+//! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use kibitz::games::checkers::Checkers;
 use kibitz::games::chess::Chess;
 use kibitz::games::draughts::Draughts;
+use kibitz::games::hive::Hive;
 use kibitz::games::xiangqi::Xiangqi;
 use kibitz::tuning::{Tunable, fit, selfplay};
 
@@ -36,10 +39,12 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(command), Some(game)) = (args.first(), args.get(1)) else { bail!(USAGE) };
     match game.as_str() {
+        "checkers" => run::<Checkers>(command, &args[2..]),
+        "hive" => run::<Hive>(command, &args[2..]),
         "draughts" => run::<Draughts>(command, &args[2..]),
         "xiangqi" => run::<Xiangqi>(command, &args[2..]),
         "chess" => run::<Chess>(command, &args[2..]),
-        other => bail!("no tunable game `{other}` (draughts, xiangqi, chess)"),
+        other => bail!("no tunable game `{other}` (checkers, draughts, xiangqi, chess, hive)"),
     }
 }
 

@@ -340,6 +340,10 @@ pub trait Game: Clone + Send + Sync + 'static {
     const CHECK_EXTENSION: bool = false;
     /// Deepest the search may go (plies); also the size of its per-ply stacks.
     const MAX_PLY: usize = 128;
+    /// Plies quiescence may search beyond the horizon before it stands pat whatever the position (where
+    /// noisy moves need not run out: in Hive a piece can keep arriving next to a Queen). Captures that must
+    /// be played ([`Game::FORCED_CAPTURES`]) and check evasions are searched at any depth.
+    const QUIESCENCE_PLIES: usize = 128;
 
     // ---- positions and moves ----
 

@@ -17,7 +17,7 @@ impl<G: Game> Searcher<'_, G> {
         let pv_node = beta - alpha > 1;
         self.pv[ply].clear();
         if depth <= 0 {
-            return self.quiesce(alpha, beta, ply);
+            return self.quiesce(alpha, beta, ply, 0);
         }
         self.count_node();
         if self.stopped {

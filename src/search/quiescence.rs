@@ -7,7 +7,8 @@ use super::searcher::{INF, Searcher, end_score};
 use crate::game::Game;
 
 impl<G: Game> Searcher<'_, G> {
-    pub(super) fn quiesce(&mut self, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+    /// `qply`: plies searched beyond the horizon so far.
+    pub(super) fn quiesce(&mut self, mut alpha: i32, beta: i32, ply: usize, qply: usize) -> i32 {
         self.pv[ply].clear();
         self.count_node();
         if self.stopped {
@@ -33,20 +34,29 @@ impl<G: Game> Searcher<'_, G> {
                 return end_score(self.game.no_move_end(), stm, ply);
             }
             best = -INF;
-        } else {
+        } else if G::FORCED_CAPTURES {
             self.game.generate_noisy(&mut moves);
-            if G::FORCED_CAPTURES && !moves.is_empty() {
+            if !moves.is_empty() {
                 // The capture must be played: no standing pat.
                 best = -INF;
             } else {
-                let stand = self.evaluate();
-                if stand >= beta || moves.is_empty() {
-                    self.moves[ply] = moves;
-                    return stand;
-                }
-                alpha = alpha.max(stand);
-                best = stand;
+                self.moves[ply] = moves;
+                return self.evaluate();
             }
+        } else {
+            // Standing pat first: a position that fails high on its evaluation needs no move generation.
+            let stand = self.evaluate();
+            if stand >= beta || qply >= G::QUIESCENCE_PLIES {
+                self.moves[ply] = moves;
+                return stand;
+            }
+            self.game.generate_noisy(&mut moves);
+            if moves.is_empty() {
+                self.moves[ply] = moves;
+                return stand;
+            }
+            alpha = alpha.max(stand);
+            best = stand;
         }
         self.moves[ply] = moves;
         let count = self.moves[ply].len();
@@ -62,7 +72,7 @@ impl<G: Game> Searcher<'_, G> {
                 continue;
             }
             self.game.make(m);
-            let score = -self.quiesce(-beta, -alpha, ply + 1);
+            let score = -self.quiesce(-beta, -alpha, ply + 1, qply + 1);
             self.game.unmake();
             if self.stopped {
                 return 0;

@@ -11,6 +11,8 @@ mod eval;
 mod notation;
 mod picture;
 mod record;
+mod tuning;
+mod weights;
 
 pub use board::Move;
 use board::{BOARD, Board, CROWN_ROW};
@@ -110,6 +112,12 @@ impl Checkers {
 
     pub(crate) fn board(&self) -> &Board {
         &self.cur.board
+    }
+
+    /// Neither side can capture: the static evaluation is a fair judge of the position.
+    pub fn is_quiet(&self) -> bool {
+        let b = self.cur.board;
+        b.jumpers() == 0 && Board { stm: b.stm ^ 1, ..b }.jumpers() == 0
     }
 }
 

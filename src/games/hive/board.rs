@@ -9,6 +9,8 @@
 //! Directions are numbered as Mzinga numbers them, clockwise from north-west: NW, NE, E, SE, SW, W. The
 //! two cells shared by a cell and its neighbour in direction `d` are its neighbours in `d - 1` and `d + 1`.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 /// Cells on the wrapping grid.
 pub const CELLS: usize = 1024;
 const MASK: u16 = (CELLS - 1) as u16;
@@ -329,6 +331,36 @@ pub struct Board {
     reversible: u32,
     game_type: GameType,
     zhash: u64,
+    /// [`Board::pinned`]'s answer for the pieces as they stand, once asked: the evaluation and the move
+    /// generator of one node both need it.
+    pinned: PinnedCache,
+}
+
+/// The cut-vertex mask of the current placement of the pieces, or [`PinnedCache::UNKNOWN`]. Every change of a
+/// piece's cell ([`Board::remove`], [`Board::put`]) forgets it. An atomic only so that a board stays `Sync`:
+/// each search thread has its own board, and relaxed loads and stores are plain moves.
+#[derive(Debug)]
+struct PinnedCache(AtomicU32);
+
+impl PinnedCache {
+    /// No answer kept (a mask has at most 28 bits).
+    const UNKNOWN: u32 = u32::MAX;
+
+    #[inline(always)]
+    fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    fn set(&self, mask: u32) {
+        self.0.store(mask, Ordering::Relaxed);
+    }
+}
+
+impl Clone for PinnedCache {
+    fn clone(&self) -> Self {
+        PinnedCache(AtomicU32::new(self.get()))
+    }
 }
 
 const SIDE_KEY: u64 = 0x5D2B_0C3E_71A9_F48B;
@@ -350,6 +382,7 @@ impl Board {
             reversible: 0,
             game_type,
             zhash: 0,
+            pinned: PinnedCache(AtomicU32::new(PinnedCache::UNKNOWN)),
         }
     }
 
@@ -483,6 +516,7 @@ impl Board {
 
     #[inline(always)]
     fn remove(&mut self, p: u8) -> u16 {
+        self.pinned.set(PinnedCache::UNKNOWN);
         let c = self.pos[p as usize];
         let pi = p as usize;
         self.height[c as usize] -= 1;
@@ -498,6 +532,7 @@ impl Board {
 
     #[inline(always)]
     fn put(&mut self, p: u8, c: u16) {
+        self.pinned.set(PinnedCache::UNKNOWN);
         let pi = p as usize;
         let old = self.top[c as usize];
         self.below[pi] = old;
@@ -584,7 +619,19 @@ impl Board {
     }
 
     /// The cut vertices of the hive (cells whose removal splits it), as a mask of their bottom pieces.
+    #[inline]
     pub fn pinned(&self) -> u32 {
+        let known = self.pinned.get();
+        if known != PinnedCache::UNKNOWN {
+            return known;
+        }
+        let mask = self.cut_vertices();
+        self.pinned.set(mask);
+        mask
+    }
+
+    /// [`Board::pinned`] computed: Tarjan's articulation points by an iterative depth-first search.
+    fn cut_vertices(&self) -> u32 {
         let mut disc = [0u8; PIECES];
         let mut low = [0u8; PIECES];
         // (node, next direction, parent)
@@ -651,6 +698,10 @@ impl Board {
     /// [`Board::pinned`], skipped when no ground piece of `pieces` (a mask) could be a cut vertex.
     #[inline]
     fn pinned_among(&self, pieces: u32) -> u32 {
+        let known = self.pinned.get();
+        if known != PinnedCache::UNKNOWN {
+            return known;
+        }
         let mut rest = pieces;
         while rest != 0 {
             let p = rest.trailing_zeros() as usize;
@@ -1071,6 +1122,11 @@ pub fn perft(b: &mut Board, depth: u32, bufs: &mut [Vec<Move>]) -> u64 {
 
 #[cfg(test)]
 impl Board {
+    /// [`Board::pinned`] computed afresh, whatever is kept (tests compare the two).
+    pub fn pinned_fresh(&self) -> u32 {
+        self.cut_vertices()
+    }
+
     /// Put a piece on a cell without any rule (tests build positions with it).
     pub fn place_raw(&mut self, p: u8, c: u16) {
         self.hand &= !(1 << p);

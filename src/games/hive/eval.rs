@@ -1,153 +1,130 @@
 //! Static evaluation, in centi-units from the side to move's point of view.
 //!
 //! The scale: 100 is one more piece around the enemy Queen than the opponent has around yours (the
-//! surround difference is what wins Hive, so it is the "man" of this game). Terms, each written once for
-//! either colour:
+//! surround difference is what wins Hive, so it is the "man" of this game). Every value is learned
+//! (`examples/tune.rs`, [`crate::tuning`]) and lives in the generated `weights.rs`, an (opening, late game)
+//! pair per line, tapered by the number of pieces in play. The terms, each written once for either colour:
 //!
-//! * Queen surround: 100 per occupied neighbour of the enemy Queen, growing for the fourth and fifth (a
-//!   fifth neighbour is one move from the win), minus the same around one's own Queen;
-//! * mobility: a piece that could move (on top of its stack, not holding the hive together) is worth a
-//!   few points by bug (Ants and Mosquitos most); a pinned or covered piece is worth nothing;
-//! * pieces in hand: a little, they can still go anywhere;
-//! * Beetles (and a Mosquito) on top of or next to the enemy Queen; one's Pillbug next to one's own Queen
-//!   (it can throw attackers off); a Queen that can still slide away.
+//! * Queen surround: the value of the enemy Queen having 1 to 5 occupied neighbours, and per neighbour
+//!   who fills it (an attacker, or a defender's piece that could still step away);
+//! * mobility: a piece that could move (on top of its stack, not holding the hive together), by bug; a
+//!   pinned or covered piece is worth nothing;
+//! * pieces in hand, by bug, while there is a cell to place them; a flat value per piece when there is none;
+//! * Beetles (and Mosquitos) on top of, next to, or free two steps from the enemy Queen; one's Pillbug next
+//!   to one's own Queen (it can throw attackers off); one's own stuck pieces next to one's Queen; a Queen
+//!   that can still slide away; free Ants while the enemy Queen has a liberty one can slide into; an enemy
+//!   Queen stuck with three neighbours or more; the move.
 //!
-//! It costs one articulation-point pass and a few neighbour scans, no move generation.
+//! It costs one articulation-point pass and a few neighbour scans, no move generation. One generic function
+//! writes the terms either into the engine's integer sum or into the tuner's linear view ([`Terms`]), so the
+//! two cannot disagree.
 
-use super::board::{Board, Bug, NO_CELL, PER_SIDE, bug_of, nb, queen_of};
+use super::board::{Board, Bug, Cells, NO_CELL, PER_SIDE, Sink, bug_of, nb, queen_of};
 use super::board::{Move, color_of};
+use super::weights::VALUES;
+use crate::tuning::LinearEval;
 
-/// The value of the n-th occupied neighbour around a Queen (cumulative: index = neighbours).
-const SURROUND: [i32; 7] = [0, 100, 200, 310, 440, 640, 900];
-/// A piece free to move, by bug.
-const FREE: [i32; 8] = [
-    10, // Queen (its own term below as well)
-    12, // Spider
-    22, // Beetle
-    16, // Grasshopper
-    30, // Ant
-    28, // Mosquito
-    22, // Ladybug
-    16, // Pillbug
+/// Pieces in play at which the late-game half of a pair counts alone (the phase runs from 0 to this).
+pub const LATE: i32 = 20;
+
+/// The enemy Queen with 1-5 occupied neighbours (one of these pairs, by the count).
+const SURROUND: usize = 0;
+/// A piece in play free to move, by bug (8 pairs in [`Bug`] order).
+const FREE: usize = SURROUND + 5;
+/// A piece in hand while there is a cell to place it, by bug.
+const HAND: usize = FREE + 8;
+/// The other terms' pairs, in the order of [`TERMS`].
+const TERM: usize = HAND + 8;
+
+/// The terms beside the surround, mobility and pieces in hand.
+pub const TERMS: [&str; 12] = [
+    "a neighbour of the enemy Queen filled by an attacker",
+    "a neighbour of the enemy Queen filled by a free piece of the defender",
+    "a Beetle or Mosquito on top of the enemy Queen",
+    "a Beetle or Mosquito next to the enemy Queen",
+    "a free Beetle or Mosquito two steps from the enemy Queen",
+    "a Pillbug next to its own Queen",
+    "one's own Queen can slide to a neighbouring cell (per cell)",
+    "a stuck piece of one's own next to one's own Queen",
+    "a free Ant while the enemy Queen has a liberty one can slide into",
+    "the enemy Queen stuck with three neighbours or more",
+    "a piece in hand with no cell to place it",
+    "the side to move",
 ];
-/// A piece in hand, by bug.
-const HAND: [i32; 8] = [0, 6, 10, 6, 14, 12, 10, 8];
-const BEETLE_ON_QUEEN: i32 = 70;
-const BEETLE_NEXT_TO_QUEEN: i32 = 15;
-const PILLBUG_GUARD: i32 = 25;
-const QUEEN_SLIDE: i32 = 6;
+const FILLED_BY_ATTACKER: usize = TERM;
+const FILLED_BY_FREE_DEFENDER: usize = TERM + 1;
+const BEETLE_ON_QUEEN: usize = TERM + 2;
+const BEETLE_NEXT_TO_QUEEN: usize = TERM + 3;
+const CLIMBER_NEAR: usize = TERM + 4;
+const PILLBUG_GUARD: usize = TERM + 5;
+const QUEEN_SLIDE: usize = TERM + 6;
+const OWN_STUCK_AT_QUEEN: usize = TERM + 7;
+const RUNNER_THREAT: usize = TERM + 8;
+const QUEEN_TRAPPED: usize = TERM + 9;
+const NO_PLACEMENT: usize = TERM + 10;
+const TEMPO: usize = TERM + 11;
 
-/// Score for White minus Black's ([`Evaluation::Classic`]).
-fn white_view_classic(b: &Board) -> i32 {
-    let pinned = b.pinned();
-    let mut score = [0i32; 2];
-    let mut queen_neighbours = [0u32; 2];
-    for (color, n) in queen_neighbours.iter_mut().enumerate() {
-        let q = queen_of(color);
-        if b.in_play(q) {
-            *n = b.occupied_neighbours(b.pos(q));
+/// Value pairs in all.
+pub const PAIRS: usize = TERM + TERMS.len();
+
+const BUG_NAMES: [&str; 8] = ["Queen", "Spider", "Beetle", "Grasshopper", "Ant", "Mosquito", "Ladybug", "Pillbug"];
+
+/// The name of value pair `pair`.
+pub fn pair_name(pair: usize) -> String {
+    match pair {
+        p if p < FREE => format!("the enemy Queen with {} neighbours", p - SURROUND + 1),
+        p if p < HAND => format!("a free {}", BUG_NAMES[p - FREE]),
+        p if p < TERM => format!("a {} in hand", BUG_NAMES[p - HAND]),
+        p => TERMS[p - TERM].to_string(),
+    }
+}
+
+/// Where the evaluation's terms go: the engine's sum or the tuner's linear view.
+trait Terms {
+    /// `count` times value pair `pair` for White (`sign` 1) or Black (`sign` -1).
+    fn add(&mut self, sign: i32, pair: usize, count: i32);
+}
+
+/// The engine's sum, White minus Black: the opening and late halves, tapered once at the end.
+struct Sum {
+    opening: i32,
+    late: i32,
+}
+
+impl Terms for Sum {
+    #[inline(always)]
+    fn add(&mut self, sign: i32, pair: usize, count: i32) {
+        let v = VALUES[pair];
+        self.opening += sign * count * v[0] as i32;
+        self.late += sign * count * v[1] as i32;
+    }
+}
+
+/// The tuner's view: value `2 · pair` is a pair's opening half, `2 · pair + 1` its late half.
+struct Linear<'a> {
+    out: &'a mut LinearEval,
+    /// The opening half's share.
+    opening: f32,
+}
+
+impl Terms for Linear<'_> {
+    fn add(&mut self, sign: i32, pair: usize, count: i32) {
+        let c = (sign * count) as f32;
+        self.out.add(2 * pair, c * self.opening);
+        self.out.add(2 * pair + 1, c * (1.0 - self.opening));
+    }
+}
+
+/// The phase: pieces in play, up to [`LATE`].
+fn phase(b: &Board) -> i32 {
+    let mut n = 0;
+    for p in 0..2 * PER_SIDE {
+        if b.in_play(p) {
+            n += 1;
         }
     }
-    for (color, s) in score.iter_mut().enumerate() {
-        let enemy = color ^ 1;
-        *s += SURROUND[queen_neighbours[enemy] as usize];
-        let eq = queen_of(enemy);
-        let eq_cell = b.pos(eq);
-        let own_q = queen_of(color);
-        let own_q_cell = b.pos(own_q);
-        let lo = color as u8 * PER_SIDE;
-        for p in lo..lo + PER_SIDE {
-            if !b.enabled(p) {
-                continue;
-            }
-            let bug = bug_of(p);
-            if b.in_hand(p) {
-                *s += HAND[bug as usize];
-                continue;
-            }
-            let c = b.pos(p);
-            let top = b.on_top(p);
-            let free = top && (b.level(p) > 0 || pinned >> p & 1 == 0);
-            if free {
-                *s += FREE[bug as usize];
-            }
-            if top && matches!(bug, Bug::Beetle | Bug::Mosquito) && eq_cell != NO_CELL {
-                if c == eq_cell {
-                    *s += BEETLE_ON_QUEEN;
-                } else if (0..6).any(|d| nb(eq_cell, d) == c) {
-                    *s += BEETLE_NEXT_TO_QUEEN;
-                }
-            }
-            if bug == Bug::Pillbug && top && own_q_cell != NO_CELL && (0..6).any(|d| nb(own_q_cell, d) == c) {
-                *s += PILLBUG_GUARD;
-            }
-        }
-        if own_q_cell != NO_CELL && b.on_top(own_q) && pinned >> own_q & 1 == 0 {
-            let slides = (0..6)
-                .filter(|&d| {
-                    b.height(nb(own_q_cell, d)) == 0
-                        && (b.height(nb(own_q_cell, (d + 5) % 6)) == 0) != (b.height(nb(own_q_cell, (d + 1) % 6)) == 0)
-                })
-                .count() as i32;
-            *s += QUEEN_SLIDE * slides;
-        }
-    }
-    score[0] - score[1]
+    n.min(LATE)
 }
-
-/// Which static evaluation a game uses.
-///
-/// `Pressure` adds to `Classic` what strong Hive engines weigh (who fills each Queen neighbour and whether it
-/// can leave, Ants that can run to an open liberty, Beetles and Mosquitos two steps from the Queen, a
-/// trapped Queen, pieces in hand only while they can be placed). In 200 self-play games at depth 3 it scored
-/// 50.0% against `Classic` (BENCHMARKS.md) while costing about 15% more time per node, so `Classic` stays the
-/// default and `Pressure` is there for further tuning (`examples/hive_match.rs`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Evaluation {
-    /// Surround count, mobility by bug, Beetles on or next to the Queen, Pillbug guard, Queen slides.
-    #[default]
-    Classic,
-    /// `Classic` plus Queen-pressure terms (see above).
-    Pressure,
-}
-
-/// Static evaluation from the side to move's point of view.
-pub fn evaluate(b: &Board, which: Evaluation) -> i32 {
-    let v = match which {
-        Evaluation::Pressure => white_view_pressure(b),
-        Evaluation::Classic => white_view_classic(b),
-    };
-    if b.to_move() == 0 { v } else { -v }
-}
-
-/// What filling one neighbour of a Queen is worth, in tenths of a neighbour, by who fills it.
-const FILL_ENEMY: i32 = 10;
-/// A friendly piece that could step away from its own Queen.
-const FILL_OWN_FREE: i32 = 10;
-/// A friendly piece that cannot leave (pinned or covered): as bad as an enemy.
-const FILL_OWN_STUCK: i32 = 10;
-/// The surround value of `tenths` tenths of a neighbour (interpolating [`SURROUND`]).
-fn surround_value(tenths: i32) -> i32 {
-    let t = tenths.clamp(0, 60);
-    let (i, f) = ((t / 10) as usize, t % 10);
-    let lo = SURROUND[i];
-    let hi = SURROUND[(i + 1).min(6)];
-    lo + (hi - lo) * f / 10
-}
-/// An empty neighbour of the enemy Queen that an attacker already touches (one step from filling it).
-const LIBERTY_TOUCHED: i32 = 0;
-/// A free Ant (or Mosquito next to an Ant) while the enemy Queen has an open liberty: it can go and fill it.
-const RUNNER_THREAT: i32 = 18;
-/// A free Beetle (or a Mosquito) two steps from the enemy Queen.
-const CLIMBER_NEAR: i32 = 12;
-/// A piece of one's own stuck next to one's own Queen (besides the surround term).
-const OWN_STUCK_AT_QUEEN: i32 = 8;
-/// Pieces in hand count only while there is somewhere to place them.
-const NO_PLACEMENT: i32 = 2;
-/// The enemy Queen is stuck (pinned or covered) and half surrounded.
-const QUEEN_TRAPPED: i32 = 20;
-/// The side to move gets a little (it fills a liberty first).
-const TEMPO: i32 = 0;
 
 /// The distance between two cells, capped at 3 (exact through the wrapping grid, by neighbour steps).
 #[inline]
@@ -166,111 +143,214 @@ fn near(a: u16, b: u16) -> i32 {
     if two { 2 } else { 3 }
 }
 
-/// Score for White minus Black's ([`Evaluation::Pressure`]).
-fn white_view_pressure(b: &Board) -> i32 {
+/// An empty cell outside slides into empty cell `c` (one of its empty neighbours has exactly one of its two
+/// common neighbours occupied).
+#[inline]
+fn slides_into(b: &Board, c: u16) -> u32 {
+    (0..6)
+        .filter(|&d| {
+            b.height(nb(c, d)) == 0 && (b.height(nb(c, (d + 5) % 6)) == 0) != (b.height(nb(c, (d + 1) % 6)) == 0)
+        })
+        .count() as u32
+}
+
+/// `color` has a cell to place a piece on: empty, next to one of its top pieces, next to none of the enemy's.
+fn can_place(b: &Board, color: usize) -> bool {
+    if b.turn() < 2 {
+        return true;
+    }
+    let lo = color as u8 * PER_SIDE;
+    (lo..lo + PER_SIDE).any(|p| {
+        b.on_top(p) && {
+            let c = b.pos(p);
+            (0..6).any(|d| {
+                let n = nb(c, d);
+                b.height(n) == 0 && b.adjacent_of(color ^ 1, n) == 0
+            })
+        }
+    })
+}
+
+/// Every term of both sides, into `t`.
+fn terms<T: Terms>(b: &Board, t: &mut T) {
     let pinned = b.pinned();
     let stuck = |p: u8| !b.on_top(p) || (b.level(p) == 0 && pinned >> p & 1 != 0);
-    let mut score = [0i32; 2];
-    for (color, s) in score.iter_mut().enumerate() {
+    for color in 0..2 {
+        let sign = if color == 0 { 1 } else { -1 };
         let enemy = color ^ 1;
         let eq = queen_of(enemy);
         let eq_cell = b.pos(eq);
         let own_q = queen_of(color);
         let own_q_cell = b.pos(own_q);
-        // Pressure on the enemy Queen: each neighbour by who fills it, and the liberties one step from filled.
         let mut open_liberty = false;
         if eq_cell != NO_CELL {
-            let mut tenths = 0;
+            let (mut occupied, mut attackers, mut free_defenders) = (0, 0, 0);
             for d in 0..6 {
                 let n = nb(eq_cell, d);
                 if b.height(n) > 0 {
-                    let t = b.top(n);
-                    tenths += if color_of(t) == color {
-                        FILL_ENEMY
-                    } else if stuck(t) {
-                        FILL_OWN_STUCK
-                    } else {
-                        FILL_OWN_FREE
-                    };
-                } else {
-                    // Attackers touching the liberty (besides through the Queen herself).
-                    if b.adjacent_of(color, n) > 0 {
-                        *s += LIBERTY_TOUCHED;
+                    occupied += 1;
+                    let top = b.top(n);
+                    if color_of(top) == color {
+                        attackers += 1;
+                    } else if !stuck(top) {
+                        free_defenders += 1;
                     }
-                    // Open: some empty cell outside slides into it.
-                    let open = (0..6).any(|k| {
-                        b.height(nb(n, k)) == 0
-                            && (b.height(nb(n, (k + 5) % 6)) == 0) != (b.height(nb(n, (k + 1) % 6)) == 0)
-                    });
-                    open_liberty |= open;
+                } else {
+                    open_liberty |= slides_into(b, n) > 0;
                 }
             }
-            *s += surround_value(tenths);
-            // An enemy Queen that cannot walk away (pinned or covered) with three or more neighbours.
-            if stuck(eq) && b.occupied_neighbours(eq_cell) >= 3 {
-                *s += QUEEN_TRAPPED;
+            if occupied > 0 {
+                t.add(sign, SURROUND + occupied.min(5) - 1, 1);
+            }
+            t.add(sign, FILLED_BY_ATTACKER, attackers);
+            t.add(sign, FILLED_BY_FREE_DEFENDER, free_defenders);
+            if occupied >= 3 && stuck(eq) {
+                t.add(sign, QUEEN_TRAPPED, 1);
             }
         }
         let lo = color as u8 * PER_SIDE;
-        let placeable = !b.placements(color).is_empty() || b.turn() < 2;
+        let mut placeable = None;
+        let (mut free_ants, mut stuck_at_queen) = (0, 0);
         for p in lo..lo + PER_SIDE {
             if !b.enabled(p) {
                 continue;
             }
             let bug = bug_of(p);
             if b.in_hand(p) {
-                *s += if placeable { HAND[bug as usize] } else { NO_PLACEMENT };
+                if *placeable.get_or_insert_with(|| can_place(b, color)) {
+                    t.add(sign, HAND + bug as usize, 1);
+                } else {
+                    t.add(sign, NO_PLACEMENT, 1);
+                }
                 continue;
             }
             let c = b.pos(p);
             let top = b.on_top(p);
             let free = top && (b.level(p) > 0 || pinned >> p & 1 == 0);
             if free {
-                *s += FREE[bug as usize];
+                t.add(sign, FREE + bug as usize, 1);
+                if bug == Bug::Ant {
+                    free_ants += 1;
+                }
             }
             if top && matches!(bug, Bug::Beetle | Bug::Mosquito) && eq_cell != NO_CELL {
-                let dist = near(c, eq_cell);
-                if dist == 0 {
-                    *s += BEETLE_ON_QUEEN;
-                } else if dist == 1 {
-                    *s += BEETLE_NEXT_TO_QUEEN;
-                } else if dist == 2 && free {
-                    *s += CLIMBER_NEAR;
+                match near(c, eq_cell) {
+                    0 => t.add(sign, BEETLE_ON_QUEEN, 1),
+                    1 => t.add(sign, BEETLE_NEXT_TO_QUEEN, 1),
+                    2 if free => t.add(sign, CLIMBER_NEAR, 1),
+                    _ => {}
                 }
             }
-            if own_q_cell != NO_CELL && near(c, own_q_cell) == 1 {
+            if own_q_cell != NO_CELL && p != own_q && near(c, own_q_cell) == 1 {
                 if bug == Bug::Pillbug && top {
-                    *s += PILLBUG_GUARD;
-                } else if p != own_q && stuck(p) {
-                    *s -= OWN_STUCK_AT_QUEEN;
+                    t.add(sign, PILLBUG_GUARD, 1);
+                } else if stuck(p) {
+                    stuck_at_queen += 1;
                 }
             }
-            if free && bug == Bug::Ant && open_liberty {
-                *s += RUNNER_THREAT;
-            }
+        }
+        t.add(sign, OWN_STUCK_AT_QUEEN, stuck_at_queen);
+        if open_liberty {
+            t.add(sign, RUNNER_THREAT, free_ants);
         }
         if own_q_cell != NO_CELL && b.on_top(own_q) && pinned >> own_q & 1 == 0 {
-            let slides = (0..6)
-                .filter(|&d| {
-                    b.height(nb(own_q_cell, d)) == 0
-                        && (b.height(nb(own_q_cell, (d + 5) % 6)) == 0) != (b.height(nb(own_q_cell, (d + 1) % 6)) == 0)
-                })
-                .count() as i32;
-            *s += QUEEN_SLIDE * slides;
+            t.add(sign, QUEEN_SLIDE, slides_into(b, own_q_cell) as i32);
         }
     }
-    let v = score[0] - score[1];
-    if b.to_move() == 0 { v + TEMPO } else { v - TEMPO }
+    t.add(if b.to_move() == 0 { 1 } else { -1 }, TEMPO, 1);
 }
 
-/// The move puts one more piece next to the enemy Queen (a placement or a piece arriving from elsewhere).
+/// Static evaluation from the side to move's point of view.
+pub fn evaluate(b: &Board) -> i32 {
+    let mut sum = Sum { opening: 0, late: 0 };
+    terms(b, &mut sum);
+    let phase = phase(b);
+    let v = (sum.opening * (LATE - phase) + sum.late * phase) / LATE;
+    if b.to_move() == 0 { v } else { -v }
+}
+
+/// The evaluation from White's view as a linear function of the values (value `2 · pair` a pair's opening
+/// half, `2 · pair + 1` its late half), up to the engine's rounding of the tapered sum.
+pub fn linear_eval(b: &Board, out: &mut LinearEval) -> bool {
+    out.clear();
+    let opening = (LATE - phase(b)) as f32 / LATE as f32;
+    terms(b, &mut Linear { out, opening });
+    true
+}
+
+/// Collects the moves [`adds_queen_neighbour`] keeps straight from the generator's destination sets, masked
+/// with the empty neighbours of the enemy Queen, without listing every other move first.
+pub struct QueenNeighbourMoves<'a> {
+    board: &'a Board,
+    out: &'a mut Vec<Move>,
+    /// The enemy Queen's empty neighbours.
+    targets: Cells,
+    /// The enemy Queen's cell (`NO_CELL`: not in play, no move is noisy).
+    queen: u16,
+}
+
+impl<'a> QueenNeighbourMoves<'a> {
+    pub fn new(board: &'a Board, out: &'a mut Vec<Move>) -> Self {
+        let queen = board.pos(queen_of(board.to_move() ^ 1));
+        let mut targets = Cells::EMPTY;
+        if queen != NO_CELL {
+            for d in 0..6 {
+                let n = nb(queen, d);
+                if board.height(n) == 0 {
+                    targets.set(n);
+                }
+            }
+        }
+        QueenNeighbourMoves { board, out, targets, queen }
+    }
+
+    /// Some move could be noisy (the enemy Queen is in play with an empty neighbour).
+    pub fn any_target(&self) -> bool {
+        self.queen != NO_CELL && !self.targets.is_empty()
+    }
+
+    /// The piece is not next to the enemy Queen already (a piece in hand is not).
+    #[inline]
+    fn arrives(&self, piece: u8) -> bool {
+        let from = self.board.pos(piece);
+        from == NO_CELL || !(0..6).any(|d| nb(self.queen, d) == from)
+    }
+}
+
+impl Sink for QueenNeighbourMoves<'_> {
+    #[inline]
+    fn add(&mut self, piece: u8, dests: &Cells) {
+        if !self.arrives(piece) {
+            return;
+        }
+        for (w, (d, t)) in dests.0.iter().zip(self.targets.0.iter()).enumerate() {
+            let mut m = d & t;
+            while m != 0 {
+                let b = m.trailing_zeros() as u16;
+                m &= m - 1;
+                self.out.push(Move { piece, to: (w as u16) << 6 | b });
+            }
+        }
+    }
+
+    #[inline]
+    fn add_one(&mut self, piece: u8, to: u16) {
+        let m = Move { piece, to };
+        if adds_queen_neighbour(self.board, m) {
+            self.out.push(m);
+        }
+    }
+}
+
+/// The move puts one more piece next to the side to move's enemy Queen (a placement, a piece arriving from
+/// elsewhere, or one thrown there).
 #[inline]
 pub fn adds_queen_neighbour(b: &Board, m: Move) -> bool {
     if m.is_pass() {
         return false;
     }
-    let me = color_of(m.piece);
-    let q = b.pos(queen_of(me ^ 1));
+    // The side to move's enemy Queen (a Pillbug may throw a piece of either colour there).
+    let q = b.pos(queen_of(b.to_move() ^ 1));
     if q == NO_CELL || b.height(m.to) != 0 {
         return false;
     }

@@ -16,10 +16,11 @@ mod eval;
 mod notation;
 mod picture;
 mod record;
+mod tuning;
+mod weights;
 
 pub use board::{Board, Bug, GameType, Move, piece_name};
 use board::{NO_PIECE, Undo};
-pub use eval::Evaluation;
 
 use crate::game::{
     Game, GameEnd, NotationError, ReadError, RecordBudget, Records, RepetitionHistory, Side,
@@ -43,7 +44,6 @@ pub struct Hive {
     undo: Vec<Undo>,
     history: RepetitionHistory,
     repetition: bool,
-    evaluation: Evaluation,
 }
 
 impl std::fmt::Debug for Hive {
@@ -58,7 +58,7 @@ impl Hive {
         let board = Board::new(game_type);
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::with_capacity(256), history, repetition: false, evaluation: Evaluation::Classic }
+        Hive { board, undo: Vec::with_capacity(256), history, repetition: false }
     }
 
     /// Read a GameString (`Base+MLP;InProgress;White[3];wS1;bS1 wS1-;...`) or a bare GameTypeString,
@@ -117,11 +117,6 @@ impl Hive {
 
     pub fn repetition_rule(&self) -> bool {
         self.repetition
-    }
-
-    /// Choose the static evaluation (the previous one only for A/B matches between evaluations).
-    pub fn set_evaluation(&mut self, evaluation: Evaluation) {
-        self.evaluation = evaluation;
     }
 
     /// Every legal move (a lone pass when nothing else is legal; nothing once the game is over).
@@ -203,7 +198,7 @@ impl Hive {
     pub(crate) fn from_board(board: Board) -> Hive {
         let mut history = RepetitionHistory::new();
         history.push(board.hash());
-        Hive { board, undo: Vec::new(), history, repetition: false, evaluation: Evaluation::Classic }
+        Hive { board, undo: Vec::new(), history, repetition: false }
     }
 
     /// The reason Mzinga gives for a move that is not legal here.
@@ -236,6 +231,9 @@ impl Game for Hive {
     const DEFAULT_DEPTH: u32 = 6;
     const NULL_MOVE: bool = false;
     const FORCED_CAPTURES: bool = false;
+    /// Pieces can keep arriving next to a Queen (and leave again by quiet moves): quiescence looks a few
+    /// arrivals deep, not until they run out.
+    const QUIESCENCE_PLIES: usize = 4;
 
     fn start() -> Self {
         Hive::new(GameType::MLP)
@@ -261,8 +259,10 @@ impl Game for Hive {
 
     fn generate_noisy(&self, out: &mut Vec<Move>) {
         out.clear();
-        self.board.generate(out);
-        out.retain(|&m| eval::adds_queen_neighbour(&self.board, m));
+        let mut sink = eval::QueenNeighbourMoves::new(&self.board, out);
+        if sink.any_target() {
+            self.board.generate(&mut sink);
+        }
     }
 
     #[inline]
@@ -318,7 +318,7 @@ impl Game for Hive {
 
     #[inline]
     fn evaluate(&self) -> i32 {
-        eval::evaluate(&self.board, self.evaluation)
+        eval::evaluate(&self.board)
     }
 
     #[inline]

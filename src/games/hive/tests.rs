@@ -365,6 +365,7 @@ fn random_games_keep_invariants() {
     let mut draws = 0;
     let mut passes = 0;
     let mut wins = 0;
+    let mut noisy_seen = 0;
     for game_no in 0..240 {
         let t = GameType::all()[game_no % 8];
         let mut g = Hive::new(t);
@@ -375,6 +376,12 @@ fn random_games_keep_invariants() {
             g.generate_moves(&mut generic);
             assert_eq!(moves, generic);
             assert_eq!(g.count_moves(), moves.len() as u64);
+            // Quiescence's moves are exactly the legal moves that are noisy, in the generator's order.
+            let mut noisy = Vec::new();
+            g.generate_noisy(&mut noisy);
+            let filtered: Vec<Move> = moves.iter().copied().filter(|&m| g.is_noisy(m)).collect();
+            assert_eq!(noisy, filtered, "{}", g.game_string());
+            noisy_seen += noisy.len();
             if let Some(end) = g.rule_end(0) {
                 assert!(moves.is_empty());
                 match end.outcome {
@@ -406,10 +413,13 @@ fn random_games_keep_invariants() {
             let m = moves[rng.below(moves.len())];
             strings.push(g.move_string(m));
             let before = g.hash();
+            let pinned = g.board().pinned();
             g.make(m);
             assert!(g.board().hash_consistent());
+            assert_eq!(g.board().pinned(), g.board().pinned_fresh(), "{}", g.game_string());
             g.unmake();
             assert_eq!(g.hash(), before);
+            assert_eq!(g.board().pinned(), pinned, "{}", g.game_string());
             g.make(m);
         }
         // The GameString reads back to the same game.
@@ -419,6 +429,7 @@ fn random_games_keep_invariants() {
         assert_eq!(back.hash(), g.hash());
     }
     assert!(wins > 0, "some random games end");
+    assert!(noisy_seen > 1000, "{noisy_seen} noisy moves compared");
     let _ = (draws, passes);
 }
 
@@ -497,11 +508,8 @@ fn evaluation_basics() {
     let text = "Base;InProgress;Black[14];wA1;bA1 \\wA1;wA2 wA1-;bA2 \\bA1;wA3 /wA1;bA3 bA1/;wQ wA2/;bQ /bA2;\
         wA3 \\bA2;bA3 wQ/;wS1 /wA1;bB1 \\bA3;wB1 wA1\\;bB1 -bA3;wS1 -bQ;bB1 wQ;wB2 /wS1;bB2 -bA3;wB2 wS1\\;\
         bG1 \\bA3;wG1 /wS1;bG2 bA3\\;wG2 -wS1;bG3 -bG1;wG3 wA2\\;bG3 bB1\\;wG1 /wA3";
-    let mut g = game(text);
-    for which in [Evaluation::Pressure, Evaluation::Classic] {
-        g.set_evaluation(which);
-        assert!(g.evaluate().abs() < 300, "{which:?}: {}", g.evaluate());
-    }
+    let g = game(text);
+    assert!(g.evaluate().abs() < 300, "{}", g.evaluate());
     let mut s = crate::search::Limits::depth(2);
     s.movetime = None;
     let tt = std::sync::Arc::new(crate::search::TranspositionTable::new(1));
@@ -511,4 +519,32 @@ fn evaluation_basics() {
     // The start is balanced up to the tempo.
     let start = Hive::new(GameType::MLP);
     assert!(start.evaluate().abs() <= 20, "{}", start.evaluate());
+}
+
+#[test]
+fn quiescence_ends_where_pieces_keep_arriving_at_a_queen() {
+    // From a self-play game: both sides have pieces that can keep arriving next to the enemy Queen, and a
+    // quiescence search without a bound on its plies did not finish its first iteration (when no stop is
+    // taken yet). A node-limited search must answer near its limit.
+    let g = game("Base+MLP;InProgress;Black[81];wL;bS1 wL\\;wM \\wL;bL bS1-;wP wL/;bP /bS1;wQ wP/;bQ /bP;wA1 /wM;\
+        bA1 bL/;wM -bQ;bA1 \\wA1;wB1 /wM;bA2 bS1\\;wB1 wM\\;bA2 \\wQ;wA2 /wM;bA3 bS1\\;wA2 bQ\\;bA3 wQ/;wB2 \\wM;\
+        bM \\bA2;wS1 wB1\\;bM bA3\\;wS2 /wB2;bL wA1\\;wA3 wS2\\;bA1 /wA1;wB2 -bA1;bL -wP;wG1 /wA3;bA2 -wG1;\
+        wG2 wA3\\;bB1 bS1\\;wG3 wA2\\;bL -bA3;wS2 -bA2;bM wG3/;wA3 wP\\;bM bA3\\;wA3 bM-;bB2 \\bA3;wB2 bA1;\
+        bA3 wG3/;wA3 \\bB2;bG1 -bL;wA3 -wB2;bM bB2\\;wA3 wP\\;bA3 bM\\;wS1 bA2\\;bG2 -bB2;wA3 \\bG2;bA3 \\wA3;\
+        wS1 wB1\\;bG3 bB1\\;wG3 wB2\\;bS1 bM\\;wM bQ;bS2 bS1/;wM bP\\;bQ wL\\;wA1 \\bA3;bB1 wM;wA1 bQ\\;bB1 wA1;\
+        wS1 bG3\\;bG1 \\bB2;wS1 wB1\\;bG3 -wP;wB2 /wL;bQ wP\\;wG3 \\bA1;bB1 wA1-;wB1 /bP;wM bA1\\;wG3 wA2\\;\
+        bA1 wG3-;wM -wB2;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;\
+        bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;\
+        bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;\
+        bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;bA1 -wM;wG3 bB1-;bA1 \\wM;wG3 wM\\;\
+        bA1 -wM;wG3 bB1-;bA3 -wA3;wG3 wM\\;bB1 wA1\\;wG3 \\bS2;bB2 wG3;wS2 \\wG2;bS2 \\bB2;wS2 -bA2;bB1 wA1;\
+        wS2 \\wG2;bB1 wA1-;wS2 -bA2;bB1 wA1;wS2 \\wG2;bB1 wA1-;wS2 -bA2;bB1 wA1;wS2 \\wG2;bB1 wA1-;wS2 -bA2;\
+        bB1 wA1;wS2 \\wG2;bB1 wA1-;wS2 wM\\;bB2 wG3-;wS2 -bA1;bB1 wA1;wS2 /bG3;bA2 bS1\\;wL \\bG3;bA2 bQ-;\
+        wG1 wA2\\;bL -wQ;wL /bG2");
+    let tt = std::sync::Arc::new(crate::search::TranspositionTable::new(1));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let limits = crate::search::Limits::nodes(3000);
+    let done = crate::search::search(&g, &limits, &Default::default(), &tt, &stop, &mut |_| {});
+    assert!(done.best.is_some());
+    assert!(done.nodes < 100_000, "{} nodes for a limit of 3,000", done.nodes);
 }
