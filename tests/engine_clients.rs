@@ -660,3 +660,71 @@ fn a_failed_engine_is_killed_with_everything_it_started() {
     }
     assert!(!alive(helper), "the helper started by the engine's wrapper outlived the engine");
 }
+
+// ---- A game goes on with moves, not a new game each search ----
+
+/// An engine command whose input is also appended to `log` (a `tee` in front of the engine).
+fn logged(engine: &str, log: &Path) -> EngineCommand {
+    EngineCommand::new("sh").arg("-c").arg(format!("tee -a '{}' | exec '{engine}'", log.display()))
+}
+
+/// The lines of the log that start with one of `words`, in order.
+fn logged_lines(log: &Path, words: &[&str]) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines().filter(|l| words.iter().any(|w| l.starts_with(w))).map(str::to_string).collect()
+}
+
+#[test]
+fn clients_continue_a_game_with_moves_and_set_up_another_one() {
+    let Some(dir) = Fake::new("continue") else { return };
+    let depth = Limits::depth(3);
+    let quiet = AtomicBool::new(false);
+
+    // Checkers Protocol: NEWGAME when the game starts, then only the moves played since the last search.
+    let log = dir.path().join("checkers.log");
+    let mut engine = CheckersEngine::start(&logged(env!("CARGO_BIN_EXE_kibitz-checkers"), &log), timeouts())
+        .expect("kibitz-checkers starts");
+    let start = Checkers::start();
+    let game = kibitz::game::play_moves(&mut start.clone(), &["11-15", "23-19", "8-11", "22-17"]).expect("legal");
+    kibitz::engines::Driver::new_game(&mut engine).expect("a new game");
+    for plies in [0, 2, 4] {
+        let done = engine.search(&start, &game[..plies], &depth, 1, &quiet, &mut |_| {}).expect("an answer");
+        assert!(is_legal(&after(&start, &game[..plies]), done.best.expect("a move")));
+    }
+    // Another position: set up afresh.
+    let other = Checkers::from_fen("B:W18,24,27:B12,16").expect("a position");
+    let done = engine.search(&other, &[], &depth, 1, &quiet, &mut |_| {}).expect("an answer");
+    assert!(is_legal(&other, done.best.expect("a move")));
+    assert_eq!(
+        logged_lines(&log, &["NEWGAME", "MOVE"]),
+        ["NEWGAME", "MOVE 11x15", "MOVE 23x19", "MOVE 8x11", "MOVE 22x17", "NEWGAME B:W18,24,27:B12,16"]
+    );
+    engine.quit();
+
+    // UHP: newgame for the first search of a game, then plays.
+    let log = dir.path().join("uhp.log");
+    let mut engine =
+        UhpEngine::start(&logged(env!("CARGO_BIN_EXE_kibitz-uhp"), &log), timeouts()).expect("kibitz-uhp starts");
+    let start = Hive::start();
+    let game =
+        kibitz::game::play_moves(&mut start.clone(), &["wS1", "bS1 wS1-", "wQ -wS1", "bQ bS1-"]).expect("legal moves");
+    kibitz::engines::Driver::new_game(&mut engine).expect("a new game");
+    for plies in [1, 2, 4] {
+        let done = engine.search(&start, &game[..plies], &depth, 1, &quiet, &mut |_| {}).expect("an answer");
+        assert!(is_legal(&after(&start, &game[..plies]), done.best.expect("a move")));
+    }
+    // A new game sets up afresh even from the same moves.
+    kibitz::engines::Driver::new_game(&mut engine).expect("a new game");
+    engine.search(&start, &game[..2], &depth, 1, &quiet, &mut |_| {}).expect("an answer");
+    assert_eq!(
+        logged_lines(&log, &["newgame", "play"]),
+        [
+            "newgame Base+MLP;InProgress;Black[1];wS1",
+            "play bS1 wS1-",
+            "play wQ -wS1",
+            "play bQ bS1-",
+            "newgame Base+MLP;InProgress;White[2];wS1;bS1 wS1-",
+        ]
+    );
+    engine.quit();
+}

@@ -1,6 +1,8 @@
 //! A Checkers Protocol client for English checkers engines: `READY`, `INIT`, `GETPARAMETERS`, then searches as
 //! `NEWGAME <fen> <moves>` + `GO dontplaymove`, whose `INFO` lines and `BESTMOVE` become kibitz's
-//! [`Info`] and [`Done`], every move read with kibitz's own checkers rules.
+//! [`Info`] and [`Done`], every move read with kibitz's own checkers rules. A search that continues the game
+//! on the engine's board (the same `NEWGAME` position, the moves played so far and more) sends only the new
+//! moves as `MOVE`s, as a GUI does: the engine keeps its tables through a game.
 //!
 //! The protocol leaves some things open; this client reads them as kibitz's own engine writes them
 //! (`kibitz-checkers`, [`crate::protocols::checkers`]):
@@ -59,6 +61,8 @@ pub struct CheckersEngine {
     parameters: Vec<(String, String)>,
     /// The values this client last set, by lower-case name.
     values: Vec<(String, String)>,
+    /// The engine's own board, as this client set it up: a `NEWGAME` position's FEN and the moves played since.
+    board: Option<(String, Vec<Move>)>,
     timeouts: Timeouts,
 }
 
@@ -73,7 +77,8 @@ impl CheckersEngine {
     pub fn start(command: &EngineCommand, timeouts: Timeouts) -> Result<CheckersEngine, EngineError> {
         let process = Process::spawn(command)?;
         let name = command.program.file_name().map_or_else(|| process.label.clone(), |n| n.to_string_lossy().into());
-        let mut engine = CheckersEngine { process, name, parameters: Vec::new(), values: Vec::new(), timeouts };
+        let mut engine =
+            CheckersEngine { process, name, parameters: Vec::new(), values: Vec::new(), board: None, timeouts };
         engine.process.label = engine.name.clone();
         let deadline = Instant::now() + timeouts.handshake;
         engine.wait_for(deadline, "READY", "READY")?;
@@ -241,7 +246,19 @@ impl CheckersEngine {
         if takes_nodes {
             self.ensure("nodes", &nodes.to_string())?;
         }
-        self.process.send(&command)?;
+        // A game the engine's board already holds the beginning of goes on with `MOVE`s, so that the engine keeps
+        // what it learnt (`NEWGAME` clears its tables, as a new game should).
+        let fen = root.to_fen();
+        match &self.board {
+            Some((on_board, played)) if *on_board == fen && moves.starts_with(played) => {
+                let rest = moves[played.len()..].to_vec();
+                for m in rest {
+                    self.process.send(&format!("MOVE {}", Checkers::move_to_x(m)))?;
+                }
+            }
+            _ => self.process.send(&command)?,
+        }
+        self.board = Some((fen, moves.to_vec()));
         self.process.send("GO dontplaymove")?;
 
         let sent = Instant::now();
@@ -323,7 +340,10 @@ impl CheckersEngine {
 
     /// `NEWGAME` (the next search belongs to another game: engines clear their tables on it).
     pub fn new_game(&mut self) -> Result<(), EngineError> {
-        self.process.send("NEWGAME")
+        self.board = None;
+        self.process.send("NEWGAME")?;
+        self.board = Some((Checkers::start().to_fen(), Vec::new()));
+        Ok(())
     }
 
     /// Ask the engine to quit, give it a moment, then kill it.

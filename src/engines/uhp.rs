@@ -1,6 +1,8 @@
 //! A Universal Hive Protocol client: the engine's greeting and `info` (its `id` and capabilities), `options`,
 //! and searches as `newgame <GameString>` + `bestmove depth N` / `bestmove time hh:mm:ss`, every MoveString the
-//! engine answers read with kibitz's own Hive rules.
+//! engine answers read with kibitz's own Hive rules. A search that continues the engine's game (the same
+//! root, the moves played so far and more) sends only the new moves as `play`s, as a GUI does, so the engine
+//! keeps its tables through a game.
 //!
 //! UHP has neither progress lines nor a stop command, so a search reports no [`Info`](crate::search::Info) and
 //! answers with the best move alone (no scored line):
@@ -59,6 +61,8 @@ pub struct UhpEngine {
     name: String,
     capabilities: Vec<String>,
     options: Vec<UhpOption>,
+    /// The engine's game, as this client set it up: a `newgame` GameString and the moves played since.
+    game: Option<(String, Vec<Move>)>,
     timeouts: Timeouts,
 }
 
@@ -73,8 +77,14 @@ impl UhpEngine {
     /// (its `id` and capabilities), then read its `options` (none when it does not know the command).
     pub fn start(command: &EngineCommand, timeouts: Timeouts) -> Result<UhpEngine, EngineError> {
         let process = Process::spawn(command)?;
-        let mut engine =
-            UhpEngine { name: process.label.clone(), process, capabilities: Vec::new(), options: Vec::new(), timeouts };
+        let mut engine = UhpEngine {
+            name: process.label.clone(),
+            process,
+            capabilities: Vec::new(),
+            options: Vec::new(),
+            game: None,
+            timeouts,
+        };
         let deadline = Instant::now() + timeouts.handshake;
         engine.block(deadline, "the greeting")?;
         engine.process.send("info")?;
@@ -208,12 +218,7 @@ impl UhpEngine {
             return Ok(done);
         }
         self.check_game_type(&position)?;
-        self.process.send(&format!("newgame {}", position.game_string()))?;
-        let answer = self.block(Instant::now() + self.timeouts.ready, "newgame")?;
-        if let Some(error) = answer.iter().find(|l| is_error(l)) {
-            let message = format!("refused the game `{}`: {}", position.game_string(), error);
-            return Err(self.protocol(message.chars().take(400).collect()));
-        }
+        self.set_up(root, moves, &position)?;
 
         let node_limited = self.apply_node_limit(limits)?;
         let (command, depth) = bestmove_command(limits, &self.timeouts, node_limited);
@@ -281,6 +286,42 @@ impl UhpEngine {
         };
         sink(Event::Done(done.clone()));
         Ok(done)
+    }
+
+    /// Bring the engine's game to `position` (`root` and `moves`): a game it already holds the beginning of goes
+    /// on with `play`s, as a GUI plays one, so that the engine keeps its tables (kibitz's `newgame` clears them);
+    /// any other position is a `newgame <GameString>`. A refusal fails the search and kills the process.
+    fn set_up(&mut self, root: &Hive, moves: &[Move], position: &Hive) -> Result<(), EngineError> {
+        let root_string = root.game_string();
+        let continued = match self.game.take() {
+            Some((on_board, played)) if on_board == root_string && moves.starts_with(&played) => Some(played.len()),
+            _ => None,
+        };
+        let commands: Vec<String> = match continued {
+            Some(from) => {
+                let mut at = played(root, &moves[..from])
+                    .map_err(|source| EngineError::Request { engine: self.name.clone(), source })?;
+                moves[from..]
+                    .iter()
+                    .map(|&m| {
+                        let command = format!("play {}", at.move_string(m));
+                        at.make(m);
+                        command
+                    })
+                    .collect()
+            }
+            None => vec![format!("newgame {}", position.game_string())],
+        };
+        for command in commands {
+            self.process.send(&command)?;
+            let answer = self.block(Instant::now() + self.timeouts.ready, "setting up the game")?;
+            if let Some(error) = answer.iter().find(|l| is_error(l)) {
+                let message = format!("refused `{command}` for the game `{}`: {}", position.game_string(), error);
+                return Err(self.protocol(message.chars().take(400).collect()));
+            }
+        }
+        self.game = Some((root_string, moves.to_vec()));
+        Ok(())
     }
 
     /// Give the engine the search's node limit through [`MAX_NODES_OPTION`] when it lists that option (0 when
@@ -405,6 +446,8 @@ impl Driver<Hive> for UhpEngine {
 
     /// Every search starts its own `newgame`: nothing to clear.
     fn new_game(&mut self) -> Result<(), EngineError> {
+        // The next search starts with `newgame`, which clears the engine's tables.
+        self.game = None;
         if self.is_dead() { Err(EngineError::Dead { engine: self.name.clone() }) } else { Ok(()) }
     }
 
