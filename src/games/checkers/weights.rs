@@ -4,83 +4,83 @@
 //! src/games/checkers/weights.rs`); the commands that made these values are in BENCHMARKS.md.
 
 pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
-    [100, 100], // man
-    [130, 150], // king
-    [100, 100], // ending: a man ahead, times the pieces off the board / 48
-    [130, 150], // ending: a king ahead, times the pieces off the board / 48
-    [0, 0], // man on 1
-    [0, 0], // man on 2
-    [0, 0], // man on 3
-    [0, 0], // man on 4
-    [1, 4], // man on 5
-    [1, 4], // man on 6
-    [1, 4], // man on 7
-    [1, 4], // man on 8
-    [2, 8], // man on 9
-    [4, 10], // man on 10
-    [4, 10], // man on 11
-    [2, 8], // man on 12
-    [3, 12], // man on 13
-    [9, 18], // man on 14
-    [9, 18], // man on 15
-    [3, 12], // man on 16
-    [4, 17], // man on 17
-    [10, 23], // man on 18
-    [10, 23], // man on 19
-    [4, 17], // man on 20
-    [6, 23], // man on 21
-    [8, 25], // man on 22
-    [8, 25], // man on 23
-    [6, 23], // man on 24
-    [8, 30], // man on 25
-    [8, 30], // man on 26
-    [8, 30], // man on 27
-    [8, 30], // man on 28
+    [63, 212], // man
+    [135, 247], // king
+    [24, 237], // ending: a man ahead, times the pieces off the board / 48
+    [194, 249], // ending: a king ahead, times the pieces off the board / 48
+    [49, 22], // man on 1
+    [28, 55], // man on 2
+    [29, 11], // man on 3
+    [-23, 21], // man on 4
+    [11, 16], // man on 5
+    [21, -16], // man on 6
+    [22, -7], // man on 7
+    [5, 2], // man on 8
+    [-8, 4], // man on 9
+    [8, 1], // man on 10
+    [-5, 12], // man on 11
+    [-6, 19], // man on 12
+    [-16, 38], // man on 13
+    [-18, 17], // man on 14
+    [0, 25], // man on 15
+    [-45, 38], // man on 16
+    [-60, 55], // man on 17
+    [-52, 64], // man on 18
+    [-37, 49], // man on 19
+    [-21, 38], // man on 20
+    [-37, 49], // man on 21
+    [-51, 79], // man on 22
+    [-43, 78], // man on 23
+    [-68, 72], // man on 24
+    [40, 56], // man on 25
+    [47, 56], // man on 26
+    [15, 71], // man on 27
+    [43, 63], // man on 28
     [0, 0], // man on 29
     [0, 0], // man on 30
     [0, 0], // man on 31
     [0, 0], // man on 32
-    [-6, -6], // king on 1
-    [-6, -6], // king on 2
-    [-6, -6], // king on 3
-    [-6, -6], // king on 4
-    [-6, -6], // king on 5
-    [0, 0], // king on 6
-    [0, 0], // king on 7
-    [0, 0], // king on 8
-    [0, 0], // king on 9
-    [0, 0], // king on 10
-    [0, 0], // king on 11
-    [-6, -6], // king on 12
-    [-6, -6], // king on 13
-    [8, 8], // king on 14
-    [8, 8], // king on 15
-    [0, 0], // king on 16
-    [0, 0], // king on 17
-    [8, 8], // king on 18
-    [8, 8], // king on 19
-    [-6, -6], // king on 20
-    [-6, -6], // king on 21
-    [0, 0], // king on 22
-    [0, 0], // king on 23
-    [0, 0], // king on 24
-    [0, 0], // king on 25
-    [0, 0], // king on 26
-    [0, 0], // king on 27
-    [-6, -6], // king on 28
-    [-6, -6], // king on 29
-    [-6, -6], // king on 30
-    [-6, -6], // king on 31
-    [-6, -6], // king on 32
-    [9, 3], // man on its own back rank while the opponent has men
-    [12, 4], // bridge: men on 1 and 3 while the opponent has men
-    [3, 3], // mobility: an empty square a piece can step to
-    [4, 4], // ending: the stronger side's king, 7 - its distance to the nearest weaker piece
-    [12, 12], // ending: the weaker side's king in a double corner
-    [0, 0], // runaway man: no opposing piece in the cone ahead
-    [0, 0], // man in the dog-hole (28, a piece of the opponent on 32)
-    [0, 0], // Oreo's triangle (men on 2, 3 and 7)
-    [0, 0], // king with no empty square beside it
-    [0, 0], // balance: the difference of men between the board's left and right halves
-    [0, 0], // the move: equal numbers and an odd count in the side to move's system
+    [87, 16], // king on 1
+    [213, -29], // king on 2
+    [90, 17], // king on 3
+    [-141, 37], // king on 4
+    [28, 31], // king on 5
+    [-3, 41], // king on 6
+    [36, 23], // king on 7
+    [-28, 40], // king on 8
+    [37, 25], // king on 9
+    [97, 14], // king on 10
+    [-18, 38], // king on 11
+    [-61, 36], // king on 12
+    [-36, 57], // king on 13
+    [27, 31], // king on 14
+    [12, 31], // king on 15
+    [-30, 40], // king on 16
+    [-36, 36], // king on 17
+    [34, 24], // king on 18
+    [-2, 36], // king on 19
+    [59, 12], // king on 20
+    [-16, 17], // king on 21
+    [16, 24], // king on 22
+    [36, 25], // king on 23
+    [-8, 34], // king on 24
+    [-31, 28], // king on 25
+    [-28, 39], // king on 26
+    [-18, 35], // king on 27
+    [-18, 28], // king on 28
+    [-54, 30], // king on 29
+    [1, 17], // king on 30
+    [-21, 27], // king on 31
+    [-35, 34], // king on 32
+    [9, -15], // man on its own back rank while the opponent has men
+    [-64, 118], // bridge: men on 1 and 3 while the opponent has men
+    [9, -3], // mobility: an empty square a piece can step to
+    [6, -4], // ending: the stronger side's king, 7 - its distance to the nearest weaker piece
+    [52, -11], // ending: the weaker side's king in a double corner
+    [11, 5], // runaway man: no opposing piece in the cone ahead
+    [-145, -8], // man in the dog-hole (28, a piece of the opponent on 32)
+    [-22, 25], // Oreo's triangle (men on 2, 3 and 7)
+    [45, -26], // king with no empty square beside it
+    [-1, 0], // balance: the difference of men between the board's left and right halves
+    [-9, 10], // the move: equal numbers and an odd count in the side to move's system
 ];
