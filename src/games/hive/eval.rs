@@ -33,12 +33,13 @@ const SURROUND: usize = 0;
 const FREE: usize = SURROUND + 5;
 /// A piece in hand while there is a cell to place it, by bug.
 const HAND: usize = FREE + 8;
+/// A neighbour of the enemy Queen filled by one's own piece, by bug (the top piece of the cell).
+const ATTACKER: usize = HAND + 8;
 /// The other terms' pairs, in the order of [`TERMS`].
-const TERM: usize = HAND + 8;
+const TERM: usize = ATTACKER + 8;
 
-/// The terms beside the surround, mobility and pieces in hand.
-pub const TERMS: [&str; 12] = [
-    "a neighbour of the enemy Queen filled by an attacker",
+/// The terms beside the surround, mobility, pieces in hand and attackers.
+pub const TERMS: [&str; 14] = [
     "a neighbour of the enemy Queen filled by a free piece of the defender",
     "a Beetle or Mosquito on top of the enemy Queen",
     "a Beetle or Mosquito next to the enemy Queen",
@@ -50,19 +51,26 @@ pub const TERMS: [&str; 12] = [
     "the enemy Queen stuck with three neighbours or more",
     "a piece in hand with no cell to place it",
     "the side to move",
+    "an empty neighbour of the enemy Queen that a piece can slide into from outside",
+    "a Beetle or Mosquito on top of an enemy piece other than the Queen",
+    "a cell to place a piece on, while one has pieces in hand (at most 6 counted)",
 ];
-const FILLED_BY_ATTACKER: usize = TERM;
-const FILLED_BY_FREE_DEFENDER: usize = TERM + 1;
-const BEETLE_ON_QUEEN: usize = TERM + 2;
-const BEETLE_NEXT_TO_QUEEN: usize = TERM + 3;
-const CLIMBER_NEAR: usize = TERM + 4;
-const PILLBUG_GUARD: usize = TERM + 5;
-const QUEEN_SLIDE: usize = TERM + 6;
-const OWN_STUCK_AT_QUEEN: usize = TERM + 7;
-const RUNNER_THREAT: usize = TERM + 8;
-const QUEEN_TRAPPED: usize = TERM + 9;
-const NO_PLACEMENT: usize = TERM + 10;
-const TEMPO: usize = TERM + 11;
+const FILLED_BY_FREE_DEFENDER: usize = TERM;
+const BEETLE_ON_QUEEN: usize = TERM + 1;
+const BEETLE_NEXT_TO_QUEEN: usize = TERM + 2;
+const CLIMBER_NEAR: usize = TERM + 3;
+const PILLBUG_GUARD: usize = TERM + 4;
+const QUEEN_SLIDE: usize = TERM + 5;
+const OWN_STUCK_AT_QUEEN: usize = TERM + 6;
+const RUNNER_THREAT: usize = TERM + 7;
+const QUEEN_TRAPPED: usize = TERM + 8;
+const NO_PLACEMENT: usize = TERM + 9;
+const TEMPO: usize = TERM + 10;
+const OPEN_LIBERTY: usize = TERM + 11;
+const BEETLE_ON_ENEMY: usize = TERM + 12;
+const PLACEMENT_CELLS: usize = TERM + 13;
+/// The most placement cells counted.
+const PLACEMENT_CELLS_MAX: i32 = 6;
 
 /// Value pairs in all.
 pub const PAIRS: usize = TERM + TERMS.len();
@@ -74,7 +82,8 @@ pub fn pair_name(pair: usize) -> String {
     match pair {
         p if p < FREE => format!("the enemy Queen with {} neighbours", p - SURROUND + 1),
         p if p < HAND => format!("a free {}", BUG_NAMES[p - FREE]),
-        p if p < TERM => format!("a {} in hand", BUG_NAMES[p - HAND]),
+        p if p < ATTACKER => format!("a {} in hand", BUG_NAMES[p - HAND]),
+        p if p < TERM => format!("a neighbour of the enemy Queen filled by one's {}", BUG_NAMES[p - ATTACKER]),
         p => TERMS[p - TERM].to_string(),
     }
 }
@@ -154,21 +163,32 @@ fn slides_into(b: &Board, c: u16) -> u32 {
         .count() as u32
 }
 
-/// `color` has a cell to place a piece on: empty, next to one of its top pieces, next to none of the enemy's.
-fn can_place(b: &Board, color: usize) -> bool {
+/// The cells where `color` may place a piece (empty, next to one of its top pieces, next to none of the
+/// enemy's), counted up to [`PLACEMENT_CELLS_MAX`]; the maximum on the first two turns.
+fn placement_cells(b: &Board, color: usize) -> i32 {
     if b.turn() < 2 {
-        return true;
+        return PLACEMENT_CELLS_MAX;
     }
     let lo = color as u8 * PER_SIDE;
-    (lo..lo + PER_SIDE).any(|p| {
-        b.on_top(p) && {
-            let c = b.pos(p);
-            (0..6).any(|d| {
-                let n = nb(c, d);
-                b.height(n) == 0 && b.adjacent_of(color ^ 1, n) == 0
-            })
+    let mut seen = [NO_CELL; PLACEMENT_CELLS_MAX as usize];
+    let mut n = 0;
+    for p in lo..lo + PER_SIDE {
+        if !b.on_top(p) {
+            continue;
         }
-    })
+        let c = b.pos(p);
+        for d in 0..6 {
+            let cell = nb(c, d);
+            if b.height(cell) == 0 && b.adjacent_of(color ^ 1, cell) == 0 && !seen[..n].contains(&cell) {
+                seen[n] = cell;
+                n += 1;
+                if n == seen.len() {
+                    return n as i32;
+                }
+            }
+        }
+    }
+    n as i32
 }
 
 /// Every term of both sides, into `t`.
@@ -184,26 +204,27 @@ fn terms<T: Terms>(b: &Board, t: &mut T) {
         let own_q_cell = b.pos(own_q);
         let mut open_liberty = false;
         if eq_cell != NO_CELL {
-            let (mut occupied, mut attackers, mut free_defenders) = (0, 0, 0);
+            let (mut occupied, mut free_defenders, mut open) = (0, 0, 0);
             for d in 0..6 {
                 let n = nb(eq_cell, d);
                 if b.height(n) > 0 {
                     occupied += 1;
                     let top = b.top(n);
                     if color_of(top) == color {
-                        attackers += 1;
+                        t.add(sign, ATTACKER + bug_of(top) as usize, 1);
                     } else if !stuck(top) {
                         free_defenders += 1;
                     }
-                } else {
-                    open_liberty |= slides_into(b, n) > 0;
+                } else if slides_into(b, n) > 0 {
+                    open += 1;
                 }
             }
+            open_liberty = open > 0;
             if occupied > 0 {
                 t.add(sign, SURROUND + occupied.min(5) - 1, 1);
             }
-            t.add(sign, FILLED_BY_ATTACKER, attackers);
             t.add(sign, FILLED_BY_FREE_DEFENDER, free_defenders);
+            t.add(sign, OPEN_LIBERTY, open);
             if occupied >= 3 && stuck(eq) {
                 t.add(sign, QUEEN_TRAPPED, 1);
             }
@@ -217,7 +238,12 @@ fn terms<T: Terms>(b: &Board, t: &mut T) {
             }
             let bug = bug_of(p);
             if b.in_hand(p) {
-                if *placeable.get_or_insert_with(|| can_place(b, color)) {
+                let cells = *placeable.get_or_insert_with(|| {
+                    let cells = placement_cells(b, color);
+                    t.add(sign, PLACEMENT_CELLS, cells);
+                    cells
+                });
+                if cells > 0 {
                     t.add(sign, HAND + bug as usize, 1);
                 } else {
                     t.add(sign, NO_PLACEMENT, 1);
@@ -232,6 +258,9 @@ fn terms<T: Terms>(b: &Board, t: &mut T) {
                 if bug == Bug::Ant {
                     free_ants += 1;
                 }
+            }
+            if top && b.level(p) > 0 && color_of(b.below(p)) != color && c != eq_cell {
+                t.add(sign, BEETLE_ON_ENEMY, 1);
             }
             if top && matches!(bug, Bug::Beetle | Bug::Mosquito) && eq_cell != NO_CELL {
                 match near(c, eq_cell) {

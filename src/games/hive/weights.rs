@@ -4,37 +4,47 @@
 //! src/games/hive/weights.rs`); the commands that made these values are in BENCHMARKS.md.
 
 pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
-    [100, 100], // the enemy Queen with 1 neighbours
-    [200, 200], // the enemy Queen with 2 neighbours
-    [310, 310], // the enemy Queen with 3 neighbours
-    [440, 440], // the enemy Queen with 4 neighbours
-    [640, 640], // the enemy Queen with 5 neighbours
-    [10, 10], // a free Queen
-    [12, 12], // a free Spider
-    [22, 22], // a free Beetle
-    [16, 16], // a free Grasshopper
-    [30, 30], // a free Ant
-    [28, 28], // a free Mosquito
-    [22, 22], // a free Ladybug
-    [16, 16], // a free Pillbug
-    [0, 0], // a Queen in hand
-    [6, 6], // a Spider in hand
-    [10, 10], // a Beetle in hand
-    [6, 6], // a Grasshopper in hand
-    [14, 14], // a Ant in hand
-    [12, 12], // a Mosquito in hand
-    [10, 10], // a Ladybug in hand
-    [8, 8], // a Pillbug in hand
-    [0, 0], // a neighbour of the enemy Queen filled by an attacker
-    [0, 0], // a neighbour of the enemy Queen filled by a free piece of the defender
-    [70, 70], // a Beetle or Mosquito on top of the enemy Queen
-    [15, 15], // a Beetle or Mosquito next to the enemy Queen
-    [0, 0], // a free Beetle or Mosquito two steps from the enemy Queen
-    [25, 25], // a Pillbug next to its own Queen
-    [6, 6], // one's own Queen can slide to a neighbouring cell (per cell)
-    [0, 0], // a stuck piece of one's own next to one's own Queen
-    [0, 0], // a free Ant while the enemy Queen has a liberty one can slide into
-    [0, 0], // the enemy Queen stuck with three neighbours or more
-    [0, 0], // a piece in hand with no cell to place it
-    [0, 0], // the side to move
+    [-181, 226], // the enemy Queen with 1 neighbours
+    [-19, 190], // the enemy Queen with 2 neighbours
+    [95, 175], // the enemy Queen with 3 neighbours
+    [341, 263], // the enemy Queen with 4 neighbours
+    [769, 414], // the enemy Queen with 5 neighbours
+    [-41, -60], // a free Queen
+    [101, 7], // a free Spider
+    [2, -7], // a free Beetle
+    [23, 12], // a free Grasshopper
+    [151, 42], // a free Ant
+    [36, -16], // a free Mosquito
+    [26, 10], // a free Ladybug
+    [112, 9], // a free Pillbug
+    [-308, -352], // a Queen in hand
+    [-26, -30], // a Spider in hand
+    [-174, 14], // a Beetle in hand
+    [-120, -22], // a Grasshopper in hand
+    [-50, 15], // a Ant in hand
+    [-161, -13], // a Mosquito in hand
+    [-181, -40], // a Ladybug in hand
+    [-198, -110], // a Pillbug in hand
+    [-593, -52], // a neighbour of the enemy Queen filled by one's Queen
+    [189, 69], // a neighbour of the enemy Queen filled by one's Spider
+    [30, 49], // a neighbour of the enemy Queen filled by one's Beetle
+    [182, 30], // a neighbour of the enemy Queen filled by one's Grasshopper
+    [89, 20], // a neighbour of the enemy Queen filled by one's Ant
+    [27, -39], // a neighbour of the enemy Queen filled by one's Mosquito
+    [97, 21], // a neighbour of the enemy Queen filled by one's Ladybug
+    [26, 59], // a neighbour of the enemy Queen filled by one's Pillbug
+    [-17, 13], // a neighbour of the enemy Queen filled by a free piece of the defender
+    [692, 205], // a Beetle or Mosquito on top of the enemy Queen
+    [74, 79], // a Beetle or Mosquito next to the enemy Queen
+    [64, 53], // a free Beetle or Mosquito two steps from the enemy Queen
+    [134, 4], // a Pillbug next to its own Queen
+    [18, 58], // one's own Queen can slide to a neighbouring cell (per cell)
+    [-54, -50], // a stuck piece of one's own next to one's own Queen
+    [-16, -1], // a free Ant while the enemy Queen has a liberty one can slide into
+    [-21, 95], // the enemy Queen stuck with three neighbours or more
+    [-403, 6], // a piece in hand with no cell to place it
+    [94, 8], // the side to move
+    [62, 7], // an empty neighbour of the enemy Queen that a piece can slide into from outside
+    [219, 35], // a Beetle or Mosquito on top of an enemy piece other than the Queen
+    [23, 16], // a cell to place a piece on, while one has pieces in hand (at most 6 counted)
 ];
