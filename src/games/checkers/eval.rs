@@ -4,7 +4,8 @@
 //! (full board, empty board) pair per line, tapered by the number of pieces on the board:
 //! - material: men and kings, and in the ending (16 pieces or fewer) the side ahead's material once more,
 //!   weighted by the pieces already off the board (trading down helps the side ahead);
-//! - a piece-square value for men and one for kings on each square, counted from the piece's own side;
+//! - a piece-square value for men on each square, counted from the man's own side, and one for kings (the
+//!   same at every phase: kings are rare on a full board);
 //! - the back-rank guard (the bridge on 1 and 3 above all) while the opponent still has men to crown;
 //! - mobility (the empty squares the side's pieces can step to);
 //! - runaway men (no opposing piece in the cone ahead of them), a man in the dog-hole, Oreo's triangle, kings
@@ -65,6 +66,11 @@ const THE_MOVE: usize = TERM + 10;
 
 /// Value pairs in all.
 pub const PAIRS: usize = TERM + TERMS.len();
+
+/// The pair is a king's square: one value at every phase.
+pub fn untapered(pair: usize) -> bool {
+    (KING_SQUARE..TERM).contains(&pair)
+}
 
 /// The name of value pair `pair`.
 pub fn pair_name(pair: usize) -> String {
@@ -193,14 +199,15 @@ const KING_VALUE: [i32; 25] = by_phase(KING);
 const TRADE_MAN_VALUE: [i32; 25] = by_phase(TRADE_MAN);
 const TRADE_KING_VALUE: [i32; 25] = by_phase(TRADE_KING);
 
-/// Piece-square values at each phase, `[side][phase][bit]`, from the pairs starting at `first`.
-const fn square_table(first: usize) -> [[[i16; 64]; 25]; 2] {
+/// Piece-square values at each phase, `[side][phase][bit]`, from the pairs starting at `first`; `tapered`:
+/// false takes each pair's first value at every phase.
+const fn square_table(first: usize, tapered: bool) -> [[[i16; 64]; 25]; 2] {
     let mut t = [[[0i16; 64]; 25]; 2];
     let mut phase = 0;
     while phase < 25 {
         let mut i = 0;
         while i < 32 {
-            let v = taper(VALUES[first + i], phase as i32) as i16;
+            let v = if tapered { taper(VALUES[first + i], phase as i32) } else { VALUES[first + i][0] as i32 } as i16;
             t[0][phase][SQ_BIT[i] as usize] = v;
             t[1][phase][SQ_BIT[31 - i] as usize] = v;
             i += 1;
@@ -210,8 +217,11 @@ const fn square_table(first: usize) -> [[[i16; 64]; 25]; 2] {
     t
 }
 
-static MEN_PST: [[[i16; 64]; 25]; 2] = square_table(MAN_SQUARE);
-static KING_PST: [[[i16; 64]; 25]; 2] = square_table(KING_SQUARE);
+static MEN_PST: [[[i16; 64]; 25]; 2] = square_table(MAN_SQUARE, true);
+/// Kings are rare on a full board: a king's square has one value at every phase (its pair's first; the
+/// second is written equal to it), which its endings fit, rather than a full-board half fitted on a few
+/// positions.
+static KING_PST: [[[i16; 64]; 25]; 2] = square_table(KING_SQUARE, false);
 
 #[inline(always)]
 fn distance(a: u32, b: u32) -> i32 {
@@ -291,8 +301,8 @@ impl Terms for Linear<'_> {
     }
 
     fn king(&mut self, side: usize, bit: u32) {
-        let sign = if side == BLACK { 1 } else { -1 };
-        self.add(sign, KING_SQUARE + OWN_INDEX[side][bit as usize] as usize, 1);
+        let sign = if side == BLACK { 1.0 } else { -1.0 };
+        self.out.add(2 * (KING_SQUARE + OWN_INDEX[side][bit as usize] as usize), sign);
     }
 }
 
