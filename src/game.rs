@@ -333,6 +333,13 @@ pub trait Game: Clone + Send + Sync + 'static {
     const NULL_MOVE: bool;
     /// Late-move reductions of quiet moves.
     const LMR: bool = true;
+    /// Forward pruning near the leaves, which trusts the static evaluation to within a margin and assumes
+    /// that a move usually helps the side that plays it: a node whose evaluation is far above beta returns it
+    /// (reverse futility), and quiet moves that cannot lift a hopeless evaluation to alpha, or that come late in
+    /// the order, are not searched (futility, late-move pruning). Sound where zugzwang is rare and the
+    /// evaluation steady (chess, xiangqi), not where waiting moves and forced captures decide (the
+    /// draughts family, Hive).
+    const FORWARD_PRUNING: bool = false;
     /// Captures are compulsory: quiescence never stands pat while the side to move has a capture, it
     /// searches all of them (checkers, draughts).
     const FORCED_CAPTURES: bool;

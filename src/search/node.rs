@@ -3,8 +3,10 @@
 //! killer and history updates on a fail high. At depth 0 it hands over to quiescence (`quiescence.rs`).
 
 use super::params::{
-    EXTENSION_PLY_FACTOR, HISTORY_BONUS_MAX, HISTORY_BONUS_SCALE, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_PV_LESS,
-    LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH, NULL_MOVE_REDUCTION, NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX,
+    EXTENSION_PLY_FACTOR, FUTILITY_BASE, FUTILITY_MARGIN, FUTILITY_MAX_DEPTH, HISTORY_BONUS_MAX, HISTORY_BONUS_SCALE,
+    LMP_BASE, LMP_MAX_DEPTH, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_PV_LESS, LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH,
+    NULL_MOVE_REDUCTION, NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MARGIN,
+    REVERSE_FUTILITY_MAX_DEPTH,
 };
 use super::searcher::{INF, MATE, MATE_BOUND, Searcher, end_score, from_tt, to_tt};
 use super::tt::Bound;
@@ -56,18 +58,39 @@ impl<G: Game> Searcher<'_, G> {
         }
 
         let in_check = G::CHECK_EXTENSION && self.game.in_check();
-        if G::NULL_MOVE && null_ok && !pv_node && !in_check && depth >= NULL_MOVE_MIN_DEPTH && beta.abs() < MATE_BOUND {
-            let eval = self.evaluate();
-            if eval >= beta && self.game.make_null() {
-                let r = NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR;
-                let score = -self.search(depth - 1 - r, -beta, -beta + 1, ply + 1, false);
-                self.game.unmake();
-                if self.stopped {
-                    return 0;
-                }
-                if score >= beta {
-                    return if score >= MATE_BOUND { beta } else { score };
-                }
+        // The static evaluation, where pruning asks for it (once per node).
+        let prunable = !pv_node && !in_check && beta.abs() < MATE_BOUND && alpha.abs() < MATE_BOUND;
+        let static_eval = if prunable
+            && (G::NULL_MOVE && null_ok && depth >= NULL_MOVE_MIN_DEPTH
+                || G::FORWARD_PRUNING && depth <= REVERSE_FUTILITY_MAX_DEPTH.max(FUTILITY_MAX_DEPTH))
+        {
+            Some(self.evaluate())
+        } else {
+            None
+        };
+        // Reverse futility: far enough above beta that no quiet continuation is expected to fall back.
+        if G::FORWARD_PRUNING
+            && depth <= REVERSE_FUTILITY_MAX_DEPTH
+            && let Some(eval) = static_eval
+            && eval - REVERSE_FUTILITY_MARGIN * depth >= beta
+        {
+            return eval;
+        }
+        if G::NULL_MOVE
+            && null_ok
+            && depth >= NULL_MOVE_MIN_DEPTH
+            && let Some(eval) = static_eval
+            && eval >= beta
+            && self.game.make_null()
+        {
+            let r = NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR;
+            let score = -self.search(depth - 1 - r, -beta, -beta + 1, ply + 1, false);
+            self.game.unmake();
+            if self.stopped {
+                return 0;
+            }
+            if score >= beta {
+                return if score >= MATE_BOUND { beta } else { score };
             }
         }
 
@@ -85,6 +108,15 @@ impl<G: Game> Searcher<'_, G> {
         }
 
         self.score_moves(ply, tt_key);
+        // Futility and late-move pruning of quiet moves near the leaves (never the first move).
+        let futile = G::FORWARD_PRUNING
+            && depth <= FUTILITY_MAX_DEPTH
+            && static_eval.is_some_and(|e| e + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha);
+        let late_after = if G::FORWARD_PRUNING && static_eval.is_some() && depth <= LMP_MAX_DEPTH {
+            LMP_BASE + (depth * depth) as usize
+        } else {
+            usize::MAX
+        };
         let original_alpha = alpha;
         let mut best = -INF;
         let mut best_key = 0u32;
@@ -96,6 +128,10 @@ impl<G: Game> Searcher<'_, G> {
             let quiet = !self.game.is_noisy(m);
             let is_killer = self.killers[ply].contains(&Some(mk));
             self.game.make(m);
+            if i > 0 && quiet && (futile || i >= late_after) && !(G::CHECK_EXTENSION && self.game.in_check()) {
+                self.game.unmake();
+                continue;
+            }
             let new_depth = depth - 1;
             let score = if i == 0 {
                 -self.search(new_depth, -beta, -alpha, ply + 1, true)

@@ -52,6 +52,27 @@ pub(super) const NULL_MOVE_REDUCTION: i32 = 3;
 /// See [`NULL_MOVE_REDUCTION`].
 pub(super) const NULL_MOVE_REDUCTION_DIVISOR: i32 = 4;
 
+// --- Forward pruning (games with `Game::FORWARD_PRUNING`) ------------------------------------------------
+
+/// Reverse futility pruning: a non-PV node at remaining depth up to this, not in check, whose static evaluation
+/// is at least beta plus [`REVERSE_FUTILITY_MARGIN`] per ply of depth, returns its evaluation.
+pub(super) const REVERSE_FUTILITY_MAX_DEPTH: i32 = 6;
+/// See [`REVERSE_FUTILITY_MAX_DEPTH`] (centi-units per ply).
+pub(super) const REVERSE_FUTILITY_MARGIN: i32 = 90;
+/// Futility pruning: at remaining depth up to this, in a non-PV node not in check, a quiet move that does not
+/// give check is skipped when the static evaluation plus [`FUTILITY_MARGIN`] per ply of depth (plus
+/// [`FUTILITY_BASE`]) is still at most alpha.
+pub(super) const FUTILITY_MAX_DEPTH: i32 = 4;
+/// See [`FUTILITY_MAX_DEPTH`] (centi-units).
+pub(super) const FUTILITY_BASE: i32 = 60;
+/// See [`FUTILITY_MAX_DEPTH`] (centi-units per ply).
+pub(super) const FUTILITY_MARGIN: i32 = 100;
+/// Late-move pruning: at remaining depth up to this, in a non-PV node not in check, quiet moves that do not
+/// give check are skipped once `LMP_BASE + depth * depth` moves have been searched.
+pub(super) const LMP_MAX_DEPTH: i32 = 4;
+/// See [`LMP_MAX_DEPTH`].
+pub(super) const LMP_BASE: usize = 4;
+
 // --- Extensions ------------------------------------------------------------------------------------------
 
 /// Checks and single replies are extended by one ply only while the ply is below this many times the

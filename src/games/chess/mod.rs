@@ -201,6 +201,7 @@ impl Game for Chess {
     const BENCH_DEPTH: u32 = 9;
     const DEFAULT_DEPTH: u32 = 10;
     const NULL_MOVE: bool = true;
+    const FORWARD_PRUNING: bool = true;
     const FORCED_CAPTURES: bool = false;
     const CHECK_EXTENSION: bool = true;
 

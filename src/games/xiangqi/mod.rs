@@ -211,6 +211,7 @@ impl Game for Xiangqi {
     const DEFAULT_DEPTH: u32 = 10;
     const WHITE_SIDE: Side = Side::First;
     const NULL_MOVE: bool = true;
+    const FORWARD_PRUNING: bool = true;
     const FORCED_CAPTURES: bool = false;
     const CHECK_EXTENSION: bool = true;
 
