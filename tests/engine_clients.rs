@@ -135,7 +135,7 @@ if protocol == "uhp":
             say("Speed;int;" + words[3] + ";1;1;9" if words[2] == "Speed" else "err Unknown option.")
             say("ok")
         elif cmd.startswith("newgame"):
-            say(cmd[8:] or "Base;NotStarted;White[1]")
+            say("err The fake refuses every game." if mode == "refuse" else cmd[8:] or "Base;NotStarted;White[1]")
             say("ok")
         elif cmd.startswith("bestmove"):
             if misbehave():
@@ -310,6 +310,15 @@ fn uhp_engine_failures_are_named_errors_and_kill_the_process() {
     assert!(engine.is_dead());
     let (engine, result) = uhp_fake(&fake, "long");
     assert!(matches!(&result, Err(EngineError::LineTooLong { .. })), "{result:?}");
+    assert!(engine.is_dead());
+    // A refused game names the engine's words before the game, whose end is kept.
+    let (engine, result) = uhp_fake(&fake, "refuse");
+    let message = result.expect_err("a refusal").to_string();
+    assert!(
+        message.contains("refused `newgame Base+MLP;NotStarted;White[1]`: err The fake refuses every game."),
+        "{message}"
+    );
+    assert!(message.contains("(the game: `Base+MLP;NotStarted;White[1]`)"), "{message}");
     assert!(engine.is_dead());
     // A well-behaved answer, and options checked against the engine's list.
     let (mut engine, result) = uhp_fake(&fake, "good");

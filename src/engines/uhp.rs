@@ -316,8 +316,13 @@ impl UhpEngine {
             self.process.send(&command)?;
             let answer = self.block(Instant::now() + self.timeouts.ready, "setting up the game")?;
             if let Some(error) = answer.iter().find(|l| is_error(l)) {
-                let message = format!("refused `{command}` for the game `{}`: {}", position.game_string(), error);
-                return Err(self.protocol(message.chars().take(400).collect()));
+                // The engine's own words first, then the end of the game (its last moves), each bounded.
+                let error: String = error.chars().take(200).collect();
+                let game = position.game_string();
+                let skip = game.chars().count().saturating_sub(300);
+                let game: String = game.chars().skip(skip).collect();
+                let cut = if skip > 0 { "…" } else { "" };
+                return Err(self.protocol(format!("refused `{command}`: {error} (the game: `{cut}{game}`)")));
             }
         }
         self.game = Some((root_string, moves.to_vec()));
