@@ -96,7 +96,9 @@ fn collect<M: Clone + PartialEq + std::fmt::Debug>(
 
 /// Fake engines in Python, one per protocol, misbehaving as their second argument says: `die` exits when asked
 /// to search, `dieonce` does so only the first time (a marker file in its directory remembers), `silent` never
-/// answers, `illegal` answers an illegal move, `long` writes more than a megabyte without a newline.
+/// answers, `illegal` answers an illegal move, `long` writes more than a megabyte without a newline; the UHP
+/// fake's `strict` refuses a `bestmove time` with a fraction of a second (as nokamute does), and writes every
+/// `bestmove` it is asked to the file `asked`.
 const FAKE: &str = r#"
 import os, sys, time
 protocol, mode = sys.argv[1], sys.argv[2]
@@ -140,6 +142,12 @@ if protocol == "uhp":
         elif cmd.startswith("bestmove"):
             if misbehave():
                 continue
+            if mode == "strict":
+                open("asked", "a").write(cmd + "\n")
+                if "." in cmd:
+                    say("err UnrecognizedCommand(\"" + cmd[9:] + "\")")
+                    say("ok")
+                    continue
             say("wQ" if mode == "illegal" else "wS1")
             say("ok")
         elif cmd == "exit":
@@ -327,6 +335,23 @@ fn uhp_engine_failures_are_named_errors_and_kill_the_process() {
     assert!(matches!(engine.set_option("Depth", "3"), Err(EngineError::UnknownOption { .. })));
     assert!(matches!(engine.set_option("Speed", "3 4"), Err(EngineError::BadOptionValue { .. })));
     assert!(!engine.is_dead());
+}
+
+#[test]
+fn a_uhp_engine_that_refuses_fractions_of_a_second_gets_whole_seconds() {
+    let Some(fake) = Fake::new("uhp-strict") else { return };
+    let mut engine = UhpEngine::start(&fake.command("uhp", "strict"), short()).expect("the handshake works");
+    let stop = AtomicBool::new(false);
+    let limits = Limits::movetime(Duration::from_millis(300));
+    for _ in 0..2 {
+        let done = engine.search(&Hive::start(), &[], &limits, 1, &stop, &mut |_| {}).expect("an answer");
+        assert_eq!(done.best.map(|m| Hive::start().move_string(m)), Some("wS1".to_string()));
+        assert!(!engine.is_dead());
+    }
+    // Asked once with the fraction; after its refusal, in whole seconds rounded up, and so from then on.
+    let asked = std::fs::read_to_string(fake.dir.join("asked")).expect("the fake's record");
+    assert_eq!(asked, "bestmove time 00:00:00.300\nbestmove time 00:00:01\nbestmove time 00:00:01\n");
+    engine.quit();
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! answers with the best move alone (no scored line):
 //!
 //! * Limits: a depth is `bestmove depth N`; a move time is `bestmove time hh:mm:ss` (a fraction of a second is
-//!   written as `00:00:01.500` when the time is not whole); a clock gives a twentieth of the remaining time plus
+//!   written as `00:00:01.500` when the time is not whole: Mzinga and kibitz read it, but the specification
+//!   says `hh:mm:ss`, and an engine that answers such a time with an error, as nokamute does, is asked again
+//!   at once with the time rounded up to whole seconds, and gets whole seconds from then on); a clock gives a twentieth of the remaining time plus
 //!   the increment; no limit searches [`Hive::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies; an
 //!   infinite search thinks for [`Timeouts::search`].
 //! * Node limits: UHP has none, but an engine that lists an int option [`MAX_NODES_OPTION`] (kibitz's own
@@ -64,6 +66,8 @@ pub struct UhpEngine {
     /// The engine's game, as this client set it up: a `newgame` GameString and the moves played since.
     game: Option<(String, Vec<Move>)>,
     timeouts: Timeouts,
+    /// The engine refused a time with a fraction of a second: times are rounded up to whole seconds.
+    whole_seconds: bool,
 }
 
 /// Whether an answer line is one of UHP's error forms.
@@ -84,6 +88,7 @@ impl UhpEngine {
             options: Vec::new(),
             game: None,
             timeouts,
+            whole_seconds: false,
         };
         let deadline = Instant::now() + timeouts.handshake;
         engine.block(deadline, "the greeting")?;
@@ -221,10 +226,10 @@ impl UhpEngine {
         self.set_up(root, moves, &position)?;
 
         let node_limited = self.apply_node_limit(limits)?;
-        let (command, depth) = bestmove_command(limits, &self.timeouts, node_limited);
+        let (mut command, depth) = bestmove_command(limits, &self.timeouts, node_limited, self.whole_seconds);
         self.process.send(&command)?;
-        let sent = Instant::now();
-        let mut stop_at = search_deadline(limits, &self.timeouts).map(|d| sent + d);
+        let mut sent = Instant::now();
+        let mut stop_at = search_deadline(limits, &self.timeouts, self.whole_seconds).map(|d| sent + d);
         let mut hung_at: Option<Instant> = None;
         let mut best: Option<Move> = None;
         loop {
@@ -252,7 +257,20 @@ impl UhpEngine {
                 continue;
             }
             if is_error(text) {
-                let message = format!("bestmove failed: {}", text.chars().take(200).collect::<String>());
+                if best.is_none() && !self.whole_seconds && command.contains('.') && hung_at.is_none() {
+                    // The engine does not read fractions of a second (UHP writes `hh:mm:ss`): read the rest of
+                    // its answer, then ask again in whole seconds.
+                    self.block(Instant::now() + self.timeouts.ready, "the refused bestmove")?;
+                    tracing::info!(engine = %self.name, refused = %command, answer = %text.chars().take(200).collect::<String>(),
+                        "the engine refused a fraction of a second: times are rounded up to whole seconds");
+                    self.whole_seconds = true;
+                    command = bestmove_command(limits, &self.timeouts, node_limited, true).0;
+                    self.process.send(&command)?;
+                    sent = Instant::now();
+                    stop_at = search_deadline(limits, &self.timeouts, true).map(|d| sent + d);
+                    continue;
+                }
+                let message = format!("`{command}` failed: {}", text.chars().take(200).collect::<String>());
                 return Err(self.protocol(message));
             }
             // An engine may write better moves as it finds them, one per line: the last one is its answer.
@@ -398,19 +416,21 @@ fn played(root: &Hive, moves: &[Move]) -> Result<Hive, NotationError> {
     Ok(position)
 }
 
-/// `hh:mm:ss`, with the milliseconds when the time is not whole seconds.
-pub fn format_time(time: Duration) -> String {
-    let ms = time.as_millis().max(1);
+/// `hh:mm:ss`, with the milliseconds when the time is not whole seconds, or rounded up to whole seconds (at
+/// least one) when `whole`.
+pub fn format_time(time: Duration, whole: bool) -> String {
+    let ms = if whole { time.as_millis().div_ceil(1000).max(1) * 1000 } else { time.as_millis().max(1) };
     let (secs, frac) = (ms / 1000, ms % 1000);
     let base = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
     if frac == 0 { base } else { format!("{base}.{frac:03}") }
 }
 
 /// The `bestmove` command for the limits, and the depth it asks for (0 for a time limit).
-/// `node_limited`: the engine has been given the node limit ([`MAX_NODES_OPTION`]).
-fn bestmove_command(limits: &Limits, timeouts: &Timeouts, node_limited: bool) -> (String, u32) {
+/// `node_limited`: the engine has been given the node limit ([`MAX_NODES_OPTION`]); `whole`: times in whole
+/// seconds.
+fn bestmove_command(limits: &Limits, timeouts: &Timeouts, node_limited: bool, whole: bool) -> (String, u32) {
     if limits.infinite {
-        return (format!("bestmove time {}", format_time(timeouts.search)), 0);
+        return (format!("bestmove time {}", format_time(timeouts.search, whole)), 0);
     }
     if let Some(depth) = limits.depth {
         let depth = depth.max(1);
@@ -418,15 +438,16 @@ fn bestmove_command(limits: &Limits, timeouts: &Timeouts, node_limited: bool) ->
     }
     let clock = limits.clock.map(|c| (c.remaining / 20 + c.increment).min(c.remaining));
     match [limits.movetime, clock].into_iter().flatten().min() {
-        Some(time) => (format!("bestmove time {}", format_time(time)), 0),
+        Some(time) => (format!("bestmove time {}", format_time(time, whole)), 0),
         None if node_limited => (format!("bestmove depth {NODE_LIMITED_DEPTH}"), NODE_LIMITED_DEPTH),
         None => (format!("bestmove depth {}", Hive::DEFAULT_DEPTH), Hive::DEFAULT_DEPTH),
     }
 }
 
-/// When the engine should have answered by itself: its time plus the grace period, or [`Timeouts::search`]
-/// for a depth; `None` never (an infinite search is bounded by its own `bestmove time`).
-fn search_deadline(limits: &Limits, timeouts: &Timeouts) -> Option<Duration> {
+/// When the engine should have answered by itself: its time (rounded up to whole seconds when `whole`) plus the
+/// grace period, or [`Timeouts::search`] for a depth; `None` never (an infinite search is bounded by its own
+/// `bestmove time`).
+fn search_deadline(limits: &Limits, timeouts: &Timeouts, whole: bool) -> Option<Duration> {
     if limits.infinite {
         return Some(timeouts.search + timeouts.grace);
     }
@@ -435,6 +456,7 @@ fn search_deadline(limits: &Limits, timeouts: &Timeouts) -> Option<Duration> {
     }
     let clock = limits.clock.map(|c| (c.remaining / 20 + c.increment).min(c.remaining));
     Some(match [limits.movetime, clock].into_iter().flatten().min() {
+        Some(t) if whole => Duration::from_secs(t.as_millis().div_ceil(1000).max(1) as u64) + timeouts.grace,
         Some(t) => t + timeouts.grace,
         None => timeouts.search,
     })
@@ -488,25 +510,33 @@ mod tests {
 
     #[test]
     fn times_are_written_as_uhp_reads_them() {
-        assert_eq!(format_time(Duration::from_secs(5)), "00:00:05");
-        assert_eq!(format_time(Duration::from_secs(3725)), "01:02:05");
-        assert_eq!(format_time(Duration::from_millis(1500)), "00:00:01.500");
-        assert_eq!(format_time(Duration::ZERO), "00:00:00.001");
+        assert_eq!(format_time(Duration::from_secs(5), false), "00:00:05");
+        assert_eq!(format_time(Duration::from_secs(3725), false), "01:02:05");
+        assert_eq!(format_time(Duration::from_millis(1500), false), "00:00:01.500");
+        assert_eq!(format_time(Duration::ZERO, false), "00:00:00.001");
+        // Whole seconds, rounded up, at least one.
+        assert_eq!(format_time(Duration::from_secs(5), true), "00:00:05");
+        assert_eq!(format_time(Duration::from_millis(1500), true), "00:00:02");
+        assert_eq!(format_time(Duration::from_millis(300), true), "00:00:01");
+        assert_eq!(format_time(Duration::ZERO, true), "00:00:01");
     }
 
     #[test]
     fn limits_become_bestmove_commands() {
         let t = Timeouts::default();
         for node_limited in [false, true] {
-            assert_eq!(bestmove_command(&Limits::depth(3), &t, node_limited), ("bestmove depth 3".to_string(), 3));
-            let time = bestmove_command(&Limits::movetime(Duration::from_secs(2)), &t, node_limited);
+            assert_eq!(
+                bestmove_command(&Limits::depth(3), &t, node_limited, false),
+                ("bestmove depth 3".to_string(), 3)
+            );
+            let time = bestmove_command(&Limits::movetime(Duration::from_secs(2)), &t, node_limited, false);
             assert_eq!(time.0, "bestmove time 00:00:02");
-            assert_eq!(bestmove_command(&Limits::infinite(), &t, node_limited).0, "bestmove time 00:10:00");
+            assert_eq!(bestmove_command(&Limits::infinite(), &t, node_limited, false).0, "bestmove time 00:10:00");
         }
         // A node limit alone: the default depth for an engine without MaxNodes, a deep search bounded by the
         // nodes for one with it.
-        assert_eq!(bestmove_command(&Limits::nodes(1000), &t, false), ("bestmove depth 6".to_string(), 6));
-        assert_eq!(bestmove_command(&Limits::nodes(1000), &t, true), ("bestmove depth 64".to_string(), 64));
+        assert_eq!(bestmove_command(&Limits::nodes(1000), &t, false, false), ("bestmove depth 6".to_string(), 6));
+        assert_eq!(bestmove_command(&Limits::nodes(1000), &t, true, false), ("bestmove depth 64".to_string(), 64));
     }
 
     #[test]
