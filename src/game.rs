@@ -405,6 +405,12 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// What having no legal move means for the side to move (only called when `generate_moves` is empty).
     fn no_move_end(&self) -> GameEnd;
 
+    /// Turn on the optional rules a match between engines plays by. Hive's threefold repetition draw is
+    /// not in the printed rules and off by default, but engines such as nokamute apply it and refuse any move
+    /// after the third repetition, so `kibitz match` plays Hive with it (both players then see the same game
+    /// end). The other games' rules have no options: nothing changes.
+    fn adopt_match_rules(&mut self) {}
+
     /// The side to move is in check (chess, xiangqi); evasions are searched in quiescence.
     fn in_check(&self) -> bool {
         false

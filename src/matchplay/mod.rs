@@ -275,6 +275,7 @@ pub fn play_game<G: Game>(
     let root = opening.root.clone();
     let mut moves = opening.moves.clone();
     let mut g = opening.position();
+    g.adopt_match_rules();
     let mut legal = Vec::new();
     let finish = |outcome, reason: String| Finish { outcome, reason };
     let mut finished = None;

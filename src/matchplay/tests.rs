@@ -21,6 +21,26 @@ impl<G: Game> Player<G> for Broken {
     fn end_game(&mut self) {}
 }
 
+/// A player that plays the moves of a script in turn, read in the position it is asked about.
+struct Scripted {
+    moves: Vec<&'static str>,
+    next: usize,
+}
+
+impl<G: Game> Player<G> for Scripted {
+    fn start_game(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn choose(&mut self, _: &G, _: &[G::Move], now: &G, _: &Limits, _: &Arc<AtomicBool>) -> Result<G::Move, String> {
+        let text = self.moves.get(self.next).ok_or("the script is over")?;
+        self.next += 1;
+        now.parse_move(text).map_err(|e| e.message)
+    }
+
+    fn end_game(&mut self) {}
+}
+
 fn kibitz<G: Game>() -> Box<dyn Player<G>> {
     PlayerSpec::Kibitz(KibitzSettings { threads: 1, hash_mb: 1 }).player::<G>().unwrap()
 }
@@ -52,6 +72,7 @@ fn a_short_game<G: Game>() {
     assert_eq!(game.opening_plies, openings[1].moves.len());
     assert!(game.moves.len() <= 14);
     let mut end = game.root.clone();
+    end.adopt_match_rules();
     for &m in &game.moves {
         end.make(m);
     }
@@ -90,6 +111,38 @@ fn a_short_game<G: Game>() {
         play_game(0, 0, &openings[0], Side::First, [a.as_mut(), b.as_mut()], ["A", "B"], &Limits::depth(1), 50, &abort)
             .is_none()
     );
+}
+
+/// A match plays Hive with the threefold repetition draw (off in Hive's defaults), as engines such as nokamute
+/// do: two Queens stepping back and forth draw at the third repetition instead of playing on to the ply cap.
+#[test]
+fn a_hive_match_draws_a_threefold_repetition() {
+    use crate::games::hive::Hive;
+    let root = Hive::start();
+    let mut opening = Opening { root: root.clone(), moves: Vec::new() };
+    let mut g = root.clone();
+    for text in ["wS1", "bS1 wS1-", "wQ -wS1", "bQ bS1-"] {
+        let m = g.parse_move(text).unwrap();
+        g.make(m);
+        opening.moves.push(m);
+    }
+    let mut white = Scripted { moves: vec!["wQ \\wS1", "wQ -wS1"].repeat(4), next: 0 };
+    let mut black = Scripted { moves: vec!["bQ bS1/", "bQ bS1-"].repeat(4), next: 0 };
+    let abort = Arc::new(AtomicBool::new(false));
+    let game =
+        play_game(0, 0, &opening, Side::First, [&mut white, &mut black], ["W", "B"], &Limits::depth(1), 100, &abort)
+            .expect("not aborted");
+    assert_eq!((game.finish.outcome, game.finish.reason.as_str()), (Outcome::Draw, "threefold repetition"));
+    // The position after ply 8 comes back after plies 12 and 16: the third time ends the game. (After ply 4
+    // it is not yet the same position: until the eighth ply the turn number counts, as the Queen must be
+    // placed by each side's fourth turn.)
+    assert_eq!(game.moves.len(), 16);
+    // Hive's own defaults are unchanged: the same moves are no draw there.
+    let mut plain = root;
+    for &m in &game.moves {
+        plain.make(m);
+    }
+    assert!(plain.outcome().is_none());
 }
 
 #[test]

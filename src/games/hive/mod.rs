@@ -311,6 +311,10 @@ impl Game for Hive {
         None
     }
 
+    fn adopt_match_rules(&mut self) {
+        self.set_repetition_rule(true);
+    }
+
     fn no_move_end(&self) -> GameEnd {
         // Only a finished game has no move (a side with nothing else passes).
         self.rule_end(0).unwrap_or(GameEnd::draw("no legal move"))
