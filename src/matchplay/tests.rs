@@ -126,8 +126,8 @@ fn a_hive_match_draws_a_threefold_repetition() {
         g.make(m);
         opening.moves.push(m);
     }
-    let mut white = Scripted { moves: vec!["wQ \\wS1", "wQ -wS1"].repeat(4), next: 0 };
-    let mut black = Scripted { moves: vec!["bQ bS1/", "bQ bS1-"].repeat(4), next: 0 };
+    let mut white = Scripted { moves: ["wQ \\wS1", "wQ -wS1"].repeat(4), next: 0 };
+    let mut black = Scripted { moves: ["bQ bS1/", "bQ bS1-"].repeat(4), next: 0 };
     let abort = Arc::new(AtomicBool::new(false));
     let game =
         play_game(0, 0, &opening, Side::First, [&mut white, &mut black], ["W", "B"], &Limits::depth(1), 100, &abort)
