@@ -28,6 +28,11 @@ pub(super) const ROOT_ORDER_TT_MOVE: i64 = i64::MAX;
 /// table's move and before the quiet ones (key 0).
 pub(super) const ROOT_ORDER_NOISY: i64 = 1 << 32;
 
+// --- Evaluation cache ------------------------------------------------------------------------------------
+
+/// Entries of each search thread's cache of static evaluations (a power of two; 8 bytes each).
+pub(super) const EVAL_CACHE_ENTRIES: usize = 1 << 14;
+
 // --- History heuristic -----------------------------------------------------------------------------------
 
 /// Entries per side in the history table (a power of two: a move's key is folded into it).

@@ -6,8 +6,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{
-    HISTORY_MAX, HISTORY_SIZE, LMR_BASE, LMR_DIVISOR, LMR_TABLE_SIZE, ORDER_KILLER_1, ORDER_KILLER_2, ORDER_NOISY,
-    ORDER_TT_MOVE, POLL_INTERVAL,
+    EVAL_CACHE_ENTRIES, HISTORY_MAX, HISTORY_SIZE, LMR_BASE, LMR_DIVISOR, LMR_TABLE_SIZE, ORDER_KILLER_1,
+    ORDER_KILLER_2, ORDER_NOISY, ORDER_TT_MOVE, POLL_INTERVAL,
 };
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
@@ -51,6 +51,10 @@ pub(super) struct Searcher<'a, G: Game> {
     pub(super) killers: Vec<[Option<u32>; 2]>,
     pub(super) history: Vec<i32>,
     pub(super) lmr: Vec<[u8; LMR_TABLE_SIZE]>,
+    /// Static evaluations already computed by this thread, by position hash: `[hash % size]` holds the hash's
+    /// upper 48 bits and the score as an `i16` (0: empty). The evaluation is a function of the position, so
+    /// a hit returns exactly what [`Game::evaluate`] would: the search is unchanged, only faster.
+    eval_cache: Vec<u64>,
     pub(super) root: Vec<RootMove<G::Move>>,
     pub(super) root_depth: i32,
     /// Nodes searched by this thread and not yet added to the shared count.
@@ -120,6 +124,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             killers: vec![[None; 2]; plies],
             history: vec![0; 2 * HISTORY_SIZE],
             lmr: lmr_table(),
+            eval_cache: vec![0; EVAL_CACHE_ENTRIES],
             root: Vec::new(),
             root_depth: 0,
             pending_nodes: 0,
@@ -172,7 +177,16 @@ impl<'a, G: Game> Searcher<'a, G> {
     #[inline]
     pub(super) fn evaluate(&mut self) -> i32 {
         self.pending_neval += 1;
-        self.game.evaluate().clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        let key = self.game.hash();
+        let slot = &mut self.eval_cache[key as usize & (EVAL_CACHE_ENTRIES - 1)];
+        if *slot != 0 && (*slot ^ key) >> 16 == 0 {
+            return *slot as u16 as i16 as i32;
+        }
+        let score = self.game.evaluate().clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
+        if let Ok(small) = i16::try_from(score) {
+            *slot = (key & !0xFFFF) | small as u16 as u64;
+        }
+        score
     }
 
     #[inline]

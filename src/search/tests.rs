@@ -119,3 +119,51 @@ fn excluded_root_moves_are_not_played() {
     let done = search(&g, &Limits::depth(6), &all, &tt, &stop, &mut |_| {});
     assert_eq!(done.best, Some(2));
 }
+
+/// The evaluation cache answers exactly what the game's evaluation does, for positions met again (hits) and
+/// for new ones, along random games of every kind whose evaluation is costly or incremental.
+#[test]
+fn the_evaluation_cache_answers_what_the_evaluation_does() {
+    fn walk<G: Game>() {
+        let tt = TranspositionTable::new(1);
+        let stop = AtomicBool::new(false);
+        let shared = super::searcher::Shared {
+            tt: &tt,
+            stop: &stop,
+            finished: AtomicBool::new(false),
+            nodes: std::sync::atomic::AtomicU64::new(0),
+            neval: std::sync::atomic::AtomicU64::new(0),
+            budget: super::time::TimeBudget::new(&Limits::depth(1), Instant::now()),
+            node_limit: None,
+        };
+        let mut searcher = super::searcher::Searcher::new(&G::start(), &shared, true);
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut moves = Vec::new();
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let expected =
+                searcher.game.evaluate().clamp(-super::searcher::MATE_BOUND + 1, super::searcher::MATE_BOUND - 1);
+            assert_eq!(searcher.evaluate(), expected, "{}: a new position", G::NAME);
+            assert_eq!(searcher.evaluate(), expected, "{}: the same position again", G::NAME);
+            checked += 1;
+            searcher.game.generate_moves(&mut moves);
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            // Mostly forward, sometimes back (positions met again), back to the start when a game ends.
+            if moves.is_empty() || searcher.game.rule_end(0).is_some() || searcher.game.plies() > 120 {
+                searcher.game = G::start();
+            } else if rng.is_multiple_of(4) && searcher.game.plies() > 0 {
+                searcher.game.unmake();
+            } else {
+                searcher.game.make(moves[(rng >> 8) as usize % moves.len()]);
+            }
+        }
+        assert_eq!(checked, 3000);
+    }
+    walk::<crate::games::draughts::Draughts>();
+    walk::<crate::games::checkers::Checkers>();
+    walk::<crate::games::hive::Hive>();
+    walk::<crate::games::chess::Chess>();
+    walk::<crate::games::xiangqi::Xiangqi>();
+}
