@@ -416,7 +416,8 @@ pub trait Game: Clone + Send + Sync + 'static {
         false
     }
 
-    /// Static evaluation in centi-units from the side to move's point of view.
+    /// Static evaluation in centi-units from the side to move's point of view. It must be a function of the
+    /// position as [`Game::hash`] identifies it: the search caches it by hash.
     fn evaluate(&self) -> i32;
 
     /// The move is a capture or promotion (searched in quiescence, never reduced, never a killer).

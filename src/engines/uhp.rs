@@ -10,8 +10,8 @@
 //! * Limits: a depth is `bestmove depth N`; a move time is `bestmove time hh:mm:ss` (a fraction of a second is
 //!   written as `00:00:01.500` when the time is not whole: Mzinga and kibitz read it, but the specification
 //!   says `hh:mm:ss`, and an engine that answers such a time with an error, as nokamute does, is asked again
-//!   at once with the time rounded up to whole seconds, and gets whole seconds from then on); a clock gives a twentieth of the remaining time plus
-//!   the increment; no limit searches [`Hive::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies; an
+//!   at once with the time rounded up to whole seconds, and gets whole seconds from then on); a clock gives a
+//!   twentieth of the remaining time plus the increment; no limit searches [`Hive::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies; an
 //!   infinite search thinks for [`Timeouts::search`].
 //! * Node limits: UHP has none, but an engine that lists an int option [`MAX_NODES_OPTION`] (kibitz's own
 //!   `kibitz-uhp` does) has it set to the search's node limit, and to 0 again for a search without one; a
@@ -416,10 +416,15 @@ fn played(root: &Hive, moves: &[Move]) -> Result<Hive, NotationError> {
     Ok(position)
 }
 
+/// The time rounded up to whole seconds, at least one (for an engine that reads only `hh:mm:ss`).
+fn whole_seconds(time: Duration) -> Duration {
+    Duration::from_secs(time.as_secs() + u64::from(time.subsec_nanos() > 0)).max(Duration::from_secs(1))
+}
+
 /// `hh:mm:ss`, with the milliseconds when the time is not whole seconds, or rounded up to whole seconds (at
 /// least one) when `whole`.
 pub fn format_time(time: Duration, whole: bool) -> String {
-    let ms = if whole { time.as_millis().div_ceil(1000).max(1) * 1000 } else { time.as_millis().max(1) };
+    let ms = if whole { whole_seconds(time).as_millis() } else { time.as_millis().max(1) };
     let (secs, frac) = (ms / 1000, ms % 1000);
     let base = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
     if frac == 0 { base } else { format!("{base}.{frac:03}") }
@@ -456,7 +461,7 @@ fn search_deadline(limits: &Limits, timeouts: &Timeouts, whole: bool) -> Option<
     }
     let clock = limits.clock.map(|c| (c.remaining / 20 + c.increment).min(c.remaining));
     Some(match [limits.movetime, clock].into_iter().flatten().min() {
-        Some(t) if whole => Duration::from_secs(t.as_millis().div_ceil(1000).max(1) as u64) + timeouts.grace,
+        Some(t) if whole => whole_seconds(t) + timeouts.grace,
         Some(t) => t + timeouts.grace,
         None => timeouts.search,
     })
