@@ -290,8 +290,10 @@ fn play_a_game(mut gui: Gui) {
             gui.check_position();
         }
     }
-    // Blitz with the clock from go, then a long game with three time controls.
-    for level in ["levelsblitzgame 120 1", "levelslonggame 600 40 300 20 120"] {
+    // Blitz with the clock from go, then a long game with three time controls. The clocks are short enough that
+    // the hard limit (four times a move's share of what is left) stays well inside REPLY on a slow machine: with
+    // 600 s for 40 moves the engine may rightly think for a minute.
+    for level in ["levelsblitzgame 40 1", "levelslonggame 60 40 30 20 12"] {
         gui.quiet(level);
         let Some(m) = gui.game.legal_moves().first().copied() else { return };
         let text = gui.game.guide_move(m);
