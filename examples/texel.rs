@@ -5,7 +5,7 @@
 //! ```
 //!
 //! `match` plays weight set A against weight set B (`weights.rs` files as `examples/tune.rs` writes them for
-//! chess, or `builtin` for the weights compiled in) at a fixed node budget per move, every random opening once
+//! chess, the square corrections zero in a file that has none; or `builtin` for the weights compiled in) at a fixed node budget per move, every random opening once
 //! with each colour, and prints wins, draws and losses of A and an Elo estimate with a 95% interval from the
 //! game pairs. (This example also generated and fitted the first chess weights; both are now
 //! `examples/tune.rs`'s `gen chess` and `tune chess`, the one tuner of every game.)
@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use kibitz::game::Side;
-use kibitz::games::chess::{Chess, EVAL_WEIGHT_COUNT as COUNT, S, Tables, WEIGHTS, Weights};
+use kibitz::games::chess::{Chess, EVAL_WEIGHT_COUNT as COUNT, S, SQUARES, Squares, Tables, WEIGHTS, Weights};
 use kibitz::matchplay::Rng;
 use kibitz::search::TranspositionTable;
 use kibitz::tuning::Tunable;
@@ -39,19 +39,34 @@ fn main() -> Result<()> {
     }
 }
 
-/// Weights from a `weights.rs` file (the `COUNT` pairs `S(mg, eg)` in order), or `builtin`.
-fn read_weights(spec: &str) -> Result<Weights> {
+/// Weights and square corrections from a `weights.rs` file (the `COUNT` pairs `S(mg, eg)` in order, then the
+/// 384 corrections; an older file with fewer weights and no corrections reads with the rest zero), or
+/// `builtin`.
+fn read_weights(spec: &str) -> Result<(Weights, Squares)> {
     if spec == "builtin" {
-        return Ok(WEIGHTS);
+        return Ok((WEIGHTS, SQUARES));
     }
     let text = std::fs::read_to_string(spec).with_context(|| spec.to_string())?;
-    let mut w = Vec::new();
+    let mut values = Vec::new();
     for part in text.split("S(").skip(1) {
         let inside = part.split(')').next().unwrap_or_default();
         let (a, b) = inside.split_once(',').with_context(|| format!("{spec}: `S({inside})`"))?;
-        w.push(S(a.trim().parse()?, b.trim().parse()?));
+        values.push(S(a.trim().parse()?, b.trim().parse()?));
     }
-    w.try_into().map_err(|v: Vec<S>| anyhow::anyhow!("{spec}: {} weights, expected {COUNT}", v.len()))
+    let mut squares = [[S(0, 0); 64]; 6];
+    if values.len() == COUNT + 384 {
+        for (i, &s) in values[COUNT..].iter().enumerate() {
+            squares[i / 64][i % 64] = s;
+        }
+        values.truncate(COUNT);
+    } else if values.len() <= COUNT {
+        // A file from before the later weights (appended to `NAMES`) existed: those are zero.
+        values.resize(COUNT, S(0, 0));
+    } else {
+        bail!("{spec}: {} values, expected {COUNT} weights and 0 or 384 square corrections", values.len());
+    }
+    let w = values.try_into().map_err(|v: Vec<S>| anyhow::anyhow!("{spec}: {} weights, expected {COUNT}", v.len()))?;
+    Ok((w, squares))
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -64,8 +79,10 @@ fn elo(score: f64) -> f64 {
 }
 
 fn play_match(a: &str, b: &str, pairs: usize, nodes: u64, seed: u64) -> Result<()> {
-    let ta: &'static Tables = Box::leak(Box::new(Tables::new(&read_weights(a)?)));
-    let tb: &'static Tables = Box::leak(Box::new(Tables::new(&read_weights(b)?)));
+    let (wa, sa) = read_weights(a)?;
+    let (wb, sb) = read_weights(b)?;
+    let ta: &'static Tables = Box::leak(Box::new(Tables::new(&wa, &sa)));
+    let tb: &'static Tables = Box::leak(Box::new(Tables::new(&wb, &sb)));
     let (tt_a, tt_b) = (Arc::new(TranspositionTable::new(16)), Arc::new(TranspositionTable::new(16)));
     // Openings of 8 random plies within 100 centipawns; the games adjudicated as self-play's.
     let settings =
@@ -127,12 +144,18 @@ mod tests {
         let path = std::env::temp_dir().join(format!("texel-weights-{}.rs", std::process::id()));
         let mut w = WEIGHTS;
         w[7] = S(-3, 17);
-        std::fs::write(
-            &path,
-            Chess::write_parameters(&w.iter().flat_map(|s| [s.0 as f32, s.1 as f32]).collect::<Vec<_>>()).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(read_weights(path.to_str().unwrap()).unwrap(), w);
+        let mut squares = SQUARES;
+        squares[5][6] = S(12, -4);
+        let values: Vec<f32> =
+            w.iter().chain(squares.iter().flatten()).flat_map(|s| [s.0 as f32, s.1 as f32]).collect();
+        std::fs::write(&path, Chess::write_parameters(&values).unwrap()).unwrap();
+        assert_eq!(read_weights(path.to_str().unwrap()).unwrap(), (w, squares));
+        // An older file, with fewer weights and no square corrections, reads with the rest zero.
+        let short: String = w[..33].iter().map(|s| format!("S({}, {}),\n", s.0, s.1)).collect();
+        std::fs::write(&path, short).unwrap();
+        let mut padded = w;
+        padded[33..].fill(S(0, 0));
+        assert_eq!(read_weights(path.to_str().unwrap()).unwrap(), (padded, [[S(0, 0); 64]; 6]));
         std::fs::remove_file(path).unwrap();
     }
 

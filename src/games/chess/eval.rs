@@ -1,10 +1,13 @@
-//! Static evaluation: tapered middlegame/endgame terms for material, piece-square shapes, mobility, king
-//! safety, pawn structure (passed, isolated, doubled), bishop pair and rooks on open files.
+//! Static evaluation: tapered middlegame/endgame terms for material, piece-square tables, mobility, king
+//! safety, pawn structure (passed, protected and blocked passers, isolated, doubled), threats (pieces
+//! attacked by pawns or by lesser pieces, pieces attacked and undefended), outposts, bishop pair and rooks on
+//! open files.
 //!
 //! Every weight is one entry of [`Weights`] (a middlegame and an endgame value), and [`evaluate_with`]
-//! evaluates with any set of them, so that a Texel tuner can fit them to game results by local search; the
-//! piece-square tables are not free tables but shapes (advance, centralisation, seventh rank, king home)
-//! computed from a few of those weights, which keeps the number of weights to fit small (66).
+//! evaluates with any set of them, so that a tuner can fit them to game results. The piece-square tables are
+//! shapes (advance, centralisation, seventh rank, king home) computed from a few of those weights, plus a
+//! learned correction for every piece on every square ([`Squares`]): the shapes give a sensible table from
+//! few values, the corrections what the games teach beyond them.
 //! Scores are centipawns from the side to move's point of view.
 
 use cozy_chess::{
@@ -50,10 +53,18 @@ pub const NAMES: [&str; COUNT] = [
     "shield_far",
     "king_attack",
     "tempo",
+    "threat_pawn",
+    "threat_minor",
+    "threat_rook",
+    "hanging",
+    "outpost_knight",
+    "outpost_bishop",
+    "passed_protected",
+    "passed_blocked",
 ];
 
 /// Number of weights.
-pub const COUNT: usize = 33;
+pub const COUNT: usize = 41;
 
 /// All the evaluation's weights, indexed as [`NAMES`].
 pub type Weights = [S; COUNT];
@@ -79,17 +90,29 @@ const SHIELD_NEAR: usize = 29;
 const SHIELD_FAR: usize = 30;
 const KING_ATTACK: usize = 31;
 const TEMPO: usize = 32;
+/// The first of the four threat weights, in [`Attacks::threats`] order: `threat_pawn`, `threat_minor`,
+/// `threat_rook`, `hanging`.
+const THREAT_PAWN: usize = 33;
+/// The knight's outpost weight; the bishop's follows.
+const OUTPOST: usize = 37;
+const PASSED_PROTECTED: usize = 39;
+const PASSED_BLOCKED: usize = 40;
 
-/// The weights in use, in the generated `weights.rs` (written by `examples/tune.rs`): the history and
-/// commands of every fit are in BENCHMARKS.md ("evaluation weights"). The hand-set weights that preceded the
-/// first fit are kept in `tests/data/chess/weights-hand.txt`.
-pub use super::weights::WEIGHTS;
+/// Per-square corrections added to the shape tables, `[piece][square from White's side]` (pawn to king; a1
+/// is 0, h8 63, Black's squares mirrored to White's).
+pub type Squares = [[S; 64]; 6];
+
+/// The weights and square corrections in use, in the generated `weights.rs` (written by `examples/tune.rs`):
+/// the history and commands of every fit are in BENCHMARKS.md ("evaluation weights"). The hand-set weights
+/// that preceded the first fit are kept in `tests/data/chess/weights-hand.txt`.
+pub use super::weights::{SQUARES, WEIGHTS};
 
 /// Game phase weights (knight, bishop, rook, queen); the opening has [`PHASE_MAX`].
 const PHASE: [i32; 6] = [0, 1, 1, 2, 4, 0];
 pub const PHASE_MAX: i32 = 24;
 
-/// Piece-square tables built from the shape weights: `[piece][square from White's side]`, mg and eg.
+/// Piece-square tables built from the shape weights and the square corrections: `[piece][square from White's
+/// side]`, mg and eg.
 #[derive(Clone, Debug)]
 pub struct Tables {
     pub weights: Weights,
@@ -108,7 +131,7 @@ const fn centrality(sq: usize) -> i32 {
 }
 
 impl Tables {
-    pub const fn new(w: &Weights) -> Tables {
+    pub const fn new(w: &Weights, squares: &Squares) -> Tables {
         let mut pst = [[S(0, 0); 64]; 6];
         let mut sq = 0;
         while sq < 64 {
@@ -132,9 +155,13 @@ impl Tables {
                 w[KING_CENTER].1 * (c - 3) + w[KING_HOME].1 * home,
             );
             let mut p = 0;
-            while p < 5 {
-                pst[p][sq].0 += w[PAWN + p].0;
-                pst[p][sq].1 += w[PAWN + p].1;
+            while p < 6 {
+                if p < 5 {
+                    pst[p][sq].0 += w[PAWN + p].0;
+                    pst[p][sq].1 += w[PAWN + p].1;
+                }
+                pst[p][sq].0 += squares[p][sq].0;
+                pst[p][sq].1 += squares[p][sq].1;
                 p += 1;
             }
             sq += 1;
@@ -143,8 +170,8 @@ impl Tables {
     }
 }
 
-/// The tables of [`WEIGHTS`], built at compile time.
-pub static TABLES: Tables = Tables::new(&WEIGHTS);
+/// The tables of [`WEIGHTS`] and [`SQUARES`], built at compile time.
+pub static TABLES: Tables = Tables::new(&WEIGHTS, &SQUARES);
 
 const FILE_A: u64 = 0x0101_0101_0101_0101;
 const FILE_H: u64 = FILE_A << 7;
@@ -199,6 +226,68 @@ fn distance(a: Square, b: Square) -> i32 {
     df.max(dr)
 }
 
+/// Squares attacked by each side's pieces, gathered while the pieces are evaluated: by knights and bishops, by
+/// rooks, and by anything (pawns and king included once [`Attacks::finish`] has run).
+#[derive(Default)]
+struct Attacks {
+    minor: [u64; 2],
+    rook: [u64; 2],
+    all: [u64; 2],
+}
+
+impl Attacks {
+    #[inline]
+    fn add(&mut self, ci: usize, piece: Piece, att: u64) {
+        match piece {
+            Piece::Knight | Piece::Bishop => self.minor[ci] |= att,
+            Piece::Rook => self.rook[ci] |= att,
+            _ => {}
+        }
+        self.all[ci] |= att;
+    }
+
+    fn finish(&mut self, pawn_att: [u64; 2], kings: [Square; 2]) {
+        for ci in 0..2 {
+            self.all[ci] |= pawn_att[ci] | get_king_moves(kings[ci]).0;
+        }
+    }
+
+    /// What side `ci` threatens: enemy pieces attacked by its pawns, rooks and queens by its minor pieces,
+    /// queens by its rooks, and enemy pieces but the king attacked and not defended (in [`THREAT_PAWN`]
+    /// order).
+    #[inline]
+    fn threats(&self, board: &Board, ci: usize, pawn_att: [u64; 2]) -> [i32; 4] {
+        let them = 1 - ci;
+        let color = if them == 0 { Color::White } else { Color::Black };
+        let theirs = board.colors(color).0;
+        let pawns = board.colored_pieces(color, Piece::Pawn).0;
+        let queens = board.colored_pieces(color, Piece::Queen).0;
+        let heavy = board.colored_pieces(color, Piece::Rook).0 | queens;
+        let king = board.colored_pieces(color, Piece::King).0;
+        [
+            (pawn_att[ci] & theirs & !pawns & !king).count_ones() as i32,
+            (self.minor[ci] & heavy).count_ones() as i32,
+            (self.rook[ci] & queens).count_ones() as i32,
+            (self.all[ci] & !self.all[them] & theirs & !king).count_ones() as i32,
+        ]
+    }
+}
+
+/// A knight or bishop of side `ci` on its fourth to sixth rank, defended by an own pawn, where no enemy pawn
+/// can ever attack it.
+#[inline]
+fn is_outpost(ci: usize, sq: Square, rel_rank: usize, pawn_att: [u64; 2], enemy_pawns: u64) -> bool {
+    (3..=5).contains(&rel_rank)
+        && pawn_att[ci] & sq.bitboard().0 != 0
+        && PASSED_MASK[ci][sq as usize] & adjacent_files(sq.file() as usize) & enemy_pawns == 0
+}
+
+/// The square in front of a pawn of side `ci` (pawns never stand on the last rank).
+#[inline]
+fn square_ahead(ci: usize, sq: Square) -> u64 {
+    if ci == 0 { sq.bitboard().0 << 8 } else { sq.bitboard().0 >> 8 }
+}
+
 /// Evaluation from the side to move's point of view, with the given tables (the tuner's entry point).
 pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
     let w = &t.weights;
@@ -214,6 +303,7 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
     let mut eg = 0i32;
     let mut phase = 0i32;
     let mut non_pawn = [0i32; 2];
+    let mut attacks = Attacks::default();
 
     for (ci, color) in [Color::White, Color::Black].into_iter().enumerate() {
         let sign = if ci == 0 { 1 } else { -1 };
@@ -242,6 +332,7 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
                     Piece::Queen => get_bishop_moves(sq, occ).0 | get_rook_moves(sq, occ).0,
                     _ => continue,
                 };
+                attacks.add(ci, piece, att);
                 let mob = (att & safe).count_ones() as i32;
                 let (base, unit) = match piece {
                     Piece::Knight => (4, 2),
@@ -252,6 +343,10 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
                 let mw = w[MOBILITY + pi - 1];
                 smg += mw.0 * (mob - base);
                 seg += mw.1 * (mob - base);
+                if pi <= 2 && is_outpost(ci, sq, rel >> 3, pawn_att, pawns_of[them]) {
+                    smg += w[OUTPOST + pi - 1].0;
+                    seg += w[OUTPOST + pi - 1].1;
+                }
                 let hits = (att & zones[them]).count_ones() as i32;
                 if hits > 0 {
                     attackers += 1;
@@ -292,6 +387,14 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
                 let d = distance(kings[them], sq) - distance(kings[ci], sq);
                 seg += w[PASSED_KING_DISTANCE].1 * d * rel_rank as i32 / 4;
                 smg += w[PASSED_KING_DISTANCE].0 * d;
+                if pawn_att[ci] & sq.bitboard().0 != 0 {
+                    smg += w[PASSED_PROTECTED].0;
+                    seg += w[PASSED_PROTECTED].1;
+                }
+                if square_ahead(ci, sq) & board.colors(if ci == 0 { Color::Black } else { Color::White }).0 != 0 {
+                    smg += w[PASSED_BLOCKED].0;
+                    seg += w[PASSED_BLOCKED].1;
+                }
             }
         }
         for f in 0..8 {
@@ -321,6 +424,14 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
         mg += sign * smg;
         eg += sign * seg;
     }
+    attacks.finish(pawn_att, kings);
+    for ci in 0..2 {
+        let sign = if ci == 0 { 1 } else { -1 };
+        for (k, n) in attacks.threats(board, ci, pawn_att).into_iter().enumerate() {
+            mg += sign * w[THREAT_PAWN + k].0 * n;
+            eg += sign * w[THREAT_PAWN + k].1 * n;
+        }
+    }
     let stm = board.side_to_move();
     let tempo = if stm == Color::White { 1 } else { -1 };
     mg += tempo * w[TEMPO].0;
@@ -346,6 +457,9 @@ pub struct Trace {
     pub mg: [f32; COUNT],
     /// Coefficient of each weight's endgame value.
     pub eg: [f32; COUNT],
+    /// The square corrections in play: `(piece · 64 + square from its owner's side, +1 for White or -1 for
+    /// Black)`, one per piece on the board; each applies to both halves of its [`Squares`] entry.
+    pub squares: Vec<(u16, f32)>,
     /// Game phase, 0 (bare kings and pawns) to [`PHASE_MAX`] (all pieces).
     pub phase: i32,
     /// Knights, bishops, rooks and queens of White and Black (for the drawish-ending scale).
@@ -356,12 +470,18 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// The evaluation from White's point of view with the given weights, in real numbers.
-    pub fn evaluate_white(&self, w: &Weights) -> f64 {
+    /// The evaluation from White's point of view with the given weights and square corrections, in real
+    /// numbers.
+    pub fn evaluate_white(&self, w: &Weights, squares: &Squares) -> f64 {
         let (mut mg, mut eg) = (0.0f64, 0.0f64);
         for (i, s) in w.iter().enumerate() {
             mg += f64::from(self.mg[i]) * f64::from(s.0);
             eg += f64::from(self.eg[i]) * f64::from(s.1);
+        }
+        for &(i, sign) in &self.squares {
+            let s = squares[i as usize / 64][i as usize % 64];
+            mg += f64::from(sign) * f64::from(s.0);
+            eg += f64::from(sign) * f64::from(s.1);
         }
         let phase = f64::from(self.phase);
         let score = (mg * phase + eg * (f64::from(PHASE_MAX) - phase)) / f64::from(PHASE_MAX);
@@ -376,8 +496,8 @@ impl Trace {
     }
 
     /// The evaluation from the side to move's point of view, as [`evaluate_with`] gives it.
-    pub fn evaluate(&self, w: &Weights) -> f64 {
-        let s = self.evaluate_white(w);
+    pub fn evaluate(&self, w: &Weights, squares: &Squares) -> f64 {
+        let s = self.evaluate_white(w, squares);
         if self.white_to_move { s } else { -s }
     }
 }
@@ -387,6 +507,7 @@ pub fn trace(board: &Board) -> Trace {
     let mut tr = Trace {
         mg: [0.0; COUNT],
         eg: [0.0; COUNT],
+        squares: Vec::new(),
         phase: 0,
         pieces: [[0; 4]; 2],
         has_pawns: [false; 2],
@@ -400,6 +521,8 @@ pub fn trace(board: &Board) -> Trace {
     let zones =
         [get_king_moves(kings[0]).0 | kings[0].bitboard().0, get_king_moves(kings[1]).0 | kings[1].bitboard().0];
     let mut phase = 0;
+    let mut squares = Vec::with_capacity(32);
+    let mut attacks = Attacks::default();
     for (ci, color) in [Color::White, Color::Black].into_iter().enumerate() {
         let sign = if ci == 0 { 1.0f32 } else { -1.0 };
         let them = 1 - ci;
@@ -420,6 +543,7 @@ pub fn trace(board: &Board) -> Trace {
             for sq in set {
                 let rel = if ci == 0 { sq as usize } else { sq as usize ^ 56 };
                 let (f, r, c) = ((rel % 8) as i32, (rel / 8) as i32, centrality(rel));
+                squares.push(((pi * 64 + rel) as u16, sign));
                 if pi < 5 {
                     both(PAWN + pi, 1.0, 1.0);
                 }
@@ -449,6 +573,7 @@ pub fn trace(board: &Board) -> Trace {
                     Piece::Queen => get_bishop_moves(sq, occ).0 | get_rook_moves(sq, occ).0,
                     _ => continue,
                 };
+                attacks.add(ci, piece, att);
                 let mob = (att & safe).count_ones() as i32;
                 let (base, unit) = match piece {
                     Piece::Knight => (4, 2),
@@ -457,6 +582,9 @@ pub fn trace(board: &Board) -> Trace {
                     _ => (13, 5),
                 };
                 both(MOBILITY + pi - 1, (mob - base) as f32, (mob - base) as f32);
+                if pi <= 2 && is_outpost(ci, sq, rel >> 3, pawn_att, pawns_of[them]) {
+                    both(OUTPOST + pi - 1, 1.0, 1.0);
+                }
                 let hits = (att & zones[them]).count_ones() as i32;
                 if hits > 0 {
                     attackers += 1;
@@ -490,6 +618,12 @@ pub fn trace(board: &Board) -> Trace {
                 both(PASSED + rel_rank - 1, 1.0, 1.0);
                 let d = (distance(kings[them], sq) - distance(kings[ci], sq)) as f32;
                 both(PASSED_KING_DISTANCE, d, d * rel_rank as f32 / 4.0);
+                if pawn_att[ci] & sq.bitboard().0 != 0 {
+                    both(PASSED_PROTECTED, 1.0, 1.0);
+                }
+                if square_ahead(ci, sq) & board.colors(if ci == 0 { Color::Black } else { Color::White }).0 != 0 {
+                    both(PASSED_BLOCKED, 1.0, 1.0);
+                }
             }
         }
         for f in 0..8 {
@@ -514,10 +648,19 @@ pub fn trace(board: &Board) -> Trace {
             both(SHIELD_FAR, n_far, n_far);
         }
     }
+    attacks.finish(pawn_att, kings);
+    for ci in 0..2 {
+        let sign = if ci == 0 { 1.0 } else { -1.0 };
+        for (k, n) in attacks.threats(board, ci, pawn_att).into_iter().enumerate() {
+            tr.mg[THREAT_PAWN + k] += sign * n as f32;
+            tr.eg[THREAT_PAWN + k] += sign * n as f32;
+        }
+    }
     let tempo = if tr.white_to_move { 1.0 } else { -1.0 };
     tr.mg[TEMPO] += tempo;
     tr.eg[TEMPO] += tempo;
     tr.phase = phase.min(PHASE_MAX);
+    tr.squares = squares;
     tr
 }
 

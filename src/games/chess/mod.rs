@@ -18,8 +18,8 @@ mod weights;
 pub use cozy_chess::Move;
 use cozy_chess::{BitBoard, Board, Color, Piece, Rank, Square};
 pub use eval::{
-    COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, PHASE_MAX, S, Tables, Trace, WEIGHTS, Weights,
-    evaluate_with, see, trace,
+    COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, PHASE_MAX, S, SQUARES, Squares, Tables, Trace, WEIGHTS,
+    Weights, evaluate_with, see, trace,
 };
 
 use crate::game::{

@@ -514,28 +514,30 @@ fn sample_positions() -> Vec<Chess> {
 
 #[test]
 fn trace_is_the_evaluation_term_by_term() {
-    // With the built-in weights and with random ones, the linear form equals the evaluation up to the
-    // integer rounding of the taper, the king attack and the passed pawns' king distance.
+    // With the built-in weights and with random ones (square corrections too), the linear form equals the
+    // evaluation up to the integer rounding of the taper, the king attack and the passed pawns' king distance.
     let positions = sample_positions();
     assert!(positions.len() > 1000);
     let mut seed = 99u64;
-    let mut weight_sets = vec![WEIGHTS];
+    let mut next = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) as i32 % 41 - 20, (seed >> 45) as i32 % 41 - 20)
+    };
+    let mut weight_sets = vec![(WEIGHTS, SQUARES)];
     for _ in 0..3 {
-        let mut w = WEIGHTS;
-        for s in w.iter_mut() {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let a = (seed >> 33) as i32 % 41 - 20;
-            let b = (seed >> 45) as i32 % 41 - 20;
+        let (mut w, mut squares) = (WEIGHTS, SQUARES);
+        for s in w.iter_mut().chain(squares.iter_mut().flatten()) {
+            let (a, b) = next();
             *s = S(s.0 + a, s.1 + b);
         }
-        weight_sets.push(w);
+        weight_sets.push((w, squares));
     }
-    for w in &weight_sets {
-        let tables = Tables::new(w);
+    for (w, squares) in &weight_sets {
+        let tables = Tables::new(w, squares);
         let mut big = 0;
         for g in &positions {
             let exact = evaluate_with(&tables, g.board());
-            let linear = trace(g.board()).evaluate(w);
+            let linear = trace(g.board()).evaluate(w, squares);
             let diff = (linear - f64::from(exact)).abs();
             assert!(diff <= 4.0, "{}: linear {linear}, evaluation {exact}", g.to_fen());
             big += usize::from(exact.abs() >= 200);
@@ -544,8 +546,8 @@ fn trace_is_the_evaluation_term_by_term() {
         assert!(big > positions.len() / 10, "{big} of {}", positions.len());
     }
     // Tables chosen per game are the ones the search evaluates with.
-    let other: &'static Tables = Box::leak(Box::new(Tables::new(&weight_sets[1])));
+    let other: &'static Tables = Box::leak(Box::new(Tables::new(&weight_sets[1].0, &weight_sets[1].1)));
     let g = positions[500].clone();
     assert_eq!(g.clone().with_tables(other).evaluate(), evaluate_with(other, g.board()));
-    assert_eq!(g.evaluate(), evaluate_with(&Tables::new(&WEIGHTS), g.board()));
+    assert_eq!(g.evaluate(), evaluate_with(&Tables::new(&WEIGHTS, &SQUARES), g.board()));
 }
