@@ -328,7 +328,10 @@ pub fn parse_move(board: &Board, text: &str) -> Result<Move, NotationError> {
     if t.len() > 16 {
         return Err(NotationError::new(text, "not a move"));
     }
-    if let Some(m) = parse_uci(board, t) {
+    // A capital first letter names a piece in SAN: `B8b7` is the bishop from the eighth rank, though `b8b7`
+    // may be legal too. So SAN is read first there, and coordinates in capitals (`E2E4`) only when SAN cannot.
+    let san_first = t.as_bytes()[0].is_ascii_uppercase();
+    if !san_first && let Some(m) = parse_uci(board, t) {
         return Ok(m);
     }
     // Looks like coordinates but is not legal: say so rather than "not a move".
@@ -340,6 +343,7 @@ pub fn parse_move(board: &Board, text: &str) -> Result<Move, NotationError> {
         && matches!(b[3], b'1'..=b'8');
     match parse_san(board, t) {
         Ok(m) => Ok(m),
+        Err(_) if san_first && let Some(m) = parse_uci(board, t) => Ok(m),
         Err(_) if coordinate => Err(NotationError::new(text, "illegal move")),
         Err(e) => Err(e),
     }

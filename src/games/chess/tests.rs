@@ -113,6 +113,13 @@ fn san_details() {
     assert_eq!(g.move_to_san(g.parse_move("a1d1").expect("a1d1")), "Rad1");
     let g = game("4k3/R7/8/8/8/8/8/R3K3 w - - 0 1");
     assert_eq!(g.move_to_san(g.parse_move("a1a4").expect("a1a4")), "R1a4");
+    // By rank where a bishop's SAN is also a legal rook move in coordinates (`b8b7`): the capital is a bishop
+    // (found by the notation round trip's random games). Coordinates in capitals are read where SAN is not.
+    let g = game("Brb2r2/2Np4/1kb3Pb/p4p2/1q3P2/1P1P4/3Rn3/3K4 b - - 0 1");
+    assert_eq!(g.move_to_san(g.parse_move("c8b7").expect("c8b7")), "B8b7");
+    assert_eq!(g.parse_move("B8b7").map(|m| g.move_to_uci(m)), Ok("c8b7".to_string()));
+    assert_eq!(g.parse_move("b8b7").map(|m| g.move_to_uci(m)), Ok("b8b7".to_string()));
+    assert_eq!(g.parse_move("B8B7").map(|m| g.move_to_uci(m)), Ok("b8b7".to_string()));
     let g = game("6k1/8/8/8/Q2Q4/8/8/Q6K w - - 0 1");
     assert_eq!(g.move_to_san(g.parse_move("a4d1").expect("a4d1")), "Qa4d1");
     assert_eq!(g.move_to_san(g.parse_move("a1d1").expect("a1d1")), "Q1d1");
