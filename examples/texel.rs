@@ -5,9 +5,9 @@
 //! ```
 //!
 //! `match` plays weight set A against weight set B (`weights.rs` files as `examples/tune.rs` writes them for
-//! chess, the square corrections zero in a file that has none; or `builtin` for the weights compiled in) at a fixed node budget per move, every random opening once
-//! with each colour, and prints wins, draws and losses of A and an Elo estimate with a 95% interval from the
-//! game pairs. (This example also generated and fitted the first chess weights; both are now
+//! chess, the square corrections zero in a file that has none; or `builtin` for the weights compiled in) at a
+//! fixed node budget per move, every random opening once with each colour, and prints wins, draws and losses
+//! of A and an Elo estimate with a 95% interval from the game pairs. (This example also generated and fitted the first chess weights; both are now
 //! `examples/tune.rs`'s `gen chess` and `tune chess`, the one tuner of every game.)
 
 use std::sync::Arc;

@@ -11,8 +11,9 @@
 //!   written as `00:00:01.500` when the time is not whole: Mzinga and kibitz read it, but the specification
 //!   says `hh:mm:ss`, and an engine that answers such a time with an error, as nokamute does, is asked again
 //!   at once with the time rounded up to whole seconds, and gets whole seconds from then on); a clock gives a
-//!   twentieth of the remaining time plus the increment; no limit searches [`Hive::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies; an
-//!   infinite search thinks for [`Timeouts::search`].
+//!   twentieth of the remaining time plus the increment; no limit searches
+//!   [`Hive::DEFAULT_DEPTH`](crate::game::Game::DEFAULT_DEPTH) plies; an infinite search thinks for
+//!   [`Timeouts::search`].
 //! * Node limits: UHP has none, but an engine that lists an int option [`MAX_NODES_OPTION`] (kibitz's own
 //!   `kibitz-uhp` does) has it set to the search's node limit, and to 0 again for a search without one; a
 //!   node limit alone is then `bestmove depth` [`NODE_LIMITED_DEPTH`]. Any other engine searches a node
@@ -261,7 +262,8 @@ impl UhpEngine {
                     // The engine does not read fractions of a second (UHP writes `hh:mm:ss`): read the rest of
                     // its answer, then ask again in whole seconds.
                     self.block(Instant::now() + self.timeouts.ready, "the refused bestmove")?;
-                    tracing::info!(engine = %self.name, refused = %command, answer = %text.chars().take(200).collect::<String>(),
+                    let answer: String = text.chars().take(200).collect();
+                    tracing::info!(engine = %self.name, refused = %command, %answer,
                         "the engine refused a fraction of a second: times are rounded up to whole seconds");
                     self.whole_seconds = true;
                     command = bestmove_command(limits, &self.timeouts, node_limited, true).0;
