@@ -340,6 +340,14 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// evaluation steady (chess, xiangqi), not where waiting moves and forced captures decide (the
     /// draughts family, Hive).
     const FORWARD_PRUNING: bool = false;
+    /// Refinements on top of [`Game::FORWARD_PRUNING`] (chess; measured neutral in xiangqi, so off there):
+    /// moves that lose material by static exchange are not searched near the leaves
+    /// ([`Game::exchange_at_least`]); the pruning margins and the reductions depend on whether the evaluation
+    /// rose since the side's previous move ("improving"); quiet moves are reduced less or more by their
+    /// history, and the counter move (the last refutation of the opponent's move) is tried after the killers
+    /// and reduced less; the null move's reduction grows with the evaluation's lead; and a node without a
+    /// move from the table is searched one ply shallower (internal iterative reduction).
+    const SEARCH_REFINEMENTS: bool = false;
     /// Captures are compulsory: quiescence never stands pat while the side to move has a capture, it
     /// searches all of them (checkers, draughts).
     const FORCED_CAPTURES: bool;
@@ -423,7 +431,9 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// The move is a capture or promotion (searched in quiescence, never reduced, never a killer).
     fn is_noisy(&self, m: Self::Move) -> bool;
 
-    /// A hint for ordering noisy moves, larger first (MVV-LVA, number of captured pieces, ...).
+    /// A hint for ordering noisy moves, larger first (MVV-LVA, number of captured pieces, ...). A negative hint
+    /// marks a move expected to lose material (a capture losing by static exchange): the node search tries it
+    /// after the quiet moves.
     fn noisy_order(&self, _m: Self::Move) -> i32 {
         0
     }
@@ -432,6 +442,14 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// material by static exchange, for example. The default searches every noisy move.
     fn skip_in_quiescence(&self, _m: Self::Move) -> bool {
         false
+    }
+
+    /// Whether the move's static exchange (what it wins, less what the opponent's recaptures on its square then
+    /// win back) is at least `threshold` centi-units: the search leaves out moves that hang material near the
+    /// leaves. A quiet move's exchange is 0 or the loss of the piece moved. The default, `true`, prunes nothing
+    /// (for games without a static exchange evaluator).
+    fn exchange_at_least(&self, _m: Self::Move, _threshold: i32) -> bool {
+        true
     }
 
     /// A compact key for a move in this position, stored in the transposition table and used to index the

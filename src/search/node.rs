@@ -4,11 +4,12 @@
 
 use super::params::{
     EXTENSION_PLY_FACTOR, FUTILITY_BASE, FUTILITY_MARGIN, FUTILITY_MAX_DEPTH, HISTORY_BONUS_MAX, HISTORY_BONUS_SCALE,
-    LMP_BASE, LMP_MAX_DEPTH, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_PV_LESS, LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH,
-    NULL_MOVE_REDUCTION, NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MARGIN,
-    REVERSE_FUTILITY_MAX_DEPTH,
+    IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_PV_LESS,
+    LMR_TABLE_SIZE, NULL_MOVE_EVAL_DIVISOR, NULL_MOVE_EVAL_MAX, NULL_MOVE_MIN_DEPTH, NULL_MOVE_REDUCTION,
+    NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MARGIN, REVERSE_FUTILITY_MAX_DEPTH,
+    SEE_PRUNE_MAX_DEPTH, SEE_PRUNE_NOISY, SEE_PRUNE_QUIET,
 };
-use super::searcher::{INF, MATE, MATE_BOUND, Searcher, end_score, from_tt, to_tt};
+use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
 use super::tt::Bound;
 use crate::game::Game;
 
@@ -58,32 +59,44 @@ impl<G: Game> Searcher<'_, G> {
         }
 
         let in_check = G::CHECK_EXTENSION && self.game.in_check();
-        // The static evaluation, where pruning asks for it (once per node).
+        // The static evaluation, where pruning asks for it (once per node); with the search refinements at every node
+        // not in check, to tell whether it is improving.
         let prunable = !pv_node && !in_check && beta.abs() < MATE_BOUND && alpha.abs() < MATE_BOUND;
-        let static_eval = if prunable
-            && (G::NULL_MOVE && null_ok && depth >= NULL_MOVE_MIN_DEPTH
-                || G::FORWARD_PRUNING && depth <= REVERSE_FUTILITY_MAX_DEPTH.max(FUTILITY_MAX_DEPTH))
+        let static_eval = if G::SEARCH_REFINEMENTS && !in_check
+            || prunable
+                && (G::NULL_MOVE && null_ok && depth >= NULL_MOVE_MIN_DEPTH
+                    || G::FORWARD_PRUNING && depth <= REVERSE_FUTILITY_MAX_DEPTH.max(FUTILITY_MAX_DEPTH))
         {
             Some(self.evaluate())
         } else {
             None
         };
+        self.evals[ply] = static_eval.unwrap_or(NO_EVAL);
+        // Improving: higher than at this side's previous move (two plies up), where both were evaluated.
+        let improving = G::SEARCH_REFINEMENTS
+            && ply >= 2
+            && static_eval.is_some_and(|e| self.evals[ply - 2] != NO_EVAL && e > self.evals[ply - 2]);
+        let prune_eval = static_eval.filter(|_| prunable);
         // Reverse futility: far enough above beta that no quiet continuation is expected to fall back.
         if G::FORWARD_PRUNING
             && depth <= REVERSE_FUTILITY_MAX_DEPTH
-            && let Some(eval) = static_eval
-            && eval - REVERSE_FUTILITY_MARGIN * depth >= beta
+            && let Some(eval) = prune_eval
+            && eval - REVERSE_FUTILITY_MARGIN * (depth - i32::from(improving)) >= beta
         {
             return eval;
         }
         if G::NULL_MOVE
             && null_ok
             && depth >= NULL_MOVE_MIN_DEPTH
-            && let Some(eval) = static_eval
+            && let Some(eval) = prune_eval
             && eval >= beta
             && self.game.make_null()
         {
-            let r = NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR;
+            let mut r = NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR;
+            if G::SEARCH_REFINEMENTS {
+                r += ((eval - beta) / NULL_MOVE_EVAL_DIVISOR).min(NULL_MOVE_EVAL_MAX);
+            }
+            self.played[ply] = 0;
             let score = -self.search(depth - 1 - r, -beta, -beta + 1, ply + 1, false);
             self.game.unmake();
             if self.stopped {
@@ -101,22 +114,30 @@ impl<G: Game> Searcher<'_, G> {
         if count == 0 {
             return end_score(self.game.no_move_end(), stm, ply);
         }
-        // Extensions: a forced reply (one legal move) and a check cost no depth.
         let mut depth = depth;
+        // Internal iterative reduction: without the table's move the ordering is a guess.
+        if G::SEARCH_REFINEMENTS && tt_key.is_none() && depth >= IIR_MIN_DEPTH {
+            depth -= 1;
+        }
+        // Extensions: a forced reply (one legal move) and a check cost no depth.
         if (count == 1 || in_check) && (ply as i32) < EXTENSION_PLY_FACTOR * self.root_depth {
             depth += 1;
         }
 
-        self.score_moves(ply, tt_key);
+        let counter = if G::SEARCH_REFINEMENTS { self.counter_at(ply) } else { 0 };
+        self.score_moves(ply, tt_key, counter);
         // Futility and late-move pruning of quiet moves near the leaves (never the first move).
         let futile = G::FORWARD_PRUNING
             && depth <= FUTILITY_MAX_DEPTH
-            && static_eval.is_some_and(|e| e + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha);
-        let late_after = if G::FORWARD_PRUNING && static_eval.is_some() && depth <= LMP_MAX_DEPTH {
-            LMP_BASE + (depth * depth) as usize
+            && prune_eval.is_some_and(|e| e + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha);
+        let late_after = if G::FORWARD_PRUNING && prune_eval.is_some() && depth <= LMP_MAX_DEPTH {
+            let n = LMP_BASE + (depth * depth) as usize;
+            if improving || !G::SEARCH_REFINEMENTS { n } else { n / 2 }
         } else {
             usize::MAX
         };
+        // Static exchange pruning applies near the leaves, out of check, once a move has been searched.
+        let see_prune = G::SEARCH_REFINEMENTS && !in_check && depth <= SEE_PRUNE_MAX_DEPTH;
         let original_alpha = alpha;
         let mut best = -INF;
         let mut best_key = 0u32;
@@ -127,11 +148,31 @@ impl<G: Game> Searcher<'_, G> {
             let mk = G::move_key(m);
             let quiet = !self.game.is_noisy(m);
             let is_killer = self.killers[ply].contains(&Some(mk));
+            let is_counter = counter != 0 && mk == counter;
+            let history = if quiet && G::SEARCH_REFINEMENTS { self.history_of(mk) } else { 0 };
+            // Static exchange: a quiet move by its margin, a noisy move (and a quiet check, known once the move
+            // is made) by the noisy margin or the quiet one, whichever is wider.
+            let (see_ok, see_ok_checking) = if see_prune && i > 0 && best > -MATE_BOUND {
+                let noisy_ok = |game: &G| game.exchange_at_least(m, -SEE_PRUNE_NOISY * depth);
+                if quiet {
+                    let ok = self.game.exchange_at_least(m, -SEE_PRUNE_QUIET * depth * depth);
+                    (ok, ok || noisy_ok(&self.game))
+                } else {
+                    let ok = noisy_ok(&self.game);
+                    (ok, ok)
+                }
+            } else {
+                (true, true)
+            };
             self.game.make(m);
-            if i > 0 && quiet && (futile || i >= late_after) && !(G::CHECK_EXTENSION && self.game.in_check()) {
+            let gives_check = G::CHECK_EXTENSION && self.game.in_check();
+            let pruned = i > 0 && quiet && (futile || i >= late_after) && !gives_check;
+            let see_bad = if gives_check { !see_ok_checking } else { !see_ok };
+            if pruned || see_bad {
                 self.game.unmake();
                 continue;
             }
+            self.played[ply] = mk;
             let new_depth = depth - 1;
             let score = if i == 0 {
                 -self.search(new_depth, -beta, -alpha, ply + 1, true)
@@ -141,6 +182,9 @@ impl<G: Game> Searcher<'_, G> {
                     r = self.lmr[(depth as usize).min(LMR_TABLE_SIZE - 1)][i.min(LMR_TABLE_SIZE - 1)] as i32;
                     if pv_node {
                         r -= LMR_PV_LESS;
+                    }
+                    if G::SEARCH_REFINEMENTS {
+                        r += i32::from(!improving) - i32::from(is_counter) - history / LMR_HISTORY_DIVISOR;
                     }
                     r = r.clamp(0, new_depth - 1);
                 }
@@ -171,6 +215,9 @@ impl<G: Game> Searcher<'_, G> {
                             if k[0] != Some(mk) {
                                 k[1] = k[0];
                                 k[0] = Some(mk);
+                            }
+                            if G::SEARCH_REFINEMENTS {
+                                self.update_counter(ply, mk);
                             }
                             let bonus = (HISTORY_BONUS_SCALE * depth * depth).min(HISTORY_BONUS_MAX);
                             self.update_history(mk, bonus);

@@ -19,6 +19,11 @@ pub(super) const ORDER_NOISY: i32 = 1_000_000_000;
 pub(super) const ORDER_KILLER_1: i32 = 900_000_000;
 /// Ordering score of the second killer move of a ply.
 pub(super) const ORDER_KILLER_2: i32 = 800_000_000;
+/// Ordering score of the counter move: the quiet move that last refuted the opponent's previous move.
+pub(super) const ORDER_COUNTER: i32 = 700_000_000;
+/// Ordering score of a noisy move whose hint is negative (a capture expected to lose material), before adding
+/// the hint: after every quiet move, whose history scores stay within `±HISTORY_MAX`.
+pub(super) const ORDER_LOSING_NOISY: i32 = -(1 << 20);
 /// Ordering score of a noisy move in quiescence, before adding its hint (quiet moves, only searched there
 /// when in check, score 0).
 pub(super) const QUIESCENCE_ORDER_NOISY: i32 = 1_000_000;
@@ -52,15 +57,22 @@ pub(super) const QUIETS_TRIED_MAX: usize = 32;
 /// Null move pruning is tried from this remaining depth on (and never in PV nodes, in check, or near mates).
 pub(super) const NULL_MOVE_MIN_DEPTH: i32 = 3;
 /// Depth reduction of the null-move search: `NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR`, on
-/// top of the ply the null move itself uses.
+/// top of the ply the null move itself uses; in games with `Game::SEARCH_REFINEMENTS`, one more ply for each
+/// [`NULL_MOVE_EVAL_DIVISOR`] the static evaluation stands above beta, up to [`NULL_MOVE_EVAL_MAX`].
 pub(super) const NULL_MOVE_REDUCTION: i32 = 3;
 /// See [`NULL_MOVE_REDUCTION`].
 pub(super) const NULL_MOVE_REDUCTION_DIVISOR: i32 = 4;
+/// See [`NULL_MOVE_REDUCTION`] (centi-units).
+pub(super) const NULL_MOVE_EVAL_DIVISOR: i32 = 200;
+/// See [`NULL_MOVE_REDUCTION`].
+pub(super) const NULL_MOVE_EVAL_MAX: i32 = 3;
 
 // --- Forward pruning (games with `Game::FORWARD_PRUNING`) ------------------------------------------------
 
 /// Reverse futility pruning: a non-PV node at remaining depth up to this, not in check, whose static evaluation
-/// is at least beta plus [`REVERSE_FUTILITY_MARGIN`] per ply of depth, returns its evaluation.
+/// is at least beta plus [`REVERSE_FUTILITY_MARGIN`] per ply of depth (one ply fewer when the evaluation is
+/// improving, in games with `Game::SEARCH_REFINEMENTS`: higher than at the side's previous move), returns
+/// its evaluation.
 pub(super) const REVERSE_FUTILITY_MAX_DEPTH: i32 = 6;
 /// See [`REVERSE_FUTILITY_MAX_DEPTH`] (centi-units per ply).
 pub(super) const REVERSE_FUTILITY_MARGIN: i32 = 90;
@@ -73,10 +85,23 @@ pub(super) const FUTILITY_BASE: i32 = 60;
 /// See [`FUTILITY_MAX_DEPTH`] (centi-units per ply).
 pub(super) const FUTILITY_MARGIN: i32 = 100;
 /// Late-move pruning: at remaining depth up to this, in a non-PV node not in check, quiet moves that do not
-/// give check are skipped once `LMP_BASE + depth * depth` moves have been searched.
+/// give check are skipped once `LMP_BASE + depth * depth` moves have been searched (with
+/// `Game::SEARCH_REFINEMENTS`, half as many when the evaluation is not improving).
 pub(super) const LMP_MAX_DEPTH: i32 = 4;
 /// See [`LMP_MAX_DEPTH`].
 pub(super) const LMP_BASE: usize = 4;
+/// Static exchange pruning (`Game::SEARCH_REFINEMENTS`): at remaining depth up to this, not in check, once a
+/// move has been searched, a move whose static exchange loses more than its margin is skipped
+/// (`Game::exchange_at_least`).
+pub(super) const SEE_PRUNE_MAX_DEPTH: i32 = 8;
+/// See [`SEE_PRUNE_MAX_DEPTH`]: the margin of a noisy move or a check, per ply of depth (centi-units).
+pub(super) const SEE_PRUNE_NOISY: i32 = 100;
+/// See [`SEE_PRUNE_MAX_DEPTH`]: the margin of a quiet move, per square of the depth (centi-units).
+pub(super) const SEE_PRUNE_QUIET: i32 = 30;
+/// Internal iterative reduction (`Game::SEARCH_REFINEMENTS`): a node from this remaining depth on without a
+/// move from the table is searched one ply shallower (its move ordering is a guess; the next visit finds the
+/// table's move).
+pub(super) const IIR_MIN_DEPTH: i32 = 4;
 
 // --- Extensions ------------------------------------------------------------------------------------------
 
@@ -98,6 +123,9 @@ pub(super) const LMR_MIN_DEPTH: i32 = 3;
 pub(super) const LMR_MIN_MOVE_INDEX: usize = 2;
 /// Plies taken off the reduction in PV nodes.
 pub(super) const LMR_PV_LESS: i32 = 1;
+/// In games with `Game::SEARCH_REFINEMENTS`: a quiet move's reduction shrinks by one ply per this much history
+/// score (and grows for a negative one), and grows by one where the evaluation is not improving.
+pub(super) const LMR_HISTORY_DIVISOR: i32 = 8192;
 
 // --- Iterative deepening and aspiration windows ----------------------------------------------------------
 

@@ -27,6 +27,7 @@ impl<G: Game> Searcher<'_, G> {
                 self.emit_currmove(sink, m, (i + 1 - first) as u32, depth as u32);
             }
             self.seldepth = self.seldepth.max(1);
+            self.played[0] = G::move_key(m);
             self.game.make(m);
             let score = if i == first {
                 -self.search(depth - 1, -beta, -alpha, 1, true)

@@ -6,8 +6,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{
-    EVAL_CACHE_ENTRIES, HISTORY_MAX, HISTORY_SIZE, LMR_BASE, LMR_DIVISOR, LMR_TABLE_SIZE, ORDER_KILLER_1,
-    ORDER_KILLER_2, ORDER_NOISY, ORDER_TT_MOVE, POLL_INTERVAL,
+    EVAL_CACHE_ENTRIES, HISTORY_MAX, HISTORY_SIZE, LMR_BASE, LMR_DIVISOR, LMR_TABLE_SIZE, ORDER_COUNTER,
+    ORDER_KILLER_1, ORDER_KILLER_2, ORDER_LOSING_NOISY, ORDER_NOISY, ORDER_TT_MOVE, POLL_INTERVAL,
 };
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
@@ -19,6 +19,8 @@ pub(crate) const MATE: i32 = 32000;
 pub(crate) const MATE_BOUND: i32 = MATE - 1000;
 /// Beyond every score: the open window's bounds, and the score of a root move not searched to the end.
 pub(super) const INF: i32 = MATE + 1;
+/// [`Searcher::evals`] where no static evaluation was computed.
+pub(super) const NO_EVAL: i32 = i32::MIN;
 
 /// What every thread of one search shares.
 pub(super) struct Shared<'a> {
@@ -50,6 +52,14 @@ pub(super) struct Searcher<'a, G: Game> {
     pub(super) pv: Vec<Vec<G::Move>>,
     pub(super) killers: Vec<[Option<u32>; 2]>,
     pub(super) history: Vec<i32>,
+    /// Counter moves: by side to move and the opponent's previous move (folded like the history), the key of
+    /// the quiet move that last failed high in reply (0: none).
+    pub(super) counters: Vec<u32>,
+    /// The key of the move played at each ply of the current line (0: a null move).
+    pub(super) played: Vec<u32>,
+    /// The static evaluation at each ply of the current line ([`NO_EVAL`] where none was computed, as in
+    /// check), to tell whether the side to move's evaluation is improving.
+    pub(super) evals: Vec<i32>,
     pub(super) lmr: Vec<[u8; LMR_TABLE_SIZE]>,
     /// Static evaluations already computed by this thread, by position hash: `[hash % size]` holds the hash's
     /// upper 48 bits and the score as an `i16` (0: empty). The evaluation is a function of the position, so
@@ -123,6 +133,9 @@ impl<'a, G: Game> Searcher<'a, G> {
             pv: (0..plies).map(|_| Vec::with_capacity(16)).collect(),
             killers: vec![[None; 2]; plies],
             history: vec![0; 2 * HISTORY_SIZE],
+            counters: vec![0; 2 * HISTORY_SIZE],
+            played: vec![0; plies],
+            evals: vec![NO_EVAL; plies],
             lmr: lmr_table(),
             eval_cache: vec![0; EVAL_CACHE_ENTRIES],
             root: Vec::new(),
@@ -196,6 +209,31 @@ impl<'a, G: Game> Searcher<'a, G> {
         side * HISTORY_SIZE + ((key ^ (key >> 14) ^ (key >> 28)) as usize & (HISTORY_SIZE - 1))
     }
 
+    /// The history score of a quiet move of the side to move.
+    #[inline]
+    pub(super) fn history_of(&self, key: u32) -> i32 {
+        self.history[self.history_index(key)]
+    }
+
+    /// The counter move to the previous ply's move at `ply` (0: none, or after a null move).
+    #[inline]
+    pub(super) fn counter_at(&self, ply: usize) -> u32 {
+        match ply.checked_sub(1).map(|p| self.played[p]) {
+            Some(previous) if previous != 0 => self.counters[self.history_index(previous)],
+            _ => 0,
+        }
+    }
+
+    /// Remember `key` as the counter move to the previous ply's move at `ply`.
+    pub(super) fn update_counter(&mut self, ply: usize, key: u32) {
+        if let Some(previous) = ply.checked_sub(1).map(|p| self.played[p])
+            && previous != 0
+        {
+            let i = self.history_index(previous);
+            self.counters[i] = key;
+        }
+    }
+
     pub(super) fn update_history(&mut self, key: u32, bonus: i32) {
         let i = self.history_index(key);
         let h = &mut self.history[i];
@@ -203,8 +241,9 @@ impl<'a, G: Game> Searcher<'a, G> {
         *h += bonus - *h * bonus.abs() / HISTORY_MAX;
     }
 
-    /// Score the moves at `ply` for ordering: the table's move, then noisy moves, killers, history.
-    pub(super) fn score_moves(&mut self, ply: usize, tt_key: Option<u32>) {
+    /// Score the moves at `ply` for ordering: the table's move, then noisy moves, killers, the counter move
+    /// (`counter`, 0 for none), history, and last the noisy moves with a negative hint (losing captures).
+    pub(super) fn score_moves(&mut self, ply: usize, tt_key: Option<u32>, counter: u32) {
         let mut order = std::mem::take(&mut self.order[ply]);
         order.clear();
         let killers = self.killers[ply];
@@ -213,11 +252,14 @@ impl<'a, G: Game> Searcher<'a, G> {
             let s = if Some(key) == tt_key {
                 ORDER_TT_MOVE
             } else if self.game.is_noisy(m) {
-                ORDER_NOISY + self.game.noisy_order(m)
+                let hint = self.game.noisy_order(m);
+                if hint < 0 { ORDER_LOSING_NOISY + hint.max(-(1 << 19)) } else { ORDER_NOISY + hint }
             } else if Some(key) == killers[0] {
                 ORDER_KILLER_1
             } else if Some(key) == killers[1] {
                 ORDER_KILLER_2
+            } else if key == counter && counter != 0 {
+                ORDER_COUNTER
             } else {
                 self.history[self.history_index(key)]
             };

@@ -202,6 +202,7 @@ impl Game for Chess {
     const DEFAULT_DEPTH: u32 = 10;
     const NULL_MOVE: bool = true;
     const FORWARD_PRUNING: bool = true;
+    const SEARCH_REFINEMENTS: bool = true;
     const FORCED_CAPTURES: bool = false;
     const CHECK_EXTENSION: bool = true;
 
@@ -362,6 +363,10 @@ impl Game for Chess {
         let attacker = b.piece_on(m.from).map_or(0, |p| PIECE_ORDER[p as usize]);
         let victim = b.piece_on(m.to).map_or(1, |p| PIECE_ORDER[p as usize]);
         m.promotion.is_none() && attacker > victim && self.see(m) < 0
+    }
+
+    fn exchange_at_least(&self, m: Move, threshold: i32) -> bool {
+        self.see(m) >= threshold
     }
 
     #[inline]
