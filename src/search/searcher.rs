@@ -253,6 +253,8 @@ impl<'a, G: Game> Searcher<'a, G> {
                 ORDER_TT_MOVE
             } else if self.game.is_noisy(m) {
                 let hint = self.game.noisy_order(m);
+                // A losing capture's hint is bounded so that its score stays below every quiet move's history
+                // and cannot overflow.
                 if hint < 0 { ORDER_LOSING_NOISY + hint.max(-(1 << 19)) } else { ORDER_NOISY + hint }
             } else if Some(key) == killers[0] {
                 ORDER_KILLER_1
@@ -261,7 +263,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             } else if key == counter && counter != 0 {
                 ORDER_COUNTER
             } else {
-                self.history[self.history_index(key)]
+                self.history_of(key)
             };
             order.push(s);
         }
