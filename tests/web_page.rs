@@ -436,10 +436,13 @@ fn exercise_game(browser: &Browser, server: &Server, game: &str, entry: Entry, b
         &[json!(expected_position), json!(expected["moves"].as_array().expect("moves").len())],
     );
     if board_expected {
+        // The picture is fetched after the position loads: until it arrives, the previous one is still shown.
         let drawn = browser.wait(
-            &format!("{game}: the board picture"),
-            "const svg = document.querySelector('#board svg'); return svg ? svg.getAttribute('data-position') : null",
-            &[],
+            &format!("{game}: the board picture of {expected_position}"),
+            "const svg = document.querySelector('#board svg'); \
+             const shown = svg ? svg.getAttribute('data-position') : null; \
+             return shown === arguments[0] ? shown : null",
+            &[json!(expected_position)],
         );
         assert_eq!(drawn, json!(expected_position), "{game}: the board shows another position");
         let svg_game = browser.js("return document.querySelector('#board svg').getAttribute('data-game')", &[]);
