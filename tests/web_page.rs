@@ -177,13 +177,22 @@ impl Browser {
         v[ELEMENT].as_str().unwrap_or_else(|| panic!("no element `{css}`: {v}")).to_string()
     }
 
-    fn click(&self, element: &str) {
-        self.call("POST", &format!("/element/{element}/click"), Some(&json!({})));
+    /// Click the element that `find` returns; one that the page redraws between finding and clicking (the
+    /// lines re-render as the analysis deepens, the board when the best move's arrow changes) is found again.
+    fn click_found(&self, what: &str, find: impl Fn() -> String) {
+        for _ in 0..50 {
+            let path = format!("/session/{}/element/{}/click", self.session, find());
+            match webdriver_result(self.driver, "POST", &path, Some(&json!({}))) {
+                Ok(_) => return,
+                Err((_, v)) if v["error"] == json!("stale element reference") => continue,
+                Err((status, v)) => panic!("clicking {what}: WebDriver error {status}: {v}"),
+            }
+        }
+        panic!("{what} went stale at every click");
     }
 
     fn click_css(&self, css: &str) {
-        let e = self.find(css);
-        self.click(&e);
+        self.click_found(&format!("`{css}`"), || self.find(css));
     }
 
     /// Clear a field and type `text` into it, as keys.
@@ -357,19 +366,9 @@ enum Entry {
     List,
 }
 
-/// Click the topmost element of the board with `attr` = `value`. The page redraws the board when the best
-/// move's arrow changes: an element gone stale between finding and clicking is found again.
+/// Click the topmost element of the board with `attr` = `value`.
 fn click_board(browser: &Browser, attr: &str, value: &str) {
-    for _ in 0..50 {
-        let e = board_element(browser, attr, value);
-        let path = format!("/session/{}/element/{e}/click", browser.session);
-        match webdriver_result(browser.driver, "POST", &path, Some(&json!({}))) {
-            Ok(_) => return,
-            Err((_, v)) if v["error"] == json!("stale element reference") => continue,
-            Err((status, v)) => panic!("clicking the board's {attr}={value}: WebDriver error {status}: {v}"),
-        }
-    }
-    panic!("the board's {attr}={value} went stale at every click");
+    browser.click_found(&format!("the board's {attr}={value}"), || board_element(browser, attr, value));
 }
 
 /// The topmost element of the board with `attr` = `value` (pieces are drawn over squares), as a WebDriver

@@ -141,6 +141,8 @@ impl<G: Game> Searcher<'_, G> {
         let original_alpha = alpha;
         let mut best = -INF;
         let mut best_key = 0u32;
+        // The best-scoring move, kept only for the line shown at the root (see the end).
+        let mut best_move = None;
         let mut quiets_tried: [u32; QUIETS_TRIED_MAX] = [0; QUIETS_TRIED_MAX];
         let mut quiet_count = 0;
         for i in 0..count {
@@ -203,6 +205,7 @@ impl<G: Game> Searcher<'_, G> {
             }
             if score > best {
                 best = score;
+                best_move = Some(m);
                 if score > alpha {
                     best_key = mk;
                     alpha = score;
@@ -242,6 +245,14 @@ impl<G: Game> Searcher<'_, G> {
             Bound::Upper
         };
         self.shared.tt.store(key, best_key, to_tt(best, ply), depth.clamp(0, 255) as u8, bound);
+        // A reply to a root move where no move reached alpha has no line, and the root move then failed high
+        // (or, searched first, failed low): its line shows the reply that came nearest, the table continues it.
+        if ply == 1
+            && self.pv[1].is_empty()
+            && let Some(m) = best_move
+        {
+            self.pv[1].push(m);
+        }
         best
     }
 }

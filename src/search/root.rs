@@ -46,6 +46,13 @@ impl<G: Game> Searcher<'_, G> {
                 rm.pv.clear();
                 rm.pv.push(m);
                 rm.pv.extend_from_slice(&self.pv[1]);
+                // A line that failed high ends at the reply that came nearest (see `search`): the table
+                // continues it.
+                if depth > 1 && (rm.pv.len() < 2 || score >= beta) {
+                    let mut line = std::mem::take(&mut rm.pv);
+                    self.extend_from_tt(&mut line, depth as usize);
+                    self.root[i].pv = line;
+                }
             } else {
                 rm.score = -INF;
             }

@@ -286,6 +286,39 @@ impl<'a, G: Game> Searcher<'a, G> {
         moves[i]
     }
 
+    /// Lengthen `line` (moves from the root) with the transposition table's moves, to at most `max` moves.
+    /// A move that fails high at the root has no line below it (its reply failed low, so nothing beat alpha
+    /// there); the table still holds the moves that refuted each reply. Each table move is played only if
+    /// it is among the legal moves generated there, the walk stops where the game ends or a position
+    /// repeats, and the position is restored.
+    pub(super) fn extend_from_tt(&mut self, line: &mut Vec<G::Move>, max: usize) {
+        for &m in line.iter() {
+            self.game.make(m);
+        }
+        let mut seen: Vec<u64> = Vec::with_capacity(max);
+        let mut legal = Vec::new();
+        while line.len() < max {
+            let key = self.game.hash();
+            if seen.contains(&key) || self.game.rule_end(line.len()).is_some() {
+                break;
+            }
+            seen.push(key);
+            let Some(move_key) = self.shared.tt.probe(key).map(|e| e.move_key).filter(|&k| k != 0) else {
+                break;
+            };
+            legal.clear();
+            self.game.generate_moves(&mut legal);
+            let Some(&m) = legal.iter().find(|&&m| G::move_key(m) == move_key) else {
+                break;
+            };
+            self.game.make(m);
+            line.push(m);
+        }
+        for _ in 0..line.len() {
+            self.game.unmake();
+        }
+    }
+
     pub(super) fn update_pv(&mut self, ply: usize, m: G::Move) {
         let (head, tail) = self.pv.split_at_mut(ply + 1);
         let line = &mut head[ply];

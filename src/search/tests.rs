@@ -167,3 +167,69 @@ fn the_evaluation_cache_answers_what_the_evaluation_does() {
     walk::<crate::games::chess::Chess>();
     walk::<crate::games::xiangqi::Xiangqi>();
 }
+
+/// Every line the search reports past depth 1 (fail-high and fail-low lines of the aspiration windows
+/// included), and every line of a final answer (of searches stopped mid-iteration by a node limit too), is
+/// legal from the root and has at least two moves, unless the game ends after its first one.
+#[test]
+fn reported_lines_are_legal_and_longer_than_one_move() {
+    fn check_line<G: Game>(game: &G, pv: &[G::Move], depth: u32, what: &str) {
+        let mut moves = Vec::new();
+        let mut g = game.clone();
+        for (i, &m) in pv.iter().enumerate() {
+            moves.clear();
+            g.generate_moves(&mut moves);
+            assert!(moves.contains(&m), "{}: move {i} of the {what} {pv:?} is illegal", G::NAME);
+            g.make(m);
+        }
+        if depth >= 2 && pv.len() < 2 {
+            let mut g = game.clone();
+            g.make(pv[0]);
+            moves.clear();
+            g.generate_moves(&mut moves);
+            assert!(moves.is_empty() || g.rule_end(1).is_some(), "{}: a depth {depth} {what} of one move", G::NAME);
+        }
+    }
+    fn check<G: Game>(depth: u32) {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut fail_highs = 0;
+        for game_index in 0..8 {
+            // A middlegame position: some random plies from the start.
+            let mut game = G::start();
+            let mut moves = Vec::new();
+            for _ in 0..8 + 2 * game_index {
+                moves.clear();
+                game.generate_moves(&mut moves);
+                if moves.is_empty() || game.rule_end(0).is_some() {
+                    break;
+                }
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                game.make(moves[(rng >> 8) as usize % moves.len()]);
+            }
+            let (done, events) = run(&game, Limits::depth(depth), 1);
+            for e in &events {
+                if let Event::Info(info) = e
+                    && !info.pv.is_empty()
+                {
+                    fail_highs += usize::from(info.bound == ScoreBound::Lower);
+                    check_line(&game, &info.pv, info.depth, &format!("{:?} line", info.bound));
+                }
+            }
+            // Stopped at node counts that fall inside the iterations of the search above.
+            for nodes in [done.nodes / 3, done.nodes / 2, done.nodes * 3 / 4] {
+                let (stopped, _) = run(&game, Limits::nodes(nodes.max(1)), 1);
+                for line in &stopped.lines {
+                    check_line(&game, &line.pv, stopped.depth, &format!("final line after {nodes} nodes"));
+                }
+            }
+        }
+        assert!(fail_highs > 0, "{}: no fail high was reported, so the lines were not tried", G::NAME);
+    }
+    check::<crate::games::draughts::Draughts>(6);
+    check::<crate::games::checkers::Checkers>(6);
+    check::<crate::games::hive::Hive>(6);
+    check::<crate::games::chess::Chess>(9);
+    check::<crate::games::xiangqi::Xiangqi>(8);
+}
