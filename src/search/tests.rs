@@ -191,7 +191,7 @@ fn reported_lines_are_legal_and_longer_than_one_move() {
         }
     }
     fn check<G: Game>(depth: u32) {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::matchplay::Rng(2);
         let mut fail_highs = 0;
         for game_index in 0..8 {
             // A middlegame position: some random plies from the start.
@@ -203,10 +203,7 @@ fn reported_lines_are_legal_and_longer_than_one_move() {
                 if moves.is_empty() || game.rule_end(0).is_some() {
                     break;
                 }
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                game.make(moves[(rng >> 8) as usize % moves.len()]);
+                game.make(moves[rng.below(moves.len())]);
             }
             let (done, events) = run(&game, Limits::depth(depth), 1);
             for e in &events {
