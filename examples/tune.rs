@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example tune -- gen GAME OUT [games 10000] [nodes per move 3000] [seed 1] [threads 2]
+//!                                            [node spread 0]
 //! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
 //! ```
@@ -33,7 +34,8 @@ fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Re
     }
 }
 
-const USAGE: &str = "usage: tune gen GAME OUT [games] [nodes] [seed] [threads] | tune GAME DATA... -o OUT [options]";
+const USAGE: &str =
+    "usage: tune gen GAME OUT [games] [nodes] [seed] [threads] [node spread] | tune GAME DATA... -o OUT [options]";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,12 +53,13 @@ fn main() -> Result<()> {
 fn run<G: Tunable>(command: &str, args: &[String]) -> Result<()> {
     match command {
         "gen" => {
-            let out = args.first().context("gen GAME OUT [games] [nodes] [seed] [threads]")?;
+            let out = args.first().context("gen GAME OUT [games] [nodes] [seed] [threads] [node spread]")?;
             let games = positional(args, 1, 10_000)?;
             let nodes = positional(args, 2, 3000)?;
             let seed = positional(args, 3, 1)?;
             let threads = positional(args, 4, 2)?;
-            selfplay::generate::<G>(out, games, nodes, seed, threads).map_err(anyhow::Error::msg)
+            let spread = positional(args, 5, 0)?;
+            selfplay::generate::<G>(out, games, nodes, seed, threads, spread).map_err(anyhow::Error::msg)
         }
         "tune" => tune::<G>(&TuneArgs::parse(args)?),
         _ => bail!(USAGE),

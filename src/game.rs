@@ -340,13 +340,15 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// evaluation steady (chess, xiangqi), not where waiting moves and forced captures decide (the
     /// draughts family, Hive).
     const FORWARD_PRUNING: bool = false;
-    /// Refinements on top of [`Game::FORWARD_PRUNING`] (chess; measured neutral in xiangqi, so off there):
-    /// moves that lose material by static exchange are not searched near the leaves
-    /// ([`Game::exchange_at_least`]); the pruning margins and the reductions depend on whether the evaluation
-    /// rose since the side's previous move ("improving"); quiet moves are reduced less or more by their
-    /// history, and the counter move (the last refutation of the opponent's move) is tried after the killers
-    /// and reduced less; the null move's reduction grows with the evaluation's lead; and a node without a
-    /// move from the table is searched one ply shallower (internal iterative reduction).
+    /// Refinements of the search (chess; draughts, which has no forward pruning or static exchange, for the
+    /// rest; measured neutral in xiangqi, so off there): the reductions depend on whether the evaluation rose
+    /// since the side's previous move ("improving"), and quiet moves are reduced less or more by their history;
+    /// the counter move (the last refutation of the opponent's move) is tried after the killers and reduced
+    /// less; a node without a move from the table is searched one ply shallower (internal iterative
+    /// reduction). Where the game has them, also: moves that lose material by static exchange are not searched
+    /// near the leaves and losing captures come after the quiet moves ([`Game::exchange_at_least`],
+    /// [`Game::noisy_order`]); the forward pruning's margins depend on "improving" ([`Game::FORWARD_PRUNING`]);
+    /// the null move's reduction grows with the evaluation's lead ([`Game::NULL_MOVE`]).
     const SEARCH_REFINEMENTS: bool = false;
     /// Captures are compulsory: quiescence never stands pat while the side to move has a capture, it
     /// searches all of them (checkers, draughts).

@@ -35,6 +35,10 @@ pub struct Settings {
     pub draw_from: usize,
     /// A game this long is a draw.
     pub max_plies: usize,
+    /// Each side's nodes a move in a game are drawn between `100 - node_spread` and `100 + node_spread`
+    /// percent of the given count (0: both sides search exactly that many). A deterministic engine at one
+    /// node count replays the same lines from openings that meet; two different counts part from them.
+    pub node_spread: u64,
 }
 
 impl Default for Settings {
@@ -50,6 +54,7 @@ impl Default for Settings {
             draw_plies: 20,
             draw_from: 60,
             max_plies: 300,
+            node_spread: 0,
         }
     }
 }
@@ -69,17 +74,18 @@ pub struct Played<G> {
     pub positions: Vec<(G, i32)>,
 }
 
-/// Play `game` to its end against itself at `nodes` a move.
-pub fn play_game<G: Tunable>(game: G, nodes: u64, settings: &Settings, tt: &Arc<TranspositionTable>) -> Played<G> {
+/// Play `game` to its end against itself, the first side at `nodes[0]` a move and the second at `nodes[1]`.
+pub fn play_game<G: Tunable>(game: G, nodes: [u64; 2], settings: &Settings, tt: &Arc<TranspositionTable>) -> Played<G> {
     play_game_between(game, nodes, settings, [tt, tt], &|g: &G, _| g.clone())
 }
 
-/// Play `game` to its end between two players at `nodes` a move: the first side searches with `tables[0]`
+/// Play `game` to its end between two players, the first at `nodes[0]` a move and the second at `nodes[1]`:
+/// the first side searches with `tables[0]`
 /// what `prepare(position, Side::First)` gives (the position with its own evaluation, say), the second with
 /// `tables[1]`. Adjudicated and recorded as [`play_game`].
 pub fn play_game_between<G: Tunable>(
     mut game: G,
-    nodes: u64,
+    nodes: [u64; 2],
     settings: &Settings,
     tables: [&Arc<TranspositionTable>; 2],
     prepare: &dyn Fn(&G, Side) -> G,
@@ -88,7 +94,8 @@ pub fn play_game_between<G: Tunable>(
         tt.clear();
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let (limits, options) = (Limits::nodes(nodes), SearchOptions::default());
+    let limits = nodes.map(Limits::nodes);
+    let options = SearchOptions::default();
     let mut legal = Vec::new();
     let mut positions = Vec::new();
     let (mut decisive_run, mut drawish_run, mut last_sign) = (0usize, 0usize, 0i32);
@@ -106,7 +113,7 @@ pub fn play_game_between<G: Tunable>(
         }
         let side = game.side_to_move();
         let mover = prepare(&game, side);
-        let done = search(&mover, &limits, &options, tables[side.index()], &stop, &mut |_| {});
+        let done = search(&mover, &limits[side.index()], &options, tables[side.index()], &stop, &mut |_| {});
         let Some(best) = done.best else { break 0.5 };
         match done.lines.first().map_or(Score::Cp(0), |l| l.score) {
             Score::Mate(n) => break if (n > 0) == (side == Side::First) { 1.0 } else { 0.0 },
@@ -168,11 +175,25 @@ pub fn random_opening<G: Tunable>(rng: &mut Rng, settings: &Settings, tt: &Arc<T
     }
 }
 
-/// Play `games` games at `nodes` a move on `threads` threads and append their quiet positions to `out`, one
-/// line each (see the module). Game `g` opens from the generator seeded with `seed` and `g`, so a run is
+/// Each side's nodes a move for one game: `nodes`, each side's count moved by up to `settings.node_spread`
+/// percent (at most 99).
+fn side_nodes(rng: &mut Rng, nodes: u64, settings: &Settings) -> [u64; 2] {
+    let spread = settings.node_spread.min(99);
+    std::array::from_fn(|_| (nodes * (100 - spread + rng.below(2 * spread as usize + 1) as u64) / 100).max(1))
+}
+
+/// Play `games` games at `nodes` a move (each side's count moved by up to `node_spread` percent, drawn per
+/// game) on `threads` threads and append their quiet positions to `out`, one line each (see the module). Game `g` opens from the generator seeded with `seed` and `g`, so a run is
 /// reproducible game by game whatever the number of threads (only the order of the lines changes).
-pub fn generate<G: Tunable>(out: &str, games: usize, nodes: u64, seed: u64, threads: usize) -> Result<(), String> {
-    let settings = G::self_play_settings();
+pub fn generate<G: Tunable>(
+    out: &str,
+    games: usize,
+    nodes: u64,
+    seed: u64,
+    threads: usize,
+    node_spread: u64,
+) -> Result<(), String> {
+    let settings = Settings { node_spread, ..G::self_play_settings() };
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -195,7 +216,7 @@ pub fn generate<G: Tunable>(out: &str, games: usize, nodes: u64, seed: u64, thre
                         }
                         let mut rng = Rng(seed.wrapping_mul(1_000_003).wrapping_add(g as u64));
                         let opening: G = random_opening(&mut rng, settings, &tt);
-                        let played = play_game(opening, nodes, settings, &tt);
+                        let played = play_game(opening, side_nodes(&mut rng, nodes, settings), settings, &tt);
                         let mut lines = String::new();
                         for (position, score) in &played.positions {
                             let text = position.format_position(None).map_err(|e| e.to_string())?;
@@ -224,4 +245,23 @@ pub fn generate<G: Tunable>(out: &str, games: usize, nodes: u64, seed: u64, thre
         // A worker's failure (the output file cannot be written) is the command's.
         workers.into_iter().try_for_each(|w| w.join().map_err(|_| "a game thread panicked".to_string())?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_side_searches_within_the_spread() {
+        let mut rng = Rng(5);
+        let exact = Settings::default();
+        assert_eq!(side_nodes(&mut rng, 3000, &exact), [3000, 3000]);
+        let spread = Settings { node_spread: 30, ..Settings::default() };
+        let drawn: Vec<[u64; 2]> = (0..200).map(|_| side_nodes(&mut rng, 3000, &spread)).collect();
+        assert!(drawn.iter().flatten().all(|&n| (2100..=3900).contains(&n)), "{drawn:?}");
+        // The two sides of a game differ (most of the time), and the counts cover the range.
+        assert!(drawn.iter().filter(|[a, b]| a != b).count() > 150);
+        let all: Vec<u64> = drawn.iter().flatten().copied().collect();
+        assert!(all.iter().any(|&n| n < 2400) && all.iter().any(|&n| n > 3600));
+    }
 }

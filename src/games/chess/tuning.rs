@@ -100,6 +100,7 @@ impl Tunable for Chess {
             draw_plies: 16,
             draw_from: 80,
             max_plies: 400,
+            ..selfplay::Settings::default()
         }
     }
 }
