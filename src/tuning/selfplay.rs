@@ -80,9 +80,8 @@ pub fn play_game<G: Tunable>(game: G, nodes: [u64; 2], settings: &Settings, tt: 
 }
 
 /// Play `game` to its end between two players, the first at `nodes[0]` a move and the second at `nodes[1]`:
-/// the first side searches with `tables[0]`
-/// what `prepare(position, Side::First)` gives (the position with its own evaluation, say), the second with
-/// `tables[1]`. Adjudicated and recorded as [`play_game`].
+/// the first side searches with `tables[0]` what `prepare(position, Side::First)` gives (the position with its
+/// own evaluation, say), the second with `tables[1]`. Adjudicated and recorded as [`play_game`].
 pub fn play_game_between<G: Tunable>(
     mut game: G,
     nodes: [u64; 2],
@@ -179,12 +178,15 @@ pub fn random_opening<G: Tunable>(rng: &mut Rng, settings: &Settings, tt: &Arc<T
 /// percent (at most 99).
 fn side_nodes(rng: &mut Rng, nodes: u64, settings: &Settings) -> [u64; 2] {
     let spread = settings.node_spread.min(99);
-    std::array::from_fn(|_| (nodes * (100 - spread + rng.below(2 * spread as usize + 1) as u64) / 100).max(1))
+    std::array::from_fn(|_| {
+        (nodes.saturating_mul(100 - spread + rng.below(2 * spread as usize + 1) as u64) / 100).max(1)
+    })
 }
 
 /// Play `games` games at `nodes` a move (each side's count moved by up to `node_spread` percent, drawn per
-/// game) on `threads` threads and append their quiet positions to `out`, one line each (see the module). Game `g` opens from the generator seeded with `seed` and `g`, so a run is
-/// reproducible game by game whatever the number of threads (only the order of the lines changes).
+/// game) on `threads` threads and append their quiet positions to `out`, one line each (see the module).
+/// Game `g` opens from the generator seeded with `seed` and `g`, so a run is reproducible game by game
+/// whatever the number of threads (only the order of the lines changes).
 pub fn generate<G: Tunable>(
     out: &str,
     games: usize,
