@@ -5,83 +5,83 @@
 //! values are in BENCHMARKS.md.
 
 pub const VALUES: [[i16; 2]; super::eval::PAIRS] = [
-    [65, 210], // man
-    [110, 254], // king
-    [22, 237], // ending: a man ahead, times the pieces off the board / 48
-    [193, 258], // ending: a king ahead, times the pieces off the board / 48
-    [49, 21], // man on 1
-    [28, 55], // man on 2
-    [30, 10], // man on 3
-    [-24, 21], // man on 4
-    [11, 16], // man on 5
-    [22, -17], // man on 6
-    [23, -7], // man on 7
-    [5, 2], // man on 8
-    [-8, 3], // man on 9
-    [8, 1], // man on 10
-    [-4, 12], // man on 11
-    [-6, 19], // man on 12
-    [-15, 38], // man on 13
-    [-17, 17], // man on 14
-    [0, 25], // man on 15
-    [-45, 39], // man on 16
-    [-59, 55], // man on 17
-    [-52, 64], // man on 18
-    [-36, 48], // man on 19
-    [-21, 38], // man on 20
-    [-38, 48], // man on 21
-    [-51, 78], // man on 22
-    [-44, 77], // man on 23
-    [-68, 72], // man on 24
-    [39, 55], // man on 25
-    [47, 55], // man on 26
-    [16, 70], // man on 27
-    [40, 62], // man on 28
+    [167, 192], // man
+    [240, 204], // king
+    [-194, 260], // ending: a man ahead, times the pieces off the board / 48
+    [13, 239], // ending: a king ahead, times the pieces off the board / 48
+    [56, 10], // man on 1
+    [95, 20], // man on 2
+    [70, 3], // man on 3
+    [8, 12], // man on 4
+    [21, 14], // man on 5
+    [44, 7], // man on 6
+    [49, -5], // man on 7
+    [14, 2], // man on 8
+    [13, 6], // man on 9
+    [27, -1], // man on 10
+    [6, 5], // man on 11
+    [-2, 30], // man on 12
+    [-4, 32], // man on 13
+    [-2, 29], // man on 14
+    [7, 16], // man on 15
+    [-40, 43], // man on 16
+    [-28, 40], // man on 17
+    [-37, 54], // man on 18
+    [-38, 43], // man on 19
+    [-54, 48], // man on 20
+    [-43, 44], // man on 21
+    [0, 45], // man on 22
+    [-43, 61], // man on 23
+    [-66, 52], // man on 24
+    [62, 31], // man on 25
+    [58, 37], // man on 26
+    [41, 39], // man on 27
+    [16, 45], // man on 28
     [0, 0], // man on 29
     [0, 0], // man on 30
     [0, 0], // man on 31
     [0, 0], // man on 32
-    [26, 26], // king on 1
-    [30, 30], // king on 2
-    [31, 31], // king on 3
-    [-6, -6], // king on 4
-    [25, 25], // king on 5
-    [27, 27], // king on 6
-    [22, 22], // king on 7
+    [28, 28], // king on 1
+    [24, 24], // king on 2
+    [21, 21], // king on 3
+    [13, 13], // king on 4
+    [29, 29], // king on 5
+    [28, 28], // king on 6
+    [26, 26], // king on 7
     [20, 20], // king on 8
-    [25, 25], // king on 9
-    [29, 29], // king on 10
-    [21, 21], // king on 11
-    [7, 7], // king on 12
-    [29, 29], // king on 13
-    [26, 26], // king on 14
-    [23, 23], // king on 15
-    [18, 18], // king on 16
-    [13, 13], // king on 17
-    [24, 24], // king on 18
-    [23, 23], // king on 19
-    [24, 24], // king on 20
-    [5, 5], // king on 21
-    [20, 20], // king on 22
-    [27, 27], // king on 23
-    [20, 20], // king on 24
-    [9, 9], // king on 25
-    [17, 17], // king on 26
-    [18, 18], // king on 27
-    [13, 13], // king on 28
-    [1, 1], // king on 29
-    [12, 12], // king on 30
-    [11, 11], // king on 31
+    [29, 29], // king on 9
+    [30, 30], // king on 10
+    [31, 31], // king on 11
+    [20, 20], // king on 12
+    [25, 25], // king on 13
+    [33, 33], // king on 14
+    [34, 34], // king on 15
+    [26, 26], // king on 16
+    [25, 25], // king on 17
+    [34, 34], // king on 18
+    [31, 31], // king on 19
+    [23, 23], // king on 20
+    [18, 18], // king on 21
+    [28, 28], // king on 22
+    [30, 30], // king on 23
+    [25, 25], // king on 24
+    [23, 23], // king on 25
+    [25, 25], // king on 26
+    [23, 23], // king on 27
+    [17, 17], // king on 28
+    [8, 8], // king on 29
+    [21, 21], // king on 30
+    [22, 22], // king on 31
     [12, 12], // king on 32
-    [9, -15], // man on its own back rank while the opponent has men
-    [-65, 120], // bridge: men on 1 and 3 while the opponent has men
-    [9, -3], // mobility: an empty square a piece can step to
-    [6, -4], // ending: the stronger side's king, 7 - its distance to the nearest weaker piece
-    [32, -3], // ending: the weaker side's king in a double corner
-    [13, 4], // runaway man: no opposing piece in the cone ahead
-    [-143, -8], // man in the dog-hole (28, a piece of the opponent on 32)
-    [-22, 25], // Oreo's triangle (men on 2, 3 and 7)
-    [15, -13], // king with no empty square beside it
-    [-1, 0], // balance: the difference of men between the board's left and right halves
-    [-9, 9], // the move: equal numbers and an odd count in the side to move's system
+    [8, -8], // man on its own back rank while the opponent has men
+    [-37, 113], // bridge: men on 1 and 3 while the opponent has men
+    [6, -1], // mobility: an empty square a piece can step to
+    [2, -2], // ending: the stronger side's king, 7 - its distance to the nearest weaker piece
+    [13, 10], // ending: the weaker side's king in a double corner
+    [41, -7], // runaway man: no opposing piece in the cone ahead
+    [-130, 11], // man in the dog-hole (28, a piece of the opponent on 32)
+    [-20, 26], // Oreo's triangle (men on 2, 3 and 7)
+    [-37, 10], // king with no empty square beside it
+    [-4, -3], // balance: the difference of men between the board's left and right halves
+    [-6, 7], // the move: equal numbers and an odd count in the side to move's system
 ];
