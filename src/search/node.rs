@@ -167,6 +167,9 @@ impl<G: Game> Searcher<'_, G> {
                 (true, true)
             };
             self.game.make(m);
+            if depth > 1 {
+                self.shared.tt.prefetch(self.game.hash());
+            }
             let gives_check = G::CHECK_EXTENSION && self.game.in_check();
             let pruned = i > 0 && quiet && (futile || i >= late_after) && !gives_check;
             let see_bad = if gives_check { !see_ok_checking } else { !see_ok };
