@@ -55,6 +55,10 @@ pub struct MatchArgs {
     /// Seed of the random openings (default: from the clock; printed, so a match can be replayed).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Draw a random opening again while a short search of kibitz's own engine (20,000 nodes) finds either
+    /// side ahead by more than this many centi-units (pawns, men) after it.
+    #[arg(long, value_name = "CP", conflicts_with = "openings")]
+    pub balanced: Option<i32>,
     /// Games played at once.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
@@ -173,7 +177,16 @@ fn play<G: Game>(
             let seed = args.seed.unwrap_or_else(|| {
                 SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
             });
-            (matchplay::random_openings::<G>(pairs, seed).map_err(|e| anyhow!(e))?, format!("random, seed {seed}"))
+            match args.balanced {
+                None => (
+                    matchplay::random_openings::<G>(pairs, seed).map_err(|e| anyhow!(e))?,
+                    format!("random, seed {seed}"),
+                ),
+                Some(cp) => (
+                    matchplay::balanced_random_openings::<G>(pairs, seed, cp).map_err(|e| anyhow!(e))?,
+                    format!("random, seed {seed}, within {cp} centi-units"),
+                ),
+            }
         }
     };
     let mut output = match &args.output {

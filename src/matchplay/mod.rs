@@ -117,6 +117,34 @@ impl Rng {
 /// `count` random openings of 4 to 8 legal plies from the start position, drawn from `seed`; openings that
 /// end the game are drawn again.
 pub fn random_openings<G: Game>(count: usize, seed: u64) -> Result<Vec<Opening<G>>, String> {
+    random_openings_where::<G>(count, seed, &mut |_: &G| true)
+}
+
+/// Nodes of the search that judges a random opening for [`balanced_random_openings`].
+pub const BALANCE_NODES: u64 = 20_000;
+
+/// As [`random_openings`], but an opening after which a search of kibitz's own engine ([`BALANCE_NODES`]
+/// nodes) finds either side ahead by more than `max_cp` centi-units is drawn again. Random plies in
+/// draughts often leave a man hanging; with such an opening each engine wins the pair's game on the lucky
+/// side, and the pair says nothing about which engine is stronger.
+pub fn balanced_random_openings<G: Game>(count: usize, seed: u64, max_cp: i32) -> Result<Vec<Opening<G>>, String> {
+    use crate::game::Score;
+    use crate::search::{SearchOptions, TranspositionTable, search};
+    let tt = Arc::new(TranspositionTable::new(16));
+    let stop = Arc::new(AtomicBool::new(false));
+    random_openings_where::<G>(count, seed, &mut |g: &G| {
+        tt.clear();
+        let done = search(g, &Limits::nodes(BALANCE_NODES), &SearchOptions::default(), &tt, &stop, &mut |_| {});
+        matches!(done.lines.first().map(|l| l.score), Some(Score::Cp(cp)) if cp.abs() <= max_cp)
+    })
+}
+
+/// Random openings as [`random_openings`], each also passing `accept` (else drawn again).
+fn random_openings_where<G: Game>(
+    count: usize,
+    seed: u64,
+    accept: &mut dyn FnMut(&G) -> bool,
+) -> Result<Vec<Opening<G>>, String> {
     let mut rng = Rng(seed);
     let mut legal = Vec::new();
     let mut openings = Vec::with_capacity(count);
@@ -139,10 +167,14 @@ pub fn random_openings<G: Game>(count: usize, seed: u64) -> Result<Vec<Opening<G
                     continue 'attempt;
                 }
             }
+            if !accept(&g) {
+                continue 'attempt;
+            }
             found = Some(Opening { root, moves });
             break;
         }
-        openings.push(found.ok_or_else(|| format!("no random {} opening that leaves the game going", G::NAME))?);
+        openings
+            .push(found.ok_or_else(|| format!("no random {} opening that leaves the game going (and even)", G::NAME))?);
     }
     Ok(openings)
 }

@@ -211,3 +211,33 @@ fn openings_files_are_read_and_mistakes_named() {
         crate::with_game!(kind, G => openings_file::<G>());
     }
 }
+
+/// Random draughts plies often hang a man; balanced openings are drawn again until a short search finds the
+/// game even, and they are still replayed by their seed.
+#[test]
+fn balanced_openings_leave_neither_side_ahead() {
+    use crate::game::Score;
+    use crate::games::draughts::Draughts;
+    use crate::search::{SearchOptions, TranspositionTable, search};
+    let judge = |g: &Draughts| {
+        let tt = Arc::new(TranspositionTable::new(16));
+        let stop = Arc::new(AtomicBool::new(false));
+        let done = search(g, &Limits::nodes(BALANCE_NODES), &SearchOptions::default(), &tt, &stop, &mut |_| {});
+        match done.lines.first().map(|l| l.score) {
+            Some(Score::Cp(cp)) => cp,
+            other => panic!("{other:?}"),
+        }
+    };
+    let plain = random_openings::<Draughts>(12, 23).unwrap();
+    let lopsided = plain.iter().filter(|o| judge(&o.position()).abs() > 150).count();
+    assert!(lopsided > 0, "seed 23's plain random openings include a lopsided one");
+    let balanced = balanced_random_openings::<Draughts>(12, 23, 60).unwrap();
+    assert_eq!(balanced.len(), 12);
+    for o in &balanced {
+        assert!((4..=8).contains(&o.moves.len()));
+        let cp = judge(&o.position());
+        assert!(cp.abs() <= 60, "{}: {cp}", o.position().to_fen());
+    }
+    let again = balanced_random_openings::<Draughts>(12, 23, 60).unwrap();
+    assert!(balanced.iter().zip(&again).all(|(a, b)| a.moves == b.moves), "a seed replays its balanced openings");
+}
