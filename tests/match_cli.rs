@@ -158,6 +158,8 @@ fn bad_arguments_are_named() {
     assert!(!run.ok && run.stderr.contains("unknown kibitz setting"), "{}", run.stderr);
     let run = kibitz(&["match", "kibitz", "kibitz", "--game", "chess", "--sprt", "5,0"]);
     assert!(!run.ok && run.stderr.contains("--sprt"), "{}", run.stderr);
+    let run = kibitz(&["match", "kibitz", "kibitz", "--game", "draughts", "--balanced=-5"]);
+    assert!(!run.ok && run.stderr.contains("--balanced"), "{}", run.stderr);
     let dir = tempdir("kibitz-bad");
     let openings = dir.join("bad.txt");
     std::fs::write(&openings, "|e2e4\n|e2e5\n").unwrap();
@@ -169,6 +171,30 @@ fn bad_arguments_are_named() {
     let run =
         kibitz(&["match", "kibitz", "sf", "--game", "xiangqi", "--engines", engines.to_str().unwrap(), "--games", "1"]);
     assert!(!run.ok && run.stderr.contains("does not play xiangqi"), "{}", run.stderr);
+}
+
+/// Balanced random openings: named in the header, and the match is played from them.
+#[test]
+fn a_match_on_balanced_openings() {
+    let run = kibitz(&[
+        "match",
+        "kibitz",
+        "kibitz",
+        "--game",
+        "draughts",
+        "--games",
+        "2",
+        "--depth",
+        "2",
+        "--seed",
+        "23",
+        "--balanced",
+        "80",
+        "--max-plies",
+        "40",
+    ]);
+    check_summary(&run, 2);
+    assert!(run.stdout.contains("openings: random, seed 23, within 80 centi-units"), "{}", run.stdout);
 }
 
 /// An engine that cannot start loses its games (the reason recorded); the match still ends with a summary.

@@ -57,8 +57,8 @@ pub struct MatchArgs {
     pub seed: Option<u64>,
     /// Draw a random opening again while a short search of kibitz's own engine (20,000 nodes) finds either
     /// side ahead by more than this many centi-units (pawns, men) after it.
-    #[arg(long, value_name = "CP", conflicts_with = "openings")]
-    pub balanced: Option<i32>,
+    #[arg(long, value_name = "CP", conflicts_with = "openings", value_parser = clap::value_parser!(u16))]
+    pub balanced: Option<u16>,
     /// Games played at once.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
@@ -183,7 +183,7 @@ fn play<G: Game>(
                     format!("random, seed {seed}"),
                 ),
                 Some(cp) => (
-                    matchplay::balanced_random_openings::<G>(pairs, seed, cp).map_err(|e| anyhow!(e))?,
+                    matchplay::balanced_random_openings::<G>(pairs, seed, cp.into()).map_err(|e| anyhow!(e))?,
                     format!("random, seed {seed}, within {cp} centi-units"),
                 ),
             }
