@@ -454,6 +454,13 @@ pub trait Game: Clone + Send + Sync + 'static {
         true
     }
 
+    /// Whether legal move `m` would give check, where the game can tell without making it; `None` where it
+    /// cannot (the search then makes the move to see). Only asked when [`Game::CHECK_EXTENSION`] is set, for
+    /// quiet moves the search would otherwise prune unless they give check. The default knows nothing.
+    fn gives_check(&self, _m: Self::Move) -> Option<bool> {
+        None
+    }
+
     /// A compact key for a move in this position, stored in the transposition table and used to index the
     /// history heuristic. Different legal moves of one position should get different keys; a rare clash only
     /// costs move ordering, never correctness (the search only plays moves it generated).

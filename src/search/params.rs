@@ -38,6 +38,10 @@ pub(super) const ROOT_ORDER_NOISY: i64 = 1 << 32;
 /// Entries of each search thread's cache of static evaluations (a power of two; 8 bytes each).
 pub(super) const EVAL_CACHE_ENTRIES: usize = 1 << 14;
 
+/// Picking the next move to search scans the rest of the list in two passes (the highest order, then where it
+/// is) from this many moves on, and in one below.
+pub(super) const PICK_PASSES_FROM: usize = 12;
+
 // --- History heuristic -----------------------------------------------------------------------------------
 
 /// Entries per side in the history table (a power of two: a move's key is folded into it).

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{
     EVAL_CACHE_ENTRIES, HISTORY_MAX, HISTORY_SIZE, LMR_BASE, LMR_DIVISOR, LMR_TABLE_SIZE, ORDER_COUNTER,
-    ORDER_KILLER_1, ORDER_KILLER_2, ORDER_LOSING_NOISY, ORDER_NOISY, ORDER_TT_MOVE, POLL_INTERVAL,
+    ORDER_KILLER_1, ORDER_KILLER_2, ORDER_LOSING_NOISY, ORDER_NOISY, ORDER_TT_MOVE, PICK_PASSES_FROM, POLL_INTERVAL,
 };
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
@@ -275,12 +275,21 @@ impl<'a, G: Game> Searcher<'a, G> {
     pub(super) fn pick(&mut self, ply: usize, i: usize) -> G::Move {
         let order = &mut self.order[ply];
         let moves = &mut self.moves[ply];
-        let mut best = i;
-        for j in i + 1..order.len() {
-            if order[j] > order[best] {
-                best = j;
+        // The first of the highest. On long lists (chess, xiangqi, Hive), two passes that vectorise, where one
+        // comparing as it goes does not; on short ones (the draughts family's), that one.
+        let rest = &order[i..];
+        let best = if rest.len() >= PICK_PASSES_FROM {
+            let high = rest.iter().copied().max().unwrap_or(0);
+            i + rest.iter().position(|&o| o == high).unwrap_or(0)
+        } else {
+            let mut best = i;
+            for j in i + 1..order.len() {
+                if order[j] > order[best] {
+                    best = j;
+                }
             }
-        }
+            best
+        };
         order.swap(i, best);
         moves.swap(i, best);
         moves[i]

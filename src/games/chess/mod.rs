@@ -16,7 +16,9 @@ mod tuning;
 mod weights;
 
 pub use cozy_chess::Move;
-use cozy_chess::{BitBoard, Board, Color, Piece, Rank, Square};
+use cozy_chess::{
+    BitBoard, Board, Color, Piece, Rank, Square, get_bishop_moves, get_knight_moves, get_pawn_attacks, get_rook_moves,
+};
 pub use eval::{
     COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, PHASE_MAX, S, SQUARES, Squares, Tables, Trace, WEIGHTS,
     Weights, evaluate_with, see, trace,
@@ -367,6 +369,31 @@ impl Game for Chess {
 
     fn exchange_at_least(&self, m: Move, threshold: i32) -> bool {
         self.see(m) >= threshold
+    }
+
+    /// The attacks on the enemy king with the moved piece on its new square: direct and discovered checks,
+    /// promotions included. Castling and en passant (a second piece moves or leaves) are left to make.
+    fn gives_check(&self, m: Move) -> Option<bool> {
+        let b = &self.board;
+        let (us, them) = (b.side_to_move(), !b.side_to_move());
+        let piece = b.piece_on(m.from)?;
+        if b.colors(us).has(m.to) || piece == Piece::Pawn && m.from.file() != m.to.file() && b.piece_on(m.to).is_none()
+        {
+            return None;
+        }
+        let king = b.king(them);
+        let moved = m.promotion.unwrap_or(piece);
+        let (from, to) = (m.from.bitboard(), m.to.bitboard());
+        let occupied = (b.occupied() & !from) | to;
+        let ours = |p: Piece| {
+            let set = b.colored_pieces(us, p) & !from;
+            if p == moved { set | to } else { set }
+        };
+        let check = !(get_knight_moves(king) & ours(Piece::Knight)).is_empty()
+            || !(get_pawn_attacks(king, them) & ours(Piece::Pawn)).is_empty()
+            || !(get_bishop_moves(king, occupied) & (ours(Piece::Bishop) | ours(Piece::Queen))).is_empty()
+            || !(get_rook_moves(king, occupied) & (ours(Piece::Rook) | ours(Piece::Queen))).is_empty();
+        Some(check)
     }
 
     #[inline]

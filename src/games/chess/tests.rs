@@ -558,3 +558,34 @@ fn trace_is_the_evaluation_term_by_term() {
     assert_eq!(g.clone().with_tables(other).evaluate(), evaluate_with(other, g.board()));
     assert_eq!(g.evaluate(), evaluate_with(&Tables::new(&WEIGHTS, &SQUARES), g.board()));
 }
+
+#[test]
+fn gives_check_is_what_making_the_move_shows() {
+    let mut positions = sample_positions();
+    // Discovered checks, promotions with check, checks by castling and en passant.
+    for fen in [
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+        "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+        "4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 1",
+        "5k2/8/8/8/8/8/8/4K2R w K - 0 1",
+        "3k4/1P6/8/8/8/8/8/4K3 w - - 0 1",
+        "4k3/8/8/8/1b6/8/3N4/4K2R w K - 0 1",
+    ] {
+        positions.push(game(fen));
+    }
+    let (mut told, mut checks) = (0, 0);
+    for g in &positions {
+        for m in g.legal_moves() {
+            let mut after = g.clone();
+            after.make(m);
+            if let Some(check) = g.gives_check(m) {
+                assert_eq!(check, after.in_check(), "{} {}", g.to_fen(), g.move_to_uci(m));
+                told += 1;
+                checks += usize::from(check);
+            }
+        }
+    }
+    assert!(told > 10_000 && checks > 300, "{told} moves told, {checks} checks");
+}
