@@ -5,6 +5,8 @@
 //!                                            [node spread 0]
 //! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
+//! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 64] [--epochs 30] [--lambda 0.7]
+//!                                            [--rate 0.001] [--batch 16384] [--residual] [--threads 2] [--seed 1]
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
@@ -14,6 +16,9 @@
 //! xiangqi, `src/games/chess/weights.rs` for chess, `src/games/checkers/weights.rs` for checkers,
 //! `src/games/hive/weights.rs` for Hive.
 //! `--freeze PREFIX` keeps every value whose name starts with PREFIX where it starts.
+//! `net` trains a network evaluation on the DATA files instead ([`kibitz::tuning::net`]) and writes the network
+//! file (chess only: `src/games/chess/net.rs` describes it); `--residual` makes it a correction added to the
+//! hand-written evaluation.
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 
@@ -25,7 +30,7 @@ use kibitz::games::chess::Chess;
 use kibitz::games::draughts::Draughts;
 use kibitz::games::hive::Hive;
 use kibitz::games::xiangqi::Xiangqi;
-use kibitz::tuning::{Tunable, fit, selfplay};
+use kibitz::tuning::{Tunable, fit, net, selfplay};
 
 fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T> {
     match args.get(i) {
@@ -40,6 +45,12 @@ const USAGE: &str =
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(command), Some(game)) = (args.first(), args.get(1)) else { bail!(USAGE) };
+    if command == "net" {
+        return match game.as_str() {
+            "chess" => net_chess(&args[2..]),
+            other => bail!("no network for `{other}` (chess)"),
+        };
+    }
     match game.as_str() {
         "checkers" => run::<Checkers>(command, &args[2..]),
         "hive" => run::<Hive>(command, &args[2..]),
@@ -141,5 +152,53 @@ fn tune<G: Tunable>(args: &TuneArgs) -> Result<()> {
     let bytes = G::write_parameters(&fitted.values).map_err(anyhow::Error::msg)?;
     std::fs::write(&args.out, bytes).with_context(|| args.out.clone())?;
     eprintln!("wrote {}", args.out);
+    Ok(())
+}
+
+fn net_chess(args: &[String]) -> Result<()> {
+    let mut o = net::Options {
+        hidden: kibitz::games::chess::net::HIDDEN,
+        epochs: 30,
+        lambda: 0.7,
+        batch: 16_384,
+        rate: 0.001,
+        residual: false,
+        threads: 2,
+        seed: 1,
+    };
+    let (mut data, mut out) = (Vec::new(), String::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "-o" => out = value()?.clone(),
+            "--hidden" => o.hidden = value()?.parse()?,
+            "--epochs" => o.epochs = value()?.parse()?,
+            "--lambda" => o.lambda = value()?.parse()?,
+            "--rate" => o.rate = value()?.parse()?,
+            "--batch" => o.batch = value()?.parse()?,
+            "--threads" => o.threads = value()?.parse()?,
+            "--seed" => o.seed = value()?.parse()?,
+            "--residual" => o.residual = true,
+            s if s.starts_with('-') => bail!("unknown option {s}"),
+            s => data.push(s.to_string()),
+        }
+    }
+    if data.is_empty() || out.is_empty() {
+        bail!("net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual]");
+    }
+    let start = Instant::now();
+    let trained =
+        net::train::<Chess>(&data, &o, &mut |line| eprintln!("{line} ({:.0} s)", start.elapsed().as_secs_f64()))
+            .map_err(anyhow::Error::msg)?;
+    eprintln!(
+        "best epoch {}: held-out error {:.6} (the hand-written evaluation's {:.6}); {:.1} centi-pawns an output unit",
+        trained.best_epoch, trained.best_error, trained.hand_error, trained.scale
+    );
+    let bytes =
+        kibitz::games::chess::net::write(&trained.net, trained.scale, o.residual).map_err(anyhow::Error::msg)?;
+    kibitz::games::chess::net::Network::from_bytes(&bytes).map_err(anyhow::Error::msg)?;
+    std::fs::write(&out, bytes).with_context(|| out.clone())?;
+    eprintln!("wrote {out}");
     Ok(())
 }

@@ -87,17 +87,7 @@ pub fn load<G: Tunable>(paths: &[String]) -> Result<(Samples, Samples, usize), S
         for (line_no, line) in std::io::BufReader::new(file).lines().enumerate() {
             let at = || format!("{path}:{}", line_no + 1);
             let line = line.map_err(|e| format!("{}: {e}", at()))?;
-            let mut parts = line.rsplitn(3, ';');
-            let (Some(score), Some(result), Some(position)) = (parts.next(), parts.next(), parts.next()) else {
-                return Err(format!("{}: expected POSITION;result;score", at()));
-            };
-            let result = match result.trim() {
-                "1.0" | "1" => 1.0,
-                "0.5" => 0.5,
-                "0.0" | "0" => 0.0,
-                other => return Err(format!("{}: result `{other}`: expected 1.0, 0.5 or 0.0", at())),
-            };
-            let score: f32 = score.trim().parse().map_err(|_| format!("{}: score `{score}` is not a number", at()))?;
+            let (position, result, score) = parse_line(&line).map_err(|e| format!("{}: {e}", at()))?;
             let game = G::parse_position(position, None).map_err(|e| format!("{}: {e}", at()))?;
             eval.clear();
             if !game.linear_eval(&mut eval) {
@@ -109,6 +99,25 @@ pub fn load<G: Tunable>(paths: &[String]) -> Result<(Samples, Samples, usize), S
         }
     }
     Ok((train, valid, skipped))
+}
+
+/// One `POSITION;result;score` line: the position's text, the result (1, ½ or 0) and the score.
+pub fn parse_line(line: &str) -> Result<(&str, f32, f32), String> {
+    let mut parts = line.rsplitn(3, ';');
+    let (Some(score), Some(result), Some(position)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err("expected POSITION;result;score".into());
+    };
+    let result = match result.trim() {
+        "1.0" | "1" => 1.0,
+        "0.5" => 0.5,
+        "0.0" | "0" => 0.0,
+        other => return Err(format!("result `{other}`: expected 1.0, 0.5 or 0.0")),
+    };
+    let score: f32 = score.trim().parse().map_err(|_| format!("score `{score}` is not a number"))?;
+    if !score.is_finite() {
+        return Err(format!("score `{score}` is not a finite number"));
+    }
+    Ok((position, result, score))
 }
 
 /// The K that minimises the error of the results alone at values `p`.

@@ -6,8 +6,12 @@
 //! A game takes part by implementing [`Tunable`]: its evaluation from the first side's view written as a
 //! constant plus a weighted sum of its parameters, the parameters it ships, and the file format it reads them
 //! from. The fit never sees a board, only these linear views, so one fitter serves every game.
+//!
+//! A game can also learn a small network on the same data ([`net`], [`net::NetTrainable`]): chess's corrects
+//! its hand-written evaluation.
 
 pub mod fit;
+pub mod net;
 pub mod selfplay;
 
 use crate::game::Game;

@@ -448,6 +448,17 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
     if stm == Color::White { score } else { -score }
 }
 
+/// The drawish-ending rule of [`evaluate_with`] could scale a score here, whichever side it favoured: a side
+/// has no pawns and less than a rook more in pieces than the other (at the built-in piece values).
+pub fn drawish_possible(board: &Board) -> bool {
+    let w = &WEIGHTS;
+    let non_pawn =
+        |c: Color| (1..5).map(|p| w[p].0 * board.colored_pieces(c, Piece::ALL[p]).len() as i32).sum::<i32>();
+    [Color::White, Color::Black].into_iter().any(|strong| {
+        board.colored_pieces(strong, Piece::Pawn).is_empty() && non_pawn(strong) - non_pawn(!strong) < w[3].0
+    })
+}
+
 /// The evaluation of one position as a linear function of the weights: what each weight is multiplied by,
 /// White's terms minus Black's, before the middlegame/endgame taper. [`evaluate_with`] equals
 /// [`Trace::evaluate`] up to its integer rounding, for every set of weights; a tuner precomputes traces once.

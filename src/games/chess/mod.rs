@@ -9,6 +9,7 @@
 //! standard `e1g1` / `O-O` (or keep king-takes-rook in Chess960 positions, as UCI does).
 
 mod eval;
+pub mod net;
 mod notation;
 mod picture;
 mod record;
@@ -42,6 +43,8 @@ pub struct Chess {
     chess960: bool,
     /// The evaluation's tables: the built-in ones unless [`Chess::with_tables`] chose others.
     tables: EvalTables,
+    /// The network evaluation, if any (instead of the tables' evaluation, or correcting it).
+    net: Option<&'static net::Network>,
 }
 
 /// A reference to evaluation tables, shown by address only in `Debug` output.
@@ -70,7 +73,14 @@ impl Chess {
     fn from_board(board: Board, chess960: bool) -> Chess {
         let mut history = RepetitionHistory::new();
         history.push(repetition_hash(&board));
-        Chess { board, stack: Vec::with_capacity(256), history, chess960, tables: EvalTables(&eval::TABLES) }
+        Chess {
+            board,
+            stack: Vec::with_capacity(256),
+            history,
+            chess960,
+            tables: EvalTables(&eval::TABLES),
+            net: default_net(),
+        }
     }
 
     /// The same game, evaluated with other tables from now on (a tuner's match between two weight sets).
@@ -79,9 +89,24 @@ impl Chess {
         self
     }
 
-    /// The static evaluation of the current position with this game's tables, from the side to move's view.
+    /// The same game, evaluated by the tables alone, or with network `net`.
+    pub fn with_network(mut self, net: Option<&'static net::Network>) -> Chess {
+        self.net = net;
+        self
+    }
+
+    /// The static evaluation of the current position, from the side to move's view: the tables' evaluation,
+    /// corrected by the network (or replaced by it, for a network trained to replace it). Where the drawish-ending
+    /// rule could apply (no pawns for a side), the network's training left the position out, so the tables'
+    /// evaluation stands alone.
     pub fn static_eval(&self) -> i32 {
-        eval::evaluate_with(self.tables.0, &self.board)
+        let hand = || eval::evaluate_with(self.tables.0, &self.board);
+        let Some(net) = self.net else { return hand() };
+        if eval::drawish_possible(&self.board) {
+            return hand();
+        }
+        let v = net.evaluate(&self.board);
+        if net.residual { hand() + v } else { v }
     }
 
     /// A position from FEN (X-FEN / Shredder castling letters accepted).
@@ -154,6 +179,21 @@ impl Chess {
     fn mate_on_board(&self) -> bool {
         !self.board.checkers().is_empty() && !self.board.generate_moves(|_| true)
     }
+}
+
+/// The network chess evaluates with unless told otherwise, built in (its training is in BENCHMARKS.md).
+const NET_FILE: &[u8] = include_bytes!("net.bin");
+
+/// The built-in network, read once (a test checks that it loads; were it damaged, the tables would evaluate
+/// alone).
+fn default_net() -> Option<&'static net::Network> {
+    static NET: std::sync::OnceLock<Option<net::Network>> = std::sync::OnceLock::new();
+    NET.get_or_init(|| shipped_network().ok()).as_ref()
+}
+
+/// The built-in network, or why it does not load.
+pub fn shipped_network() -> Result<net::Network, String> {
+    net::Network::from_bytes(NET_FILE)
 }
 
 /// Copy-make perft over cozy-chess directly, bulk counting at the last ply.
@@ -339,7 +379,7 @@ impl Game for Chess {
 
     #[inline]
     fn evaluate(&self) -> i32 {
-        eval::evaluate_with(self.tables.0, &self.board)
+        self.static_eval()
     }
 
     #[inline]

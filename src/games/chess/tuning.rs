@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::Chess;
 use super::eval::{COUNT, NAMES, PHASE_MAX, SQUARES, WEIGHTS, trace};
 use crate::game::Game;
+use crate::tuning::net::NetTrainable;
 use crate::tuning::{LinearEval, Tunable, selfplay};
 
 impl Tunable for Chess {
@@ -133,6 +134,28 @@ const SQUARES_HEADER: &str = "\
 pub const SQUARES: Squares = [
 ";
 
+impl NetTrainable for Chess {
+    const NET_INPUTS: usize = super::net::INPUTS;
+
+    /// Left out where the drawish-ending rule could scale the score (as in [`Tunable::linear_eval`]).
+    fn net_features(&self, out: &mut Vec<u16>) -> bool {
+        if super::eval::drawish_possible(self.board()) {
+            return false;
+        }
+        super::net::white_features(self.board(), out);
+        true
+    }
+
+    fn net_mirror(feature: u16) -> u16 {
+        super::net::black_view(feature as usize) as u16
+    }
+
+    fn hand_eval(&self) -> f32 {
+        let e = super::eval::evaluate_with(&super::eval::TABLES, self.board()) as f32;
+        if self.side_to_move() == crate::game::Side::First { e } else { -e }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,7 +180,7 @@ mod tests {
             let game = Chess::from_fen(fen).unwrap();
             assert!(game.linear_eval(&mut eval), "{fen}");
             let white = eval.value(&p);
-            let stm = game.static_eval();
+            let stm = game.clone().with_network(None).static_eval();
             let engine = if game.side_to_move() == Side::First { stm } else { -stm };
             assert!((white - engine as f32).abs() <= 3.0, "{fen}: linear {white}, evaluation {engine}");
         }

@@ -1,0 +1,396 @@
+//! Training a small network evaluation on self-play positions ([`selfplay`](super::selfplay)'s
+//! `POSITION;result;score` lines): sparse inputs into one hidden layer per side (the side to move's and the
+//! other's, the same weights), squared clipped ReLU, one output. The output, in units of the logistic's
+//! argument, predicts `lambda · result + (1 - lambda) · sigmoid(K · score)` through a sigmoid, where K is the
+//! scale at which the game's hand-written evaluation best predicts the results; an output unit is then worth
+//! 1 / K of the game's centi-units, so the network's scores keep the scale the search's margins were set for.
+//!
+//! With `residual`, the network learns a correction added to the hand-written evaluation instead of the
+//! whole evaluation.
+//!
+//! Adam on mini-batches, every tenth block of 1,000 positions held out (whole games, as in [`super::fit`]);
+//! the weights of the epoch with the lowest held-out error are kept. The weights are clipped to what the
+//! engine's quantization can hold.
+
+use std::io::BufRead;
+
+use super::Tunable;
+use super::fit::sigmoid;
+use crate::game::Side;
+use crate::matchplay::Rng;
+
+/// A game whose evaluation can be a network trained here.
+pub trait NetTrainable: Tunable {
+    /// How many inputs the network has.
+    const NET_INPUTS: usize;
+
+    /// The inputs that are on in this position, seen from the first side (White); false to leave the
+    /// position out.
+    fn net_features(&self, out: &mut Vec<u16>) -> bool;
+
+    /// An input seen from the first side, as the second side sees it.
+    fn net_mirror(feature: u16) -> u16;
+
+    /// The hand-written evaluation from the first side's view.
+    fn hand_eval(&self) -> f32;
+}
+
+/// A network in floating point.
+#[derive(Clone, Debug)]
+pub struct FloatNet {
+    pub inputs: usize,
+    pub hidden: usize,
+    /// `inputs × hidden`, input-major.
+    pub w1: Vec<f32>,
+    pub b1: Vec<f32>,
+    /// `2 × hidden`: the side to move's half, then the other's.
+    pub w2: Vec<f32>,
+    pub b2: f32,
+}
+
+/// The largest first-layer weight or bias (the engine's accumulators are 16-bit).
+pub const W1_LIMIT: f32 = 1.98;
+/// The largest output weight (the engine's output sum is 32-bit).
+pub const W2_LIMIT: f32 = 1.98;
+
+impl FloatNet {
+    fn new(inputs: usize, hidden: usize, rng: &mut Rng) -> FloatNet {
+        let mut uniform = |scale: f32| (rng.unit() as f32 * 2.0 - 1.0) * scale;
+        let w1 = (0..inputs * hidden).map(|_| uniform(0.1)).collect();
+        let b1 = (0..hidden).map(|_| 0.1 + uniform(0.05)).collect();
+        let w2 = (0..2 * hidden).map(|_| uniform(0.1)).collect();
+        FloatNet { inputs, hidden, w1, b1, w2, b2: 0.0 }
+    }
+
+    fn len(&self) -> usize {
+        self.w1.len() + self.b1.len() + self.w2.len() + 1
+    }
+
+    /// The output (logistic units) for features seen by the side to move (`own`) and the other side.
+    fn forward(&self, own: &[u16], other: &[u16], acc: &mut [f32]) -> f32 {
+        let h = self.hidden;
+        let (a0, a1) = acc.split_at_mut(h);
+        for (view, a) in [(own, a0), (other, a1)] {
+            a.copy_from_slice(&self.b1);
+            for &f in view {
+                let row = &self.w1[f as usize * h..][..h];
+                for (x, w) in a.iter_mut().zip(row) {
+                    *x += w;
+                }
+            }
+        }
+        let mut out = self.b2;
+        for (x, w) in acc.iter().zip(&self.w2) {
+            let c = x.clamp(0.0, 1.0);
+            out += c * c * w;
+        }
+        out
+    }
+}
+
+struct Samples {
+    features: Vec<u16>,
+    start: Vec<u32>,
+    /// The side to move is the first side.
+    first_to_move: Vec<bool>,
+    result: Vec<f32>,
+    score: Vec<f32>,
+    hand: Vec<f32>,
+}
+
+impl Samples {
+    fn new() -> Samples {
+        Samples {
+            features: Vec::new(),
+            start: vec![0],
+            first_to_move: Vec::new(),
+            result: Vec::new(),
+            score: Vec::new(),
+            hand: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.result.len()
+    }
+
+    fn features(&self, i: usize) -> &[u16] {
+        &self.features[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
+/// The training's settings.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub hidden: usize,
+    pub epochs: usize,
+    pub lambda: f32,
+    pub batch: usize,
+    pub rate: f32,
+    /// The network corrects the hand-written evaluation.
+    pub residual: bool,
+    pub threads: usize,
+    pub seed: u64,
+}
+
+/// What the training learned.
+pub struct Trained {
+    pub net: FloatNet,
+    /// Centi-units per output unit (1 / K).
+    pub scale: f32,
+    pub best_epoch: usize,
+    pub best_error: f64,
+    /// The held-out error of the hand-written evaluation alone, at K.
+    pub hand_error: f64,
+}
+
+/// Read the positions of `paths` into training and held-out sets; how many were left out.
+fn load<G: NetTrainable>(paths: &[String]) -> Result<(Samples, Samples, usize), String> {
+    let (mut train, mut valid, mut skipped) = (Samples::new(), Samples::new(), 0usize);
+    let mut features = Vec::new();
+    let mut n = 0usize;
+    for path in paths {
+        let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+        for (line_no, line) in std::io::BufReader::new(file).lines().enumerate() {
+            let at = || format!("{path}:{}", line_no + 1);
+            let line = line.map_err(|e| format!("{}: {e}", at()))?;
+            let (position, result, score) = super::fit::parse_line(&line).map_err(|e| format!("{}: {e}", at()))?;
+            let game = G::parse_position(position, None).map_err(|e| format!("{}: {e}", at()))?;
+            if !game.net_features(&mut features) {
+                skipped += 1;
+                continue;
+            }
+            n += 1;
+            let s = if (n / 1000) % 10 == 9 { &mut valid } else { &mut train };
+            s.features.extend_from_slice(&features);
+            s.start.push(s.features.len() as u32);
+            s.first_to_move.push(game.side_to_move() == Side::First);
+            s.result.push(result);
+            s.score.push(score);
+            s.hand.push(game.hand_eval());
+        }
+    }
+    Ok((train, valid, skipped))
+}
+
+/// The K at which the hand-written evaluation best predicts the results.
+fn fit_k(data: &Samples) -> f32 {
+    let error = |k: f32| -> f64 {
+        (0..data.len()).map(|i| f64::from(data.result[i] - sigmoid(k * data.hand[i])).powi(2)).sum::<f64>()
+    };
+    let mut best = (f64::INFINITY, 0.0f32);
+    let mut k = 0.0005f32;
+    while k <= 0.05 {
+        let e = error(k);
+        if e < best.0 {
+            best = (e, k);
+        }
+        k *= 1.02;
+    }
+    best.1
+}
+
+/// Sample `i`'s target and the hand-written part of its output, both from the side to move's view.
+#[inline]
+fn target(s: &Samples, i: usize, k: f32, lambda: f32, residual: bool) -> (f32, f32) {
+    let t = lambda * s.result[i] + (1.0 - lambda) * sigmoid(k * s.score[i]);
+    let base = if residual { k * s.hand[i] } else { 0.0 };
+    if s.first_to_move[i] { (t, base) } else { (1.0 - t, -base) }
+}
+
+/// Both views of sample `i`: (the side to move's, the other's).
+fn views<G: NetTrainable>(s: &Samples, i: usize, buf: &mut Vec<u16>) -> (usize, bool) {
+    let f = s.features(i);
+    buf.clear();
+    buf.extend_from_slice(f);
+    buf.extend(f.iter().map(|&x| G::net_mirror(x)));
+    (f.len(), s.first_to_move[i])
+}
+
+fn error<G: NetTrainable>(net: &FloatNet, s: &Samples, k: f32, o: &Options) -> f64 {
+    let mut acc = vec![0.0; 2 * net.hidden];
+    let mut buf = Vec::new();
+    let mut sum = 0.0f64;
+    for i in 0..s.len() {
+        let (n, first) = views::<G>(s, i, &mut buf);
+        let (white, black) = buf.split_at(n);
+        let (own, other) = if first { (white, black) } else { (black, white) };
+        let (t, base) = target(s, i, k, o.lambda, o.residual);
+        let p = sigmoid(net.forward(own, other, &mut acc) + base);
+        sum += f64::from(p - t).powi(2);
+    }
+    sum / s.len().max(1) as f64
+}
+
+/// Gradients of the summed squared error over `batch` into `grad` (laid out as [`FloatNet`]: w1, b1, w2, b2).
+fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32, o: &Options, grad: &mut [f32]) {
+    let h = net.hidden;
+    let mut acc = vec![0.0; 2 * h];
+    let mut dacc = vec![0.0; 2 * h];
+    let mut buf = Vec::new();
+    let (gw1, rest) = grad.split_at_mut(net.w1.len());
+    let (gb1, rest) = rest.split_at_mut(h);
+    let (gw2, gb2) = rest.split_at_mut(2 * h);
+    for &i in batch {
+        let i = i as usize;
+        let (n, first) = views::<G>(s, i, &mut buf);
+        let (white, black) = buf.split_at(n);
+        let (own, other) = if first { (white, black) } else { (black, white) };
+        let (t, base) = target(s, i, k, o.lambda, o.residual);
+        let p = sigmoid(net.forward(own, other, &mut acc) + base);
+        let g = 2.0 * (p - t) * p * (1.0 - p);
+        gb2[0] += g;
+        for j in 0..2 * h {
+            let x = acc[j];
+            let c = x.clamp(0.0, 1.0);
+            gw2[j] += g * c * c;
+            dacc[j] = if x > 0.0 && x < 1.0 { g * net.w2[j] * 2.0 * x } else { 0.0 };
+        }
+        for (view, d) in [(own, &dacc[..h]), (other, &dacc[h..])] {
+            for (b, x) in gb1.iter_mut().zip(d) {
+                *b += x;
+            }
+            for &f in view {
+                let row = &mut gw1[f as usize * h..][..h];
+                for (w, x) in row.iter_mut().zip(d) {
+                    *w += x;
+                }
+            }
+        }
+    }
+}
+
+/// Train a network on the positions of `paths`; `report` hears each epoch's training and held-out error.
+pub fn train<G: NetTrainable>(
+    paths: &[String],
+    o: &Options,
+    report: &mut dyn FnMut(String),
+) -> Result<Trained, String> {
+    let (train, valid, skipped) = load::<G>(paths)?;
+    if train.len() == 0 || valid.len() == 0 {
+        return Err(format!(
+            "{} training and {} held-out positions: too few to train on (10,000 at least)",
+            train.len(),
+            valid.len()
+        ));
+    }
+    let k = fit_k(&train);
+    let mut rng = Rng(o.seed);
+    let mut net = FloatNet::new(G::NET_INPUTS, o.hidden, &mut rng);
+    if o.residual {
+        net.w2.iter_mut().for_each(|w| *w = 0.0);
+    }
+    let hand_error = {
+        let mut zero = net.clone();
+        zero.w2.iter_mut().for_each(|w| *w = 0.0);
+        error::<G>(&zero, &valid, k, &Options { residual: true, ..o.clone() })
+    };
+    report(format!(
+        "{} training and {} held-out positions, {skipped} left out; K = {k:.6}; the hand-written evaluation's \
+         held-out error {hand_error:.6}",
+        train.len(),
+        valid.len()
+    ));
+    let n = net.len();
+    let (mut m, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let (beta1, beta2, eps) = (0.9f32, 0.999f32, 1e-8f32);
+    let mut step = 0i32;
+    let mut order: Vec<u32> = (0..train.len() as u32).collect();
+    let mut best = (f64::INFINITY, 0usize, net.clone());
+    let threads = o.threads.max(1);
+    let mut grads = vec![vec![0.0f32; n]; threads];
+    for epoch in 1..=o.epochs {
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        // The rate falls to a tenth over the last quarter of the epochs.
+        let rate = if epoch * 4 > o.epochs * 3 { o.rate * 0.1 } else { o.rate };
+        for batch in order.chunks(o.batch.max(1)) {
+            let per = batch.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                for (g, part) in grads.iter_mut().zip(batch.chunks(per)) {
+                    let (net, train) = (&net, &train);
+                    scope.spawn(move || {
+                        g.iter_mut().for_each(|x| *x = 0.0);
+                        gradients::<G>(net, train, part, k, o, g);
+                    });
+                }
+            });
+            step += 1;
+            let scale = 1.0 / batch.len() as f32;
+            let (c1, c2) = (1.0 - beta1.powi(step), 1.0 - beta2.powi(step));
+            let h = net.hidden;
+            let (w1_len, b1_len) = (net.w1.len(), h);
+            for idx in 0..n {
+                let g: f32 = grads.iter().map(|g| g[idx]).sum::<f32>() * scale;
+                m[idx] = beta1 * m[idx] + (1.0 - beta1) * g;
+                v[idx] = beta2 * v[idx] + (1.0 - beta2) * g * g;
+                let delta = rate * (m[idx] / c1) / ((v[idx] / c2).sqrt() + eps);
+                if idx < w1_len {
+                    net.w1[idx] = (net.w1[idx] - delta).clamp(-W1_LIMIT, W1_LIMIT);
+                } else if idx < w1_len + b1_len {
+                    let j = idx - w1_len;
+                    net.b1[j] = (net.b1[j] - delta).clamp(-W1_LIMIT, W1_LIMIT);
+                } else if idx < n - 1 {
+                    let j = idx - w1_len - b1_len;
+                    net.w2[j] = (net.w2[j] - delta).clamp(-W2_LIMIT, W2_LIMIT);
+                } else {
+                    net.b2 -= delta;
+                }
+            }
+        }
+        let (te, ve) = (error::<G>(&net, &train, k, o), error::<G>(&net, &valid, k, o));
+        report(format!("epoch {epoch}: training error {te:.6}, held-out error {ve:.6}"));
+        if ve < best.0 {
+            best = (ve, epoch, net.clone());
+        }
+    }
+    Ok(Trained { net: best.2, scale: 1.0 / k, best_epoch: best.1, best_error: best.0, hand_error })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Game;
+    use crate::games::chess::{Chess, net};
+
+    #[test]
+    fn the_engine_evaluates_what_the_trained_network_computes() {
+        // A random network of the engine's size, written in the engine's fixed point and read back: the
+        // engine's evaluation of each position is the float network's output in centi-pawns, within rounding.
+        let mut rng = Rng(7);
+        let mut f = FloatNet::new(net::INPUTS, net::HIDDEN, &mut rng);
+        f.w1.iter_mut().for_each(|w| *w *= 3.0);
+        f.b2 = 0.05;
+        let scale = 160.0;
+        let bytes = net::write(&f, scale, false).unwrap();
+        let engine = net::Network::from_bytes(&bytes).unwrap();
+        let mut g = Chess::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
+        let (mut white, mut moves, mut acc) = (Vec::new(), Vec::new(), vec![0.0; 2 * net::HIDDEN]);
+        let mut spread = 0.0f32;
+        for _ in 0..40 {
+            net::white_features(g.board(), &mut white);
+            let black: Vec<u16> = white.iter().map(|&x| net::black_view(x as usize) as u16).collect();
+            let first = g.side_to_move() == Side::First;
+            let (own, other) = if first { (&white, &black) } else { (&black, &white) };
+            let expected = f.forward(own, other, &mut acc) * scale;
+            let got = engine.evaluate(g.board()) as f32;
+            // Rounding: 1/255 on each of 32 first-layer weights, 1/64 on each output weight.
+            let tolerance = 6.0 + expected.abs() * 0.03;
+            assert!((got - expected).abs() <= tolerance, "{}: {got} against {expected}", g.to_fen());
+            spread = spread.max(expected.abs());
+            g.generate_moves(&mut moves);
+            g.make(moves[rng.below(moves.len())]);
+        }
+        assert!(spread > 20.0, "the outputs are not all near zero: {spread}");
+        // A damaged file is refused with a reason.
+        assert!(net::Network::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err().contains("ends inside"));
+        assert!(net::Network::from_bytes(b"KBZNET2\n").unwrap_err().contains("not a kibitz"));
+    }
+
+    #[test]
+    fn the_shipped_network_loads() {
+        let n = crate::games::chess::shipped_network().unwrap();
+        assert!(n.residual);
+    }
+}
