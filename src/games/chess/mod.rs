@@ -45,6 +45,9 @@ pub struct Chess {
     tables: EvalTables,
     /// The network evaluation, if any (instead of the tables' evaluation, or correcting it).
     net: Option<&'static net::Network>,
+    /// With a network: its hidden values for the current position, and for each position in `stack`.
+    acc: net::Accumulator,
+    acc_stack: Vec<net::Accumulator>,
 }
 
 /// A reference to evaluation tables, shown by address only in `Debug` output.
@@ -73,13 +76,17 @@ impl Chess {
     fn from_board(board: Board, chess960: bool) -> Chess {
         let mut history = RepetitionHistory::new();
         history.push(repetition_hash(&board));
+        let net = default_net();
+        let acc = net.map(|n| n.accumulate(&board)).unwrap_or_default();
         Chess {
             board,
             stack: Vec::with_capacity(256),
             history,
             chess960,
             tables: EvalTables(&eval::TABLES),
-            net: default_net(),
+            net,
+            acc,
+            acc_stack: Vec::with_capacity(256),
         }
     }
 
@@ -92,6 +99,10 @@ impl Chess {
     /// The same game, evaluated by the tables alone, or with network `net`.
     pub fn with_network(mut self, net: Option<&'static net::Network>) -> Chess {
         self.net = net;
+        if let Some(n) = net {
+            self.acc = n.accumulate(&self.board);
+            self.acc_stack = self.stack.iter().map(|b| n.accumulate(b)).collect();
+        }
         self
     }
 
@@ -105,7 +116,7 @@ impl Chess {
         if eval::drawish_possible(&self.board) {
             return hand();
         }
-        let v = net.evaluate(&self.board);
+        let v = net.evaluate_from(&self.acc, self.board.side_to_move());
         if net.residual { hand() + v } else { v }
     }
 
@@ -314,6 +325,10 @@ impl Game for Chess {
         self.stack.push(self.board.clone());
         self.board.play_unchecked(m);
         self.history.push(repetition_hash(&self.board));
+        if let (Some(net), Some(before)) = (self.net, self.stack.last()) {
+            self.acc_stack.push(self.acc);
+            net.update(&mut self.acc, before, &self.board);
+        }
     }
 
     #[inline]
@@ -321,6 +336,9 @@ impl Game for Chess {
         if let Some(b) = self.stack.pop() {
             self.board = b;
             self.history.pop();
+            if let Some(acc) = self.acc_stack.pop() {
+                self.acc = acc;
+            }
         }
     }
 
@@ -336,6 +354,9 @@ impl Game for Chess {
         next.set_halfmove_clock(0);
         self.stack.push(std::mem::replace(&mut self.board, next));
         self.history.push(repetition_hash(&self.board));
+        if self.net.is_some() {
+            self.acc_stack.push(self.acc);
+        }
         true
     }
 

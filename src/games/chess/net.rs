@@ -18,8 +18,8 @@
 //! the side (own 0, other 1), its type (pawn to king) and its square, mirrored top to bottom for Black:
 //! `(relative colour · 6 + type) · 64 + square`.
 //!
-//! The accumulators are computed from the board at each evaluation: at this hidden size, that costs less
-//! than the hand-written evaluation, and leaves make and unmake untouched.
+//! The game keeps both sides' hidden values before activation ([`Accumulator`]) along the moves it makes: a
+//! move changes them by the rows of the few pieces that left or arrived ([`Network::update`]).
 
 use cozy_chess::{Board, Color, Piece};
 
@@ -149,23 +149,65 @@ impl Network {
         Ok(Network { w1, b1, w2, b2, scale, residual: flags & FLAG_RESIDUAL != 0 })
     }
 
-    /// The output for the side to move, in centi-pawns.
-    pub fn evaluate(&self, board: &Board) -> i32 {
-        let mut acc = [self.b1; 2];
-        let stm = board.side_to_move();
+    /// The hidden values of both sides for `board`, summed from every piece.
+    pub fn accumulate(&self, board: &Board) -> Accumulator {
+        let mut acc = Accumulator([self.b1; 2]);
         for color in [Color::White, Color::Black] {
             for piece in Piece::ALL {
                 for sq in board.colored_pieces(color, piece) {
-                    let own = feature(stm, color, piece, sq as usize);
-                    let other = feature(!stm, color, piece, sq as usize);
-                    add(&mut acc[0], &self.w1[own]);
-                    add(&mut acc[1], &self.w1[other]);
+                    self.change(&mut acc, color, piece, sq as usize, add);
                 }
             }
         }
-        let sum = activate(&acc[0], &self.w2[0]) + activate(&acc[1], &self.w2[1]);
+        acc
+    }
+
+    /// `acc`, the hidden values of `before`, made those of `after` by the pieces that left or arrived (every
+    /// move, castling, en passant and promotions included, changes only a few).
+    pub fn update(&self, acc: &mut Accumulator, before: &Board, after: &Board) {
+        for color in [Color::White, Color::Black] {
+            for piece in Piece::ALL {
+                let (b, a) = (before.colored_pieces(color, piece), after.colored_pieces(color, piece));
+                if a == b {
+                    continue;
+                }
+                for sq in b & !a {
+                    self.change(acc, color, piece, sq as usize, sub);
+                }
+                for sq in a & !b {
+                    self.change(acc, color, piece, sq as usize, add);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn change(&self, acc: &mut Accumulator, color: Color, piece: Piece, sq: usize, op: fn(&mut [i16; HIDDEN], &[i16; HIDDEN])) {
+        op(&mut acc.0[0], &self.w1[feature(Color::White, color, piece, sq)]);
+        op(&mut acc.0[1], &self.w1[feature(Color::Black, color, piece, sq)]);
+    }
+
+    /// The output for `stm`, the side to move, from the hidden values, in centi-pawns.
+    pub fn evaluate_from(&self, acc: &Accumulator, stm: Color) -> i32 {
+        let (own, other) = (&acc.0[stm as usize], &acc.0[!stm as usize]);
+        let sum = activate(own, &self.w2[0]) + activate(other, &self.w2[1]);
         let units = (sum / QA + self.b2) as f32 / (QA * QB) as f32;
         (units * self.scale).round() as i32
+    }
+
+    /// The output for the side to move of `board`, in centi-pawns, summed from the board.
+    pub fn evaluate(&self, board: &Board) -> i32 {
+        self.evaluate_from(&self.accumulate(board), board.side_to_move())
+    }
+}
+
+/// The hidden values before activation, from White's view and from Black's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accumulator([[i16; HIDDEN]; 2]);
+
+impl Default for Accumulator {
+    fn default() -> Accumulator {
+        Accumulator([[0; HIDDEN]; 2])
     }
 }
 
@@ -173,6 +215,13 @@ impl Network {
 fn add(acc: &mut [i16; HIDDEN], w: &[i16; HIDDEN]) {
     for (a, w) in acc.iter_mut().zip(w) {
         *a = a.wrapping_add(*w);
+    }
+}
+
+#[inline]
+fn sub(acc: &mut [i16; HIDDEN], w: &[i16; HIDDEN]) {
+    for (a, w) in acc.iter_mut().zip(w) {
+        *a = a.wrapping_sub(*w);
     }
 }
 

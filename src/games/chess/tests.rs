@@ -592,3 +592,49 @@ fn gives_check_is_what_making_the_move_shows() {
     }
     assert!(told > 10_000 && checks > 300, "{told} moves told, {checks} checks");
 }
+
+#[test]
+fn the_networks_hidden_values_follow_the_moves() {
+    // Along random games, with null moves and take-backs, the hidden values the game keeps equal those summed
+    // from the board, and the evaluation equals the network's from the board.
+    let net = shipped_network().expect("the shipped network loads");
+    let net: &'static net::Network = Box::leak(Box::new(net));
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut moves = Vec::new();
+    let mut checked = 0;
+    for (fen, _) in PERFT {
+        for _ in 0..3 {
+            let mut g = game(fen).with_network(Some(net));
+            for _ in 0..80 {
+                g.generate_moves(&mut moves);
+                if moves.is_empty() {
+                    break;
+                }
+                match next(10) {
+                    0 if g.make_null() => {}
+                    1 if !g.stack.is_empty() => g.unmake(),
+                    _ => g.make(moves[next(moves.len())]),
+                }
+                assert_eq!(g.acc, net.accumulate(g.board()), "{}", g.to_fen());
+                assert_eq!(
+                    net.evaluate_from(&g.acc, g.board().side_to_move()),
+                    net.evaluate(g.board()),
+                    "{}",
+                    g.to_fen()
+                );
+                checked += 1;
+            }
+            while !g.stack.is_empty() {
+                g.unmake();
+                assert_eq!(g.acc, net.accumulate(g.board()));
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
