@@ -187,6 +187,13 @@ fn net_chess(args: &[String]) -> Result<()> {
     if data.is_empty() || out.is_empty() {
         bail!("net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual]");
     }
+    let hidden = kibitz::games::chess::net::HIDDEN;
+    if o.hidden != hidden {
+        bail!(
+            "--hidden {}: the engine reads networks of {hidden} hidden values (`HIDDEN` in src/games/chess/net.rs)",
+            o.hidden
+        );
+    }
     let start = Instant::now();
     let trained =
         net::train::<Chess>(&data, &o, &mut |line| eprintln!("{line} ({:.0} s)", start.elapsed().as_secs_f64()))
