@@ -154,8 +154,8 @@ impl<G: Game> Searcher<'_, G> {
             let history = if quiet && G::SEARCH_REFINEMENTS { self.history_of(mk) } else { 0 };
             // A quiet move futility or late-move pruning leaves out unless it gives check: where the game can
             // tell that it does not without making it, it is left out here (the same moves as below, sooner).
-            let prunable = i > 0 && quiet && (futile || i >= late_after);
-            if prunable && (!G::CHECK_EXTENSION || self.game.gives_check(m) == Some(false)) {
+            let pruned_unless_check = i > 0 && quiet && (futile || i >= late_after);
+            if pruned_unless_check && (!G::CHECK_EXTENSION || self.game.gives_check(m) == Some(false)) {
                 continue;
             }
             // Static exchange: a quiet move by its margin, a noisy move (and a quiet check, known once the move
@@ -177,7 +177,7 @@ impl<G: Game> Searcher<'_, G> {
                 self.shared.tt.prefetch(self.game.hash());
             }
             let gives_check = G::CHECK_EXTENSION && self.game.in_check();
-            let pruned = prunable && !gives_check;
+            let pruned = pruned_unless_check && !gives_check;
             let see_bad = if gives_check { !see_ok_checking } else { !see_ok };
             if pruned || see_bad {
                 self.game.unmake();

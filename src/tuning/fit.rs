@@ -81,7 +81,23 @@ pub fn sigmoid(x: f32) -> f32 {
 pub fn load<G: Tunable>(paths: &[String]) -> Result<(Samples, Samples, usize), String> {
     let (mut train, mut valid, mut skipped) = (Samples::default(), Samples::default(), 0usize);
     let mut eval = LinearEval::default();
-    let mut n = 0usize;
+    let mut split = HeldOut::default();
+    read_positions::<G>(paths, &mut |game, result, score| {
+        eval.clear();
+        if !game.linear_eval(&mut eval) {
+            skipped += 1;
+        } else if split.next_is_held_out() {
+            valid.push(&eval, result, score);
+        } else {
+            train.push(&eval, result, score);
+        }
+    })?;
+    Ok((train, valid, skipped))
+}
+
+/// Every position of the self-play files `paths` in order, with its result and score, to `each`. Errors name
+/// the file and line.
+pub fn read_positions<G: crate::game::Game>(paths: &[String], each: &mut dyn FnMut(G, f32, f32)) -> Result<(), String> {
     for path in paths {
         let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
         for (line_no, line) in std::io::BufReader::new(file).lines().enumerate() {
@@ -89,16 +105,22 @@ pub fn load<G: Tunable>(paths: &[String]) -> Result<(Samples, Samples, usize), S
             let line = line.map_err(|e| format!("{}: {e}", at()))?;
             let (position, result, score) = parse_line(&line).map_err(|e| format!("{}: {e}", at()))?;
             let game = G::parse_position(position, None).map_err(|e| format!("{}: {e}", at()))?;
-            eval.clear();
-            if !game.linear_eval(&mut eval) {
-                skipped += 1;
-                continue;
-            }
-            n += 1;
-            if (n / 1000) % 10 == 9 { valid.push(&eval, result, score) } else { train.push(&eval, result, score) }
+            each(game, result, score);
         }
     }
-    Ok((train, valid, skipped))
+    Ok(())
+}
+
+/// Which kept positions are held out: every tenth block of 1,000 (whole games, as self-play writes them).
+#[derive(Default)]
+pub struct HeldOut(usize);
+
+impl HeldOut {
+    /// Whether the next kept position is held out.
+    pub fn next_is_held_out(&mut self) -> bool {
+        self.0 += 1;
+        (self.0 / 1000) % 10 == 9
+    }
 }
 
 /// One `POSITION;result;score` line: the position's text, the result (1, ½ or 0) and the score.

@@ -12,8 +12,6 @@
 //! the weights of the epoch with the lowest held-out error are kept. The weights are clipped to what the
 //! engine's quantization can hold.
 
-use std::io::BufRead;
-
 use super::Tunable;
 use super::fit::sigmoid;
 use crate::game::Side;
@@ -144,32 +142,25 @@ pub struct Trained {
     pub hand_error: f64,
 }
 
-/// Read the positions of `paths` into training and held-out sets; how many were left out.
+/// Read the positions of `paths` into training and held-out sets (as [`super::fit::load`] splits them); how
+/// many were left out.
 fn load<G: NetTrainable>(paths: &[String]) -> Result<(Samples, Samples, usize), String> {
     let (mut train, mut valid, mut skipped) = (Samples::new(), Samples::new(), 0usize);
     let mut features = Vec::new();
-    let mut n = 0usize;
-    for path in paths {
-        let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
-        for (line_no, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let at = || format!("{path}:{}", line_no + 1);
-            let line = line.map_err(|e| format!("{}: {e}", at()))?;
-            let (position, result, score) = super::fit::parse_line(&line).map_err(|e| format!("{}: {e}", at()))?;
-            let game = G::parse_position(position, None).map_err(|e| format!("{}: {e}", at()))?;
-            if !game.net_features(&mut features) {
-                skipped += 1;
-                continue;
-            }
-            n += 1;
-            let s = if (n / 1000) % 10 == 9 { &mut valid } else { &mut train };
-            s.features.extend_from_slice(&features);
-            s.start.push(s.features.len() as u32);
-            s.first_to_move.push(game.side_to_move() == Side::First);
-            s.result.push(result);
-            s.score.push(score);
-            s.hand.push(game.hand_eval());
+    let mut split = super::fit::HeldOut::default();
+    super::fit::read_positions::<G>(paths, &mut |game, result, score| {
+        if !game.net_features(&mut features) {
+            skipped += 1;
+            return;
         }
-    }
+        let s = if split.next_is_held_out() { &mut valid } else { &mut train };
+        s.features.extend_from_slice(&features);
+        s.start.push(s.features.len() as u32);
+        s.first_to_move.push(game.side_to_move() == Side::First);
+        s.result.push(result);
+        s.score.push(score);
+        s.hand.push(game.hand_eval());
+    })?;
     Ok((train, valid, skipped))
 }
 
