@@ -380,6 +380,20 @@ mod tests {
     }
 
     #[test]
+    fn a_network_of_another_size_is_written_and_refused_by_this_engine() {
+        // The trainer writes any hidden size (to try one before building the engine for it); the engine
+        // refuses what it is not built for, naming the size.
+        let mut rng = Rng(3);
+        let other = 2 * net::HIDDEN;
+        let f = FloatNet::new(net::INPUTS, other, &mut rng);
+        let bytes = net::write(&f, 160.0, true).unwrap();
+        assert_eq!(bytes.len(), 24 + 2 * (net::INPUTS * other + 3 * other) + 4);
+        let err = net::Network::from_bytes(&bytes).unwrap_err();
+        assert!(err.contains(&format!("{other} hidden values")), "{err}");
+        assert!(net::write(&FloatNet::new(10, net::HIDDEN, &mut rng), 160.0, true).unwrap_err().contains("10 inputs"));
+    }
+
+    #[test]
     fn the_shipped_network_loads() {
         let n = crate::games::chess::shipped_network().unwrap();
         assert!(n.residual);

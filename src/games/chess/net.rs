@@ -235,19 +235,17 @@ fn activate(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i32 {
     sum
 }
 
-/// The network file of a trained network: weights rounded to the engine's fixed point.
+/// The network file of a trained network: weights rounded to the engine's fixed point. Any hidden size is
+/// written; the engine reads only [`HIDDEN`].
 pub fn write(net: &crate::tuning::net::FloatNet, scale: f32, residual: bool) -> Result<Vec<u8>, String> {
-    if net.inputs != INPUTS || net.hidden != HIDDEN {
-        return Err(format!(
-            "a {}x{} network; the engine is built for {INPUTS}x{HIDDEN} (`HIDDEN` in src/games/chess/net.rs)",
-            net.inputs, net.hidden
-        ));
+    if net.inputs != INPUTS {
+        return Err(format!("a network of {} inputs; chess's have {INPUTS}", net.inputs));
     }
     let quantize = |x: f32, q: i32, limit: i32| -> i16 { (x * q as f32).round().clamp(-limit as f32, limit as f32) as i16 };
-    let mut out = Vec::with_capacity(32 + 2 * (net.w1.len() + 3 * HIDDEN) + 4);
+    let mut out = Vec::with_capacity(32 + 2 * (net.w1.len() + 3 * net.hidden) + 4);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(INPUTS as u32).to_le_bytes());
-    out.extend_from_slice(&(HIDDEN as u32).to_le_bytes());
+    out.extend_from_slice(&(net.hidden as u32).to_le_bytes());
     out.extend_from_slice(&(if residual { FLAG_RESIDUAL } else { 0 }).to_le_bytes());
     out.extend_from_slice(&scale.to_bits().to_le_bytes());
     for &w in net.w1.iter().chain(&net.b1) {
