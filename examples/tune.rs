@@ -186,7 +186,20 @@ fn net_chess(args: &[String]) -> Result<()> {
         }
     }
     if data.is_empty() || out.is_empty() {
-        bail!("net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual]");
+        bail!(
+            "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
+             [--threads T] [--seed S]"
+        );
+    }
+    // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.
+    if !(1..=1024).contains(&o.hidden) {
+        bail!("--hidden {}: 1 to 1024", o.hidden);
+    }
+    if o.epochs == 0 || o.batch == 0 || !(1..=64).contains(&o.threads) {
+        bail!("--epochs and --batch must be at least 1, --threads 1 to 64");
+    }
+    if !((0.0..=1.0).contains(&o.lambda) && o.rate > 0.0 && o.rate.is_finite()) {
+        bail!("--lambda is 0 to 1 and --rate a positive number");
     }
     let hidden = kibitz::games::chess::net::HIDDEN;
     if o.hidden != hidden {

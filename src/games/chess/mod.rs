@@ -99,9 +99,12 @@ impl Chess {
     /// The same game, evaluated by the tables alone, or with network `net`.
     pub fn with_network(mut self, net: Option<&'static net::Network>) -> Chess {
         self.net = net;
-        if let Some(n) = net {
-            self.acc = n.accumulate(&self.board);
-            self.acc_stack = self.stack.iter().map(|b| n.accumulate(b)).collect();
+        match net {
+            Some(n) => {
+                self.acc = n.accumulate(&self.board);
+                self.acc_stack = self.stack.iter().map(|b| n.accumulate(b)).collect();
+            }
+            None => self.acc_stack.clear(),
         }
         self
     }

@@ -599,13 +599,7 @@ fn the_networks_hidden_values_follow_the_moves() {
     // from the board, and the evaluation equals the network's from the board.
     let net = shipped_network().expect("the shipped network loads");
     let net: &'static net::Network = Box::leak(Box::new(net));
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut rng = crate::matchplay::Rng(0x2545_f491_4f6c_dd1d);
     let mut moves = Vec::new();
     let mut checked = 0;
     for (fen, _) in PERFT {
@@ -616,10 +610,10 @@ fn the_networks_hidden_values_follow_the_moves() {
                 if moves.is_empty() {
                     break;
                 }
-                match next(10) {
+                match rng.below(10) {
                     0 if g.make_null() => {}
                     1 if !g.stack.is_empty() => g.unmake(),
-                    _ => g.make(moves[next(moves.len())]),
+                    _ => g.make(moves[rng.below(moves.len())]),
                 }
                 assert_eq!(g.acc, net.accumulate(g.board()), "{}", g.to_fen());
                 assert_eq!(
