@@ -6,7 +6,8 @@
 //! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 64] [--epochs 30] [--lambda 0.7]
-//!                                            [--rate 0.001] [--batch 16384] [--residual] [--threads 2] [--seed 1]
+//!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
+//!                                            [--threads 2] [--seed 1]
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
@@ -18,7 +19,8 @@
 //! `--freeze PREFIX` keeps every value whose name starts with PREFIX where it starts.
 //! `net` trains a network evaluation on the DATA files instead ([`kibitz::tuning::net`]) and writes the network
 //! file (chess only: `src/games/chess/net.rs` describes it); `--residual` makes it a correction added to the
-//! hand-written evaluation. A `--hidden` other than the engine's (`HIDDEN` in that file) is trained and written
+//! hand-written evaluation; `--mirror` trains on each training position mirrored left to right as well, where
+//! neither side may castle (never on held-out ones). A `--hidden` other than the engine's (`HIDDEN` in that file) is trained and written
 //! all the same, to judge a size by its held-out error before building the engine for it.
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
@@ -166,6 +168,7 @@ fn net_chess(args: &[String]) -> Result<()> {
         residual: false,
         threads: 2,
         seed: 1,
+        mirror: false,
     };
     let (mut data, mut out) = (Vec::new(), String::new());
     let mut it = args.iter();
@@ -181,6 +184,7 @@ fn net_chess(args: &[String]) -> Result<()> {
             "--threads" => o.threads = value()?.parse()?,
             "--seed" => o.seed = value()?.parse()?,
             "--residual" => o.residual = true,
+            "--mirror" => o.mirror = true,
             s if s.starts_with('-') => bail!("unknown option {s}"),
             s => data.push(s.to_string()),
         }
@@ -188,7 +192,7 @@ fn net_chess(args: &[String]) -> Result<()> {
     if data.is_empty() || out.is_empty() {
         bail!(
             "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
-             [--threads T] [--seed S]"
+             [--mirror] [--threads T] [--seed S]"
         );
     }
     // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.

@@ -31,6 +31,12 @@ pub trait NetTrainable: Tunable {
 
     /// The hand-written evaluation from the first side's view.
     fn hand_eval(&self) -> f32;
+
+    /// A position the rules make equal to this one, to train on as well (chess: the board mirrored left to
+    /// right where neither side may castle); `None` (the default) where there is none.
+    fn net_mirrored(&self) -> Option<Self> {
+        None
+    }
 }
 
 /// A network in floating point.
@@ -112,6 +118,15 @@ impl Samples {
         self.result.len()
     }
 
+    fn push<G: NetTrainable>(&mut self, game: &G, features: &[u16], result: f32, score: f32) {
+        self.features.extend_from_slice(features);
+        self.start.push(self.features.len() as u32);
+        self.first_to_move.push(game.side_to_move() == Side::First);
+        self.result.push(result);
+        self.score.push(score);
+        self.hand.push(game.hand_eval());
+    }
+
     fn features(&self, i: usize) -> &[u16] {
         &self.features[self.start[i] as usize..self.start[i + 1] as usize]
     }
@@ -129,6 +144,8 @@ pub struct Options {
     pub residual: bool,
     pub threads: usize,
     pub seed: u64,
+    /// Train on [`NetTrainable::net_mirrored`]'s positions too (never held out).
+    pub mirror: bool,
 }
 
 /// What the training learned.
@@ -144,7 +161,7 @@ pub struct Trained {
 
 /// Read the positions of `paths` into training and held-out sets (as [`super::fit::load`] splits them); how
 /// many were left out.
-fn load<G: NetTrainable>(paths: &[String]) -> Result<(Samples, Samples, usize), String> {
+fn load<G: NetTrainable>(paths: &[String], mirror: bool) -> Result<(Samples, Samples, usize), String> {
     let (mut train, mut valid, mut skipped) = (Samples::new(), Samples::new(), 0usize);
     let mut features = Vec::new();
     let mut split = super::fit::HeldOut::default();
@@ -153,13 +170,16 @@ fn load<G: NetTrainable>(paths: &[String]) -> Result<(Samples, Samples, usize), 
             skipped += 1;
             return;
         }
-        let s = if split.next_is_held_out() { &mut valid } else { &mut train };
-        s.features.extend_from_slice(&features);
-        s.start.push(s.features.len() as u32);
-        s.first_to_move.push(game.side_to_move() == Side::First);
-        s.result.push(result);
-        s.score.push(score);
-        s.hand.push(game.hand_eval());
+        let held_out = split.next_is_held_out();
+        let s = if held_out { &mut valid } else { &mut train };
+        s.push(&game, &features, result, score);
+        if mirror
+            && !held_out
+            && let Some(m) = game.net_mirrored()
+            && m.net_features(&mut features)
+        {
+            s.push(&m, &features, result, score);
+        }
     })?;
     Ok((train, valid, skipped))
 }
@@ -257,7 +277,7 @@ pub fn train<G: NetTrainable>(
     o: &Options,
     report: &mut dyn FnMut(String),
 ) -> Result<Trained, String> {
-    let (train, valid, skipped) = load::<G>(paths)?;
+    let (train, valid, skipped) = load::<G>(paths, o.mirror)?;
     if train.len() == 0 || valid.len() == 0 {
         return Err(format!(
             "{} training and {} held-out positions: too few to train on (10,000 at least)",

@@ -154,6 +154,30 @@ impl NetTrainable for Chess {
         let e = super::eval::evaluate_with(&super::eval::TABLES, self.board()) as f32;
         if self.side_to_move() == crate::game::Side::First { e } else { -e }
     }
+
+    /// The board mirrored left to right, where neither side may castle (castling is the only rule that
+    /// tells the a-file from the h-file).
+    fn net_mirrored(&self) -> Option<Self> {
+        let b = self.board();
+        let castles = [cozy_chess::Color::White, cozy_chess::Color::Black].iter().any(|&c| {
+            let r = b.castle_rights(c);
+            r.short.is_some() || r.long.is_some()
+        });
+        if castles {
+            return None;
+        }
+        let fen = b.to_string();
+        let fields: Vec<&str> = fen.split(' ').collect();
+        let [placement, side, _, passant, halfmove, fullmove] = fields[..] else {
+            return None;
+        };
+        // A rank's characters reversed are the rank mirrored: each is one piece or one run of empty squares.
+        let placement: Vec<String> = placement.split('/').map(|rank| rank.chars().rev().collect()).collect();
+        let passant: String =
+            passant.chars().map(|c| if ('a'..='h').contains(&c) { (b'a' + b'h' - c as u8) as char } else { c }).collect();
+        let mirrored = format!("{} {side} - {passant} {halfmove} {fullmove}", placement.join("/"));
+        Chess::parse_position(&mirrored, Some("fen")).ok()
+    }
 }
 
 #[cfg(test)]
@@ -186,5 +210,24 @@ mod tests {
         }
         // Bare minor pieces: the drawish-ending rule scales the score, which is not linear.
         assert!(!Chess::from_fen("4k3/8/8/8/8/8/8/3NK3 w - - 0 1").unwrap().linear_eval(&mut eval));
+    }
+
+    #[test]
+    fn a_position_mirrored_for_training_is_the_same_game_mirrored() {
+        // Neither side may castle; White's e-pawn has just moved two squares beside Black's d-pawn.
+        let g = Chess::from_fen("4k2r/8/8/8/3pP3/8/8/R3K3 b - e3 0 1").unwrap();
+        let m = g.net_mirrored().expect("no castling: mirrored");
+        assert_eq!(m.board().to_string(), "r2k4/8/8/8/3Pp3/8/8/3K3R b - d3 0 1");
+        assert_eq!(m.legal_moves().len(), g.legal_moves().len());
+        assert_eq!(m.net_mirrored().unwrap().board().to_string(), g.board().to_string());
+        // The network's inputs: each piece on the mirrored square.
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(g.net_features(&mut a) && m.net_features(&mut b));
+        let mut mirrored: Vec<u16> = a.iter().map(|&f| f ^ 7).collect();
+        mirrored.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(mirrored, b);
+        // Castling tells the wings apart: no mirror.
+        assert!(Chess::from_fen("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1").unwrap().net_mirrored().is_none());
     }
 }
