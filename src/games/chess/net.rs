@@ -27,10 +27,13 @@ use cozy_chess::{Board, Color, Piece};
 pub const QA: i32 = 255;
 /// The output weights' scale.
 pub const QB: i32 = 64;
+// The output's sum of 2 · HIDDEN terms, each at most QA² · 2 · QB (the reader refuses output weights beyond
+// ±2 · QB), fits an i32: a wider layer needs a smaller QB or a wider sum.
+const _: () = assert!(2 * HIDDEN as i64 * (QA as i64 * QA as i64) * 2 * QB as i64 <= i32::MAX as i64);
 /// Inputs: 2 colours × 6 types × 64 squares.
 pub const INPUTS: usize = 768;
 /// The hidden layer's size the engine is built for.
-pub const HIDDEN: usize = 64;
+pub const HIDDEN: usize = 128;
 /// The file's first eight bytes.
 pub const MAGIC: &[u8; 8] = b"KBZNET1\n";
 /// Flag bit: the network's output is added to the hand-written evaluation.
