@@ -5,7 +5,7 @@
 //!                                            [node spread 0]
 //! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
-//! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 64] [--epochs 30] [--lambda 0.7]
+//! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 128] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
 //!                                            [--threads 2] [--seed 1]
 //! ```
@@ -20,8 +20,9 @@
 //! `net` trains a network evaluation on the DATA files instead ([`kibitz::tuning::net`]) and writes the network
 //! file (chess only: `src/games/chess/net.rs` describes it); `--residual` makes it a correction added to the
 //! hand-written evaluation; `--mirror` trains on each training position mirrored left to right as well, where
-//! neither side may castle (never on held-out ones). A `--hidden` other than the engine's (`HIDDEN` in that file) is trained and written
-//! all the same, to judge a size by its held-out error before building the engine for it.
+//! neither side may castle (never on held-out ones). A `--hidden` other than the engine's (`HIDDEN` in that
+//! file, the default) is trained and written all the same, to judge a size by its held-out error before
+//! building the engine for it.
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 
