@@ -166,7 +166,7 @@ impl NetTrainable for Chess {
         if castles {
             return None;
         }
-        let fen = b.to_string();
+        let fen = self.to_fen();
         let fields: Vec<&str> = fen.split(' ').collect();
         let [placement, side, _, passant, halfmove, fullmove] = fields[..] else {
             return None;
@@ -176,7 +176,7 @@ impl NetTrainable for Chess {
         let passant: String =
             passant.chars().map(|c| if ('a'..='h').contains(&c) { (b'a' + b'h' - c as u8) as char } else { c }).collect();
         let mirrored = format!("{} {side} - {passant} {halfmove} {fullmove}", placement.join("/"));
-        Chess::parse_position(&mirrored, Some("fen")).ok()
+        Chess::from_fen(&mirrored).ok()
     }
 }
 
