@@ -45,9 +45,10 @@ pub struct Chess {
     tables: EvalTables,
     /// The network evaluation, if any (instead of the tables' evaluation, or correcting it).
     net: Option<&'static net::Network>,
-    /// With a network: its hidden values for the current position, and for each position in `stack`.
-    acc: net::Accumulator,
-    acc_stack: Vec<net::Accumulator>,
+    /// With a network: its hidden values for each position in `stack` and then the current one (at index
+    /// `stack.len()`); entries past that are left from deeper lines, kept so that a move writes its position's
+    /// values in place, neither copied in nor out.
+    accs: Vec<net::Accumulator>,
 }
 
 /// A reference to evaluation tables, shown by address only in `Debug` output.
@@ -77,7 +78,8 @@ impl Chess {
         let mut history = RepetitionHistory::new();
         history.push(repetition_hash(&board));
         let net = default_net();
-        let acc = net.map(|n| n.accumulate(&board)).unwrap_or_default();
+        let mut accs = Vec::with_capacity(256);
+        accs.extend(net.map(|n| n.accumulate(&board)));
         Chess {
             board,
             stack: Vec::with_capacity(256),
@@ -85,8 +87,7 @@ impl Chess {
             chess960,
             tables: EvalTables(&eval::TABLES),
             net,
-            acc,
-            acc_stack: Vec::with_capacity(256),
+            accs,
         }
     }
 
@@ -100,13 +101,21 @@ impl Chess {
     pub fn with_network(mut self, net: Option<&'static net::Network>) -> Chess {
         self.net = net;
         match net {
-            Some(n) => {
-                self.acc = n.accumulate(&self.board);
-                self.acc_stack = self.stack.iter().map(|b| n.accumulate(b)).collect();
-            }
-            None => self.acc_stack.clear(),
+            Some(n) => self.accs = self.stack.iter().chain([&self.board]).map(|b| n.accumulate(b)).collect(),
+            None => self.accs.clear(),
         }
         self
+    }
+
+    /// Right after a move was pushed on `stack`: the hidden values up to the position before it, and the
+    /// entry for the new current position (added if the line is deeper than any before).
+    #[inline]
+    fn next_acc(accs: &mut Vec<net::Accumulator>, plies: usize) -> (&[net::Accumulator], &mut net::Accumulator) {
+        if accs.len() <= plies {
+            accs.push(net::Accumulator::default());
+        }
+        let (done, rest) = accs.split_at_mut(plies);
+        (done, &mut rest[0])
     }
 
     /// The static evaluation of the current position, from the side to move's view: the tables' evaluation,
@@ -119,7 +128,8 @@ impl Chess {
         if eval::drawish_possible(&self.board) {
             return hand();
         }
-        let v = net.evaluate_from(&self.acc, self.board.side_to_move());
+        let Some(acc) = self.accs.get(self.stack.len()) else { return hand() };
+        let v = net.evaluate_from(acc, self.board.side_to_move());
         if net.residual { hand() + v } else { v }
     }
 
@@ -328,9 +338,10 @@ impl Game for Chess {
         self.stack.push(self.board.clone());
         self.board.play_unchecked(m);
         self.history.push(repetition_hash(&self.board));
-        if let (Some(net), Some(before)) = (self.net, self.stack.last()) {
-            self.acc_stack.push(self.acc);
-            net.update(&mut self.acc, before, &self.board);
+        if let Some(net) = self.net {
+            let (done, next) = Self::next_acc(&mut self.accs, self.stack.len());
+            let before = &self.stack[self.stack.len() - 1];
+            net.update(done.last().expect("the position before the move's"), next, before, &self.board);
         }
     }
 
@@ -339,9 +350,6 @@ impl Game for Chess {
         if let Some(b) = self.stack.pop() {
             self.board = b;
             self.history.pop();
-            if let Some(acc) = self.acc_stack.pop() {
-                self.acc = acc;
-            }
         }
     }
 
@@ -358,7 +366,8 @@ impl Game for Chess {
         self.stack.push(std::mem::replace(&mut self.board, next));
         self.history.push(repetition_hash(&self.board));
         if self.net.is_some() {
-            self.acc_stack.push(self.acc);
+            let (done, next) = Self::next_acc(&mut self.accs, self.stack.len());
+            *next = *done.last().expect("the position before the null move's");
         }
         true
     }

@@ -615,9 +615,9 @@ fn the_networks_hidden_values_follow_the_moves() {
                     1 if !g.stack.is_empty() => g.unmake(),
                     _ => g.make(moves[rng.below(moves.len())]),
                 }
-                assert_eq!(g.acc, net.accumulate(g.board()), "{}", g.to_fen());
+                assert_eq!(g.accs[g.stack.len()], net.accumulate(g.board()), "{}", g.to_fen());
                 assert_eq!(
-                    net.evaluate_from(&g.acc, g.board().side_to_move()),
+                    net.evaluate_from(&g.accs[g.stack.len()], g.board().side_to_move()),
                     net.evaluate(g.board()),
                     "{}",
                     g.to_fen()
@@ -626,7 +626,7 @@ fn the_networks_hidden_values_follow_the_moves() {
             }
             while !g.stack.is_empty() {
                 g.unmake();
-                assert_eq!(g.acc, net.accumulate(g.board()));
+                assert_eq!(g.accs[g.stack.len()], net.accumulate(g.board()));
             }
         }
     }
