@@ -7,7 +7,7 @@
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 128] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
-//!                                            [--threads 2] [--seed 1]
+//!                                            [--buckets 1] [--threads 2] [--seed 1]
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
@@ -20,7 +20,8 @@
 //! `net` trains a network evaluation on the DATA files instead ([`kibitz::tuning::net`]) and writes the network
 //! file (chess only: `src/games/chess/net.rs` describes it); `--residual` makes it a correction added to the
 //! hand-written evaluation; `--mirror` trains on each training position mirrored left to right as well, where
-//! neither side may castle (never on held-out ones). A `--hidden` other than the engine's (`HIDDEN` in that
+//! neither side may castle (never on held-out ones); `--buckets B` gives the output B sets of weights, one for
+//! each stage of the game by the count of pieces (`output_bucket` in that file). A `--hidden` other than the engine's (`HIDDEN` in that
 //! file, the default) is trained and written all the same, to judge a size by its held-out error before
 //! building the engine for it.
 //!
@@ -170,6 +171,7 @@ fn net_chess(args: &[String]) -> Result<()> {
         threads: 2,
         seed: 1,
         mirror: false,
+        buckets: 1,
     };
     let (mut data, mut out) = (Vec::new(), String::new());
     let mut it = args.iter();
@@ -186,6 +188,7 @@ fn net_chess(args: &[String]) -> Result<()> {
             "--seed" => o.seed = value()?.parse()?,
             "--residual" => o.residual = true,
             "--mirror" => o.mirror = true,
+            "--buckets" => o.buckets = value()?.parse()?,
             s if s.starts_with('-') => bail!("unknown option {s}"),
             s => data.push(s.to_string()),
         }
@@ -193,12 +196,16 @@ fn net_chess(args: &[String]) -> Result<()> {
     if data.is_empty() || out.is_empty() {
         bail!(
             "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
-             [--mirror] [--threads T] [--seed S]"
+             [--mirror] [--buckets B] [--threads T] [--seed S]"
         );
     }
     // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.
     if !(1..=1024).contains(&o.hidden) {
         bail!("--hidden {}: 1 to 1024", o.hidden);
+    }
+    let max_buckets = kibitz::games::chess::net::MAX_BUCKETS;
+    if !(1..=max_buckets).contains(&o.buckets) {
+        bail!("--buckets {}: 1 to {max_buckets}", o.buckets);
     }
     if o.epochs == 0 || o.batch == 0 || !(1..=64).contains(&o.threads) {
         bail!("--epochs and --batch must be at least 1, --threads 1 to 64");

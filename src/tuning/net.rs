@@ -32,6 +32,10 @@ pub trait NetTrainable: Tunable {
     /// The hand-written evaluation from the first side's view.
     fn hand_eval(&self) -> f32;
 
+    /// Which of `buckets` output weight sets weighs a position with `inputs` inputs on (chess: one piece
+    /// each, so the stage of the game).
+    fn net_output_bucket(inputs: usize, buckets: usize) -> usize;
+
     /// A position the rules make equal to this one, to train on as well (chess: the board mirrored left to
     /// right where neither side may castle); `None` (the default) where there is none.
     fn net_mirrored(&self) -> Option<Self> {
@@ -47,9 +51,10 @@ pub struct FloatNet {
     /// `inputs × hidden`, input-major.
     pub w1: Vec<f32>,
     pub b1: Vec<f32>,
-    /// `2 × hidden`: the side to move's half, then the other's.
+    /// `buckets × 2 × hidden`: per output bucket, the side to move's half, then the other's.
     pub w2: Vec<f32>,
-    pub b2: f32,
+    /// One per output bucket.
+    pub b2: Vec<f32>,
 }
 
 /// The largest first-layer weight or bias (the engine's accumulators are 16-bit).
@@ -58,20 +63,21 @@ pub const W1_LIMIT: f32 = 1.98;
 pub const W2_LIMIT: f32 = 1.98;
 
 impl FloatNet {
-    fn new(inputs: usize, hidden: usize, rng: &mut Rng) -> FloatNet {
+    fn new(inputs: usize, hidden: usize, buckets: usize, rng: &mut Rng) -> FloatNet {
         let mut uniform = |scale: f32| (rng.unit() as f32 * 2.0 - 1.0) * scale;
         let w1 = (0..inputs * hidden).map(|_| uniform(0.1)).collect();
         let b1 = (0..hidden).map(|_| 0.1 + uniform(0.05)).collect();
-        let w2 = (0..2 * hidden).map(|_| uniform(0.1)).collect();
-        FloatNet { inputs, hidden, w1, b1, w2, b2: 0.0 }
+        let w2 = (0..buckets * 2 * hidden).map(|_| uniform(0.1)).collect();
+        FloatNet { inputs, hidden, w1, b1, w2, b2: vec![0.0; buckets] }
     }
 
     fn len(&self) -> usize {
-        self.w1.len() + self.b1.len() + self.w2.len() + 1
+        self.w1.len() + self.b1.len() + self.w2.len() + self.b2.len()
     }
 
-    /// The output (logistic units) for features seen by the side to move (`own`) and the other side.
-    fn forward(&self, own: &[u16], other: &[u16], acc: &mut [f32]) -> f32 {
+    /// The output (logistic units) for features seen by the side to move (`own`) and the other side, weighed
+    /// by output bucket `bucket`.
+    fn forward(&self, own: &[u16], other: &[u16], bucket: usize, acc: &mut [f32]) -> f32 {
         let h = self.hidden;
         let (a0, a1) = acc.split_at_mut(h);
         for (view, a) in [(own, a0), (other, a1)] {
@@ -83,8 +89,8 @@ impl FloatNet {
                 }
             }
         }
-        let mut out = self.b2;
-        for (x, w) in acc.iter().zip(&self.w2) {
+        let mut out = self.b2[bucket];
+        for (x, w) in acc.iter().zip(&self.w2[bucket * 2 * h..][..2 * h]) {
             let c = x.clamp(0.0, 1.0);
             out += c * c * w;
         }
@@ -146,6 +152,8 @@ pub struct Options {
     pub seed: u64,
     /// Train on [`NetTrainable::net_mirrored`]'s positions too (never held out).
     pub mirror: bool,
+    /// Output buckets ([`NetTrainable::net_output_bucket`]); 1 for one output for every position.
+    pub buckets: usize,
 }
 
 /// What the training learned.
@@ -227,7 +235,8 @@ fn error<G: NetTrainable>(net: &FloatNet, s: &Samples, k: f32, o: &Options) -> f
         let (white, black) = buf.split_at(n);
         let (own, other) = if first { (white, black) } else { (black, white) };
         let (t, base) = target(s, i, k, o.lambda, o.residual);
-        let p = sigmoid(net.forward(own, other, &mut acc) + base);
+        let bucket = G::net_output_bucket(n, net.b2.len());
+        let p = sigmoid(net.forward(own, other, bucket, &mut acc) + base);
         sum += f64::from(p - t).powi(2);
     }
     sum / s.len().max(1) as f64
@@ -241,21 +250,23 @@ fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32
     let mut buf = Vec::new();
     let (gw1, rest) = grad.split_at_mut(net.w1.len());
     let (gb1, rest) = rest.split_at_mut(h);
-    let (gw2, gb2) = rest.split_at_mut(2 * h);
+    let (gw2, gb2) = rest.split_at_mut(net.w2.len());
     for &i in batch {
         let i = i as usize;
         let (n, first) = views::<G>(s, i, &mut buf);
         let (white, black) = buf.split_at(n);
         let (own, other) = if first { (white, black) } else { (black, white) };
         let (t, base) = target(s, i, k, o.lambda, o.residual);
-        let p = sigmoid(net.forward(own, other, &mut acc) + base);
+        let bucket = G::net_output_bucket(n, net.b2.len());
+        let p = sigmoid(net.forward(own, other, bucket, &mut acc) + base);
         let g = 2.0 * (p - t) * p * (1.0 - p);
-        gb2[0] += g;
+        gb2[bucket] += g;
+        let (gw2, w2) = (&mut gw2[bucket * 2 * h..][..2 * h], &net.w2[bucket * 2 * h..][..2 * h]);
         for j in 0..2 * h {
             let x = acc[j];
             let c = x.clamp(0.0, 1.0);
             gw2[j] += g * c * c;
-            dacc[j] = if x > 0.0 && x < 1.0 { g * net.w2[j] * 2.0 * x } else { 0.0 };
+            dacc[j] = if x > 0.0 && x < 1.0 { g * w2[j] * 2.0 * x } else { 0.0 };
         }
         for (view, d) in [(own, &dacc[..h]), (other, &dacc[h..])] {
             for (b, x) in gb1.iter_mut().zip(d) {
@@ -287,7 +298,7 @@ pub fn train<G: NetTrainable>(
     }
     let k = fit_k(&train);
     let mut rng = Rng(o.seed);
-    let mut net = FloatNet::new(G::NET_INPUTS, o.hidden, &mut rng);
+    let mut net = FloatNet::new(G::NET_INPUTS, o.hidden, o.buckets.max(1), &mut rng);
     if o.residual {
         net.w2.iter_mut().for_each(|w| *w = 0.0);
     }
@@ -330,8 +341,7 @@ pub fn train<G: NetTrainable>(
             step += 1;
             let scale = 1.0 / batch.len() as f32;
             let (c1, c2) = (1.0 - beta1.powi(step), 1.0 - beta2.powi(step));
-            let h = net.hidden;
-            let (w1_len, b1_len) = (net.w1.len(), h);
+            let (w1_len, b1_len, w2_len) = (net.w1.len(), net.b1.len(), net.w2.len());
             for idx in 0..n {
                 let g: f32 = grads.iter().map(|g| g[idx]).sum::<f32>() * scale;
                 m[idx] = beta1 * m[idx] + (1.0 - beta1) * g;
@@ -342,11 +352,11 @@ pub fn train<G: NetTrainable>(
                 } else if idx < w1_len + b1_len {
                     let j = idx - w1_len;
                     net.b1[j] = (net.b1[j] - delta).clamp(-W1_LIMIT, W1_LIMIT);
-                } else if idx < n - 1 {
+                } else if idx < w1_len + b1_len + w2_len {
                     let j = idx - w1_len - b1_len;
                     net.w2[j] = (net.w2[j] - delta).clamp(-W2_LIMIT, W2_LIMIT);
                 } else {
-                    net.b2 -= delta;
+                    net.b2[idx - w1_len - b1_len - w2_len] -= delta;
                 }
             }
         }
@@ -368,35 +378,56 @@ mod tests {
     #[test]
     fn the_engine_evaluates_what_the_trained_network_computes() {
         // A random network of the engine's size, written in the engine's fixed point and read back: the
-        // engine's evaluation of each position is the float network's output in centi-pawns, within rounding.
-        let mut rng = Rng(7);
-        let mut f = FloatNet::new(net::INPUTS, net::HIDDEN, &mut rng);
-        f.w1.iter_mut().for_each(|w| *w *= 3.0);
-        f.b2 = 0.05;
-        let scale = 160.0;
-        let bytes = net::write(&f, scale, false).unwrap();
-        let engine = net::Network::from_bytes(&bytes).unwrap();
-        let mut g = Chess::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
-        let (mut white, mut moves, mut acc) = (Vec::new(), Vec::new(), vec![0.0; 2 * net::HIDDEN]);
-        let mut spread = 0.0f32;
-        for _ in 0..40 {
-            net::white_features(g.board(), &mut white);
-            let black: Vec<u16> = white.iter().map(|&x| net::black_view(x as usize) as u16).collect();
-            let first = g.side_to_move() == Side::First;
-            let (own, other) = if first { (&white, &black) } else { (&black, &white) };
-            let expected = f.forward(own, other, &mut acc) * scale;
-            let got = engine.evaluate(g.board()) as f32;
-            // Rounding: 1/255 on each of 32 first-layer weights, 1/64 on each output weight.
-            let tolerance = 6.0 + expected.abs() * 0.03;
-            assert!((got - expected).abs() <= tolerance, "{}: {got} against {expected}", g.to_fen());
-            spread = spread.max(expected.abs());
-            g.generate_moves(&mut moves);
-            g.make(moves[rng.below(moves.len())]);
+        // engine's evaluation of each position is the float network's output in centi-pawns, within rounding,
+        // with one output bucket (the first file format) and with eight (the second), along a game that
+        // goes from 32 pieces down through several buckets.
+        for buckets in [1, 8] {
+            let mut rng = Rng(7);
+            let mut f = FloatNet::new(net::INPUTS, net::HIDDEN, buckets, &mut rng);
+            f.w1.iter_mut().for_each(|w| *w *= 3.0);
+            // Biases 48 centi-pawns apart, so that a wrong bucket shows.
+            f.b2.iter_mut().enumerate().for_each(|(i, b)| *b = 0.3 * i as f32 - 1.0);
+            let scale = 160.0;
+            let bytes = net::write(&f, scale, false).unwrap();
+            assert_eq!(&bytes[..8], if buckets == 1 { net::MAGIC_V1 } else { net::MAGIC });
+            let engine = net::Network::from_bytes(&bytes).unwrap();
+            let mut g = Chess::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
+            let (mut white, mut moves, mut acc) = (Vec::new(), Vec::new(), vec![0.0; 2 * net::HIDDEN]);
+            let (mut spread, mut seen) = (0.0f32, std::collections::BTreeSet::new());
+            for _ in 0..120 {
+                net::white_features(g.board(), &mut white);
+                let black: Vec<u16> = white.iter().map(|&x| net::black_view(x as usize) as u16).collect();
+                let first = g.side_to_move() == Side::First;
+                let (own, other) = if first { (&white, &black) } else { (&black, &white) };
+                let bucket = Chess::net_output_bucket(white.len(), buckets);
+                seen.insert(bucket);
+                let expected = f.forward(own, other, bucket, &mut acc) * scale;
+                let got = engine.evaluate(g.board()) as f32;
+                // Rounding: 1/255 on each of 32 first-layer weights, 1/64 on each output weight.
+                let tolerance = 8.0 + expected.abs() * 0.04;
+                assert!((got - expected).abs() <= tolerance, "{}: {got} against {expected}", g.to_fen());
+                spread = spread.max(expected.abs());
+                g.generate_moves(&mut moves);
+                // Captures first, to come down through the stages of the game.
+                let theirs = g.board().colors(!g.board().side_to_move());
+                let captures: Vec<_> = moves.iter().copied().filter(|m| theirs.has(m.to)).collect();
+                let pick = if captures.is_empty() { &moves } else { &captures };
+                if pick.is_empty() {
+                    break;
+                }
+                g.make(pick[rng.below(pick.len())]);
+            }
+            assert!(spread > 20.0, "the outputs are not all near zero: {spread}");
+            assert!(seen.len() >= buckets.min(4), "{buckets} buckets, {seen:?} seen");
+            // A damaged file is refused with a reason.
+            assert!(net::Network::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err().contains("ends inside"));
         }
-        assert!(spread > 20.0, "the outputs are not all near zero: {spread}");
-        // A damaged file is refused with a reason.
-        assert!(net::Network::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err().contains("ends inside"));
-        assert!(net::Network::from_bytes(b"KBZNET2\n").unwrap_err().contains("not a kibitz"));
+        assert!(net::Network::from_bytes(b"KBZNET9\n").unwrap_err().contains("not a kibitz"));
+        // A bucket count out of range is refused, naming it.
+        let mut rng = Rng(9);
+        let mut bytes = net::write(&FloatNet::new(net::INPUTS, net::HIDDEN, 2, &mut rng), 160.0, true).unwrap();
+        bytes[24..28].copy_from_slice(&0u32.to_le_bytes());
+        assert!(net::Network::from_bytes(&bytes).unwrap_err().contains("0 output buckets"));
     }
 
     #[test]
@@ -405,12 +436,14 @@ mod tests {
         // refuses what it is not built for, naming the size.
         let mut rng = Rng(3);
         let other = 2 * net::HIDDEN;
-        let f = FloatNet::new(net::INPUTS, other, &mut rng);
+        let f = FloatNet::new(net::INPUTS, other, 1, &mut rng);
         let bytes = net::write(&f, 160.0, true).unwrap();
         assert_eq!(bytes.len(), 24 + 2 * (net::INPUTS * other + 3 * other) + 4);
         let err = net::Network::from_bytes(&bytes).unwrap_err();
         assert!(err.contains(&format!("{other} hidden values")), "{err}");
-        assert!(net::write(&FloatNet::new(10, net::HIDDEN, &mut rng), 160.0, true).unwrap_err().contains("10 inputs"));
+        assert!(
+            net::write(&FloatNet::new(10, net::HIDDEN, 1, &mut rng), 160.0, true).unwrap_err().contains("10 inputs")
+        );
     }
 
     #[test]

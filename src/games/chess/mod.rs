@@ -129,7 +129,7 @@ impl Chess {
             return hand();
         }
         let Some(acc) = self.accs.get(self.stack.len()) else { return hand() };
-        let v = net.evaluate_from(acc, self.board.side_to_move());
+        let v = net.evaluate_from(acc, &self.board);
         if net.residual { hand() + v } else { v }
     }
 

@@ -4,14 +4,18 @@
 //! The file format (written by the tuner's network trainer, [`crate::tuning::net`]), little-endian:
 //!
 //! ```text
-//! "KBZNET1\n"                  8 bytes
+//! "KBZNET2\n"                  8 bytes ("KBZNET1\n": one output bucket, and no count of them)
 //! inputs: u32 (768), hidden: u32 (H), flags: u32 (bit 0: the output corrects the hand-written evaluation)
 //! centi-pawns per output unit: f32
+//! output buckets: u32 (B, 1 to 32)
 //! W1: inputs × H i16, input-major (scaled by QA)
 //! b1: H i16 (QA)
-//! w2: 2 × H i16 (QB; the side to move's half first)
-//! b2: i32 (QA × QB)
+//! w2: B × 2 × H i16 (QB; each bucket's side to move's half first)
+//! b2: B × i32 (QA × QB)
 //! ```
+//!
+//! The output weights and bias are chosen by how many pieces are on the board ([`output_bucket`]): the
+//! hidden layer is shared, and each stage of the game weighs it its own way.
 //!
 //! The hidden values are clipped to [0, QA] and squared, so the output is
 //! `(Σ clip(h)² · w2 / QA + b2) / (QA · QB)` output units. A side's view of a piece is its colour relative to
@@ -35,7 +39,11 @@ pub const INPUTS: usize = 768;
 /// The hidden layer's size the engine is built for.
 pub const HIDDEN: usize = 128;
 /// The file's first eight bytes.
-pub const MAGIC: &[u8; 8] = b"KBZNET1\n";
+pub const MAGIC: &[u8; 8] = b"KBZNET2\n";
+/// The first eight bytes of the format before output buckets (one bucket, no count).
+pub const MAGIC_V1: &[u8; 8] = b"KBZNET1\n";
+/// The most output buckets a file may have.
+pub const MAX_BUCKETS: usize = 32;
 /// Flag bit: the network's output is added to the hand-written evaluation.
 pub const FLAG_RESIDUAL: u32 = 1;
 
@@ -44,8 +52,9 @@ pub const FLAG_RESIDUAL: u32 = 1;
 pub struct Network {
     w1: Vec<[i16; HIDDEN]>,
     b1: [i16; HIDDEN],
-    w2: [[i16; HIDDEN]; 2],
-    b2: i32,
+    /// Per output bucket: the side to move's half, the other's.
+    w2: Vec<[[i16; HIDDEN]; 2]>,
+    b2: Vec<i32>,
     /// Centi-pawns per output unit.
     scale: f32,
     /// The output corrects the hand-written evaluation instead of replacing it.
@@ -56,7 +65,7 @@ pub struct Network {
 
 impl std::fmt::Debug for Network {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Network({INPUTS}x{HIDDEN}, residual {})", self.residual)
+        write!(f, "Network({INPUTS}x{HIDDEN}x{}, residual {})", self.b2.len(), self.residual)
     }
 }
 
@@ -66,6 +75,13 @@ pub fn feature(view: Color, color: Color, piece: Piece, square: usize) -> usize 
     let relative = usize::from(color != view);
     let sq = if view == Color::White { square } else { square ^ 56 };
     (relative * 6 + piece as usize) * 64 + sq
+}
+
+/// The output bucket of a position with `pieces` pieces (kings included) among `buckets`: the 32 possible
+/// counts in equal runs, fewest pieces first.
+#[inline]
+pub fn output_bucket(pieces: usize, buckets: usize) -> usize {
+    (pieces.saturating_sub(1) * buckets / 32).min(buckets - 1)
 }
 
 /// Every piece of the board as its feature from White's view; [`black_view`] gives the same piece's from
@@ -114,9 +130,11 @@ impl Network {
     /// Read a network file; an error names what is wrong with it.
     pub fn from_bytes(mut bytes: &[u8]) -> Result<Network, String> {
         let b = &mut bytes;
-        if take(b, 8, "the header")? != MAGIC {
-            return Err("not a kibitz chess network (the file does not start with KBZNET1)".into());
-        }
+        let version_2 = match take(b, 8, "the header")? {
+            m if m == MAGIC => true,
+            m if m == MAGIC_V1 => false,
+            _ => return Err("not a kibitz chess network (the file does not start with KBZNET2 or KBZNET1)".into()),
+        };
         let inputs = u32_at(b, "the header")?;
         let hidden = u32_at(b, "the header")?;
         let flags = u32_at(b, "the header")?;
@@ -133,21 +151,28 @@ impl Network {
         if !scale.is_finite() || scale <= 0.0 || scale > 10_000.0 {
             return Err(format!("the network's scale {scale} is not a positive number of centi-pawns"));
         }
+        let buckets = if version_2 { u32_at(b, "the header")? as usize } else { 1 };
+        if !(1..=MAX_BUCKETS).contains(&buckets) {
+            return Err(format!("the network has {buckets} output buckets; 1 to {MAX_BUCKETS} are allowed"));
+        }
         let mut w1 = vec![[0i16; HIDDEN]; INPUTS];
         for row in &mut w1 {
             i16s(b, row, "the first layer's weights")?;
         }
         let mut b1 = [0i16; HIDDEN];
         i16s(b, &mut b1, "the first layer's biases")?;
-        let mut w2 = [[0i16; HIDDEN]; 2];
-        for half in &mut w2 {
+        let mut w2 = vec![[[0i16; HIDDEN]; 2]; buckets];
+        for half in w2.iter_mut().flatten() {
             i16s(b, half, "the output weights")?;
         }
         // Σ of 2H terms of QA² · |w2| must fit an i32.
-        if let Some(w) = w2.iter().flatten().find(|w| i32::from(w.unsigned_abs()) > 2 * QB) {
+        if let Some(w) = w2.iter().flatten().flatten().find(|w| i32::from(w.unsigned_abs()) > 2 * QB) {
             return Err(format!("an output weight {w} is beyond ±{} (the sum could overflow)", 2 * QB));
         }
-        let b2 = u32_at(b, "the output bias")? as i32;
+        let mut b2 = Vec::with_capacity(buckets);
+        for _ in 0..buckets {
+            b2.push(u32_at(b, "the output biases")? as i32);
+        }
         if !b.is_empty() {
             return Err(format!("{} bytes after the network's end", b.len()));
         }
@@ -256,11 +281,14 @@ impl Network {
         op(&mut acc.0[1], &self.w1[feature(Color::Black, color, piece, sq)]);
     }
 
-    /// The output for `stm`, the side to move, from the hidden values, in centi-pawns.
-    pub fn evaluate_from(&self, acc: &Accumulator, stm: Color) -> i32 {
+    /// The output for `board`'s side to move from its hidden values `acc`, in centi-pawns.
+    pub fn evaluate_from(&self, acc: &Accumulator, board: &Board) -> i32 {
+        let stm = board.side_to_move();
+        let bucket = output_bucket(board.occupied().len() as usize, self.b2.len());
         let (own, other) = (&acc.0[stm as usize], &acc.0[!stm as usize]);
-        let sum = self.activate(own, &self.w2[0]) + self.activate(other, &self.w2[1]);
-        let units = (sum / QA + self.b2) as f32 / (QA * QB) as f32;
+        let w2 = &self.w2[bucket];
+        let sum = self.activate(own, &w2[0]) + self.activate(other, &w2[1]);
+        let units = (sum / QA + self.b2[bucket]) as f32 / (QA * QB) as f32;
         (units * self.scale).round() as i32
     }
 
@@ -283,7 +311,7 @@ impl Network {
 
     /// The output for the side to move of `board`, in centi-pawns, summed from the board.
     pub fn evaluate(&self, board: &Board) -> i32 {
-        self.evaluate_from(&self.accumulate(board), board.side_to_move())
+        self.evaluate_from(&self.accumulate(board), board)
     }
 }
 
@@ -387,25 +415,35 @@ mod simd {
 }
 
 /// The network file of a trained network: weights rounded to the engine's fixed point. Any hidden size is
-/// written; the engine reads only [`HIDDEN`].
+/// written; the engine reads only [`HIDDEN`]. One output bucket is written in the first format (as files
+/// were before buckets), more in the second.
 pub fn write(net: &crate::tuning::net::FloatNet, scale: f32, residual: bool) -> Result<Vec<u8>, String> {
     if net.inputs != INPUTS {
         return Err(format!("a network of {} inputs; chess's have {INPUTS}", net.inputs));
     }
+    let buckets = net.b2.len();
+    if !(1..=MAX_BUCKETS).contains(&buckets) || net.w2.len() != buckets * 2 * net.hidden {
+        return Err(format!("{buckets} output buckets (1 to {MAX_BUCKETS}, each of 2 × the hidden size)"));
+    }
     let quantize = |x: f32, q: i32, limit: i32| -> i16 { (x * q as f32).round().clamp(-limit as f32, limit as f32) as i16 };
-    let mut out = Vec::with_capacity(32 + 2 * (net.w1.len() + 3 * net.hidden) + 4);
-    out.extend_from_slice(MAGIC);
+    let mut out = Vec::with_capacity(36 + 2 * (net.w1.len() + net.b1.len() + net.w2.len()) + 4 * buckets);
+    out.extend_from_slice(if buckets == 1 { MAGIC_V1 } else { MAGIC });
     out.extend_from_slice(&(INPUTS as u32).to_le_bytes());
     out.extend_from_slice(&(net.hidden as u32).to_le_bytes());
     out.extend_from_slice(&(if residual { FLAG_RESIDUAL } else { 0 }).to_le_bytes());
     out.extend_from_slice(&scale.to_bits().to_le_bytes());
+    if buckets > 1 {
+        out.extend_from_slice(&(buckets as u32).to_le_bytes());
+    }
     for &w in net.w1.iter().chain(&net.b1) {
         out.extend_from_slice(&quantize(w, QA, i32::from(i16::MAX)).to_le_bytes());
     }
     for &w in &net.w2 {
         out.extend_from_slice(&quantize(w, QB, 2 * QB).to_le_bytes());
     }
-    out.extend_from_slice(&((net.b2 * (QA * QB) as f32).round() as i32).to_le_bytes());
+    for &b in &net.b2 {
+        out.extend_from_slice(&((b * (QA * QB) as f32).round() as i32).to_le_bytes());
+    }
     Ok(out)
 }
 

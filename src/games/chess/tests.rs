@@ -617,7 +617,7 @@ fn the_networks_hidden_values_follow_the_moves() {
                 }
                 assert_eq!(g.accs[g.stack.len()], net.accumulate(g.board()), "{}", g.to_fen());
                 assert_eq!(
-                    net.evaluate_from(&g.accs[g.stack.len()], g.board().side_to_move()),
+                    net.evaluate_from(&g.accs[g.stack.len()], g.board()),
                     net.evaluate(g.board()),
                     "{}",
                     g.to_fen()

@@ -155,6 +155,10 @@ impl NetTrainable for Chess {
         if self.side_to_move() == crate::game::Side::First { e } else { -e }
     }
 
+    fn net_output_bucket(inputs: usize, buckets: usize) -> usize {
+        super::net::output_bucket(inputs, buckets)
+    }
+
     /// The board mirrored left to right, where neither side may castle (castling is the only rule that
     /// tells the a-file from the h-file).
     fn net_mirrored(&self) -> Option<Self> {
