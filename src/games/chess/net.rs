@@ -179,6 +179,13 @@ impl Network {
         Ok(Network { w1, b1, w2, b2, scale, residual: flags & FLAG_RESIDUAL != 0, avx2: has_avx2() })
     }
 
+    /// The same network computed without AVX2, as on a processor that lacks it (for tests).
+    #[cfg(test)]
+    pub(crate) fn without_avx2(mut self) -> Network {
+        self.avx2 = false;
+        self
+    }
+
     /// The hidden values of both sides for `board`, summed from every piece.
     pub fn accumulate(&self, board: &Board) -> Accumulator {
         let mut acc = Accumulator([self.b1; 2]);

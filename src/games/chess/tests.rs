@@ -597,8 +597,13 @@ fn gives_check_is_what_making_the_move_shows() {
 fn the_networks_hidden_values_follow_the_moves() {
     // Along random games, with null moves and take-backs, the hidden values the game keeps equal those summed
     // from the board, and the evaluation equals the network's from the board.
-    let net = shipped_network().expect("the shipped network loads");
-    let net: &'static net::Network = Box::leak(Box::new(net));
+    // With AVX2 where this processor has it, and without.
+    for net in [shipped_network().expect("the shipped network loads"), shipped_network().unwrap().without_avx2()] {
+        hidden_values_follow_the_moves(Box::leak(Box::new(net)));
+    }
+}
+
+fn hidden_values_follow_the_moves(net: &'static net::Network) {
     let mut rng = crate::matchplay::Rng(0x2545_f491_4f6c_dd1d);
     let mut moves = Vec::new();
     let mut checked = 0;
