@@ -60,6 +60,7 @@ pub struct Network {
     /// The output corrects the hand-written evaluation instead of replacing it.
     pub residual: bool,
     /// The processor has AVX2: the hidden layer's loops run 16 values at a time instead of 8.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     avx2: bool,
 }
 
