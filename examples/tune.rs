@@ -21,9 +21,9 @@
 //! file (chess only: `src/games/chess/net.rs` describes it); `--residual` makes it a correction added to the
 //! hand-written evaluation; `--mirror` trains on each training position mirrored left to right as well, where
 //! neither side may castle (never on held-out ones); `--buckets B` gives the output B sets of weights, one for
-//! each stage of the game by the count of pieces (`output_bucket` in that file). A `--hidden` other than the engine's (`HIDDEN` in that
-//! file, the default) is trained and written all the same, to judge a size by its held-out error before
-//! building the engine for it.
+//! each stage of the game by the count of pieces (`output_bucket` in that file). A `--hidden` other than the
+//! engine's (`HIDDEN` in that file, the default) is trained and written all the same, to judge a size by its
+//! held-out error before building the engine for it.
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 

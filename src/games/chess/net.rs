@@ -464,19 +464,13 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn the_vector_activations_sum_what_the_scalar_one_does() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::matchplay::Rng(0x9E37_79B9_7F4A_7C15);
         let extremes = [i16::MIN, -1, 0, 1, QA as i16 - 1, QA as i16, QA as i16 + 1, i16::MAX];
         for round in 0..2000 {
             let mut acc = [0i16; HIDDEN];
             let mut w = [0i16; HIDDEN];
             for (i, (a, w)) in acc.iter_mut().zip(&mut w).enumerate() {
-                let r = next();
+                let r = rng.next_u64();
                 *a = match round % 3 {
                     0 => extremes[(r % 8) as usize],
                     1 => (r % (QA as u64 + 40)) as i16 - 20,
