@@ -408,6 +408,16 @@ fn wait_for_lines(browser: &Browser, what: &str) -> u64 {
         .expect("a count")
 }
 
+/// Where the buttons below the analysis lines are on the page (not the window, which clicks scroll).
+fn control_places(browser: &Browser) -> Value {
+    browser.js(
+        "return ['#load', '#move-form button[type=submit]', '#legal'].map(css => { \
+             const r = document.querySelector(css).getBoundingClientRect(); \
+             return [Math.round(r.left + window.scrollX), Math.round(r.top + window.scrollY)]; })",
+        &[],
+    )
+}
+
 fn board_drawn(browser: &Browser) -> bool {
     browser.js("return document.querySelector('#board svg') !== null", &[]) == json!(true)
 }
@@ -422,6 +432,7 @@ fn exercise_game(browser: &Browser, server: &Server, game: &str, entry: Entry, b
     let mv = converted["moves"][0].as_str().expect("the converted move").to_string();
     let mv = mv.as_str();
     choose_game(browser, game);
+    let controls_before = control_places(browser);
     browser.type_into("#position", position);
     browser.type_into("#setup-moves", "");
     browser.click_css("#load");
@@ -451,6 +462,9 @@ fn exercise_game(browser: &Browser, server: &Server, game: &str, entry: Entry, b
     }
     let lines = wait_for_lines(browser, &format!("for the {game} position"));
     assert!(lines >= 1);
+    // The lines came and change as the search deepens: the controls below them stayed where they were (a
+    // click aimed at a button that moves lands on something else).
+    assert_eq!(control_places(browser), controls_before, "{game}: the controls moved when the lines came");
     assert!(!browser.text("#evalbar-text").trim().is_empty(), "{game}: the evaluation bar shows no score");
     browser.wait(
         &format!("{game}: the search depth"),
