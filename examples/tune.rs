@@ -7,7 +7,7 @@
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 128] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
-//!                                            [--buckets 1] [--threads 2] [--seed 1]
+//!                                            [--buckets 1] [--threads 2] [--seed 1] [--init NETWORK]
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
@@ -23,7 +23,9 @@
 //! neither side may castle (never on held-out ones); `--buckets B` gives the output B sets of weights, one for
 //! each stage of the game by the count of pieces (`output_bucket` in that file). A `--hidden` other than the
 //! engine's (`HIDDEN` in that file, the default) is trained and written all the same, to judge a size by its
-//! held-out error before building the engine for it.
+//! held-out error before building the engine for it. `--init NETWORK` starts from a network file (the shipped
+//! one, say) instead of random weights, to train it further on new positions: its hidden size and buckets are
+//! the training's, and its weights are kept unless an epoch lowers the held-out error below where it started.
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 
@@ -172,14 +174,20 @@ fn net_chess(args: &[String]) -> Result<()> {
         seed: 1,
         mirror: false,
         buckets: 1,
+        init: None,
     };
-    let (mut data, mut out) = (Vec::new(), String::new());
+    let (mut data, mut out, mut init) = (Vec::new(), String::new(), None);
+    let (mut hidden_given, mut buckets_given) = (false, false);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().with_context(|| format!("{a} needs a value"));
         match a.as_str() {
             "-o" => out = value()?.clone(),
-            "--hidden" => o.hidden = value()?.parse()?,
+            "--hidden" => {
+                o.hidden = value()?.parse()?;
+                hidden_given = true;
+            }
+            "--init" => init = Some(value()?.clone()),
             "--epochs" => o.epochs = value()?.parse()?,
             "--lambda" => o.lambda = value()?.parse()?,
             "--rate" => o.rate = value()?.parse()?,
@@ -188,7 +196,10 @@ fn net_chess(args: &[String]) -> Result<()> {
             "--seed" => o.seed = value()?.parse()?,
             "--residual" => o.residual = true,
             "--mirror" => o.mirror = true,
-            "--buckets" => o.buckets = value()?.parse()?,
+            "--buckets" => {
+                o.buckets = value()?.parse()?;
+                buckets_given = true;
+            }
             s if s.starts_with('-') => bail!("unknown option {s}"),
             s => data.push(s.to_string()),
         }
@@ -196,8 +207,29 @@ fn net_chess(args: &[String]) -> Result<()> {
     if data.is_empty() || out.is_empty() {
         bail!(
             "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
-             [--mirror] [--buckets B] [--threads T] [--seed S]"
+             [--mirror] [--buckets B] [--threads T] [--seed S] [--init NETWORK]"
         );
+    }
+    // Training further from a network file: its shape is the training's.
+    if let Some(path) = &init {
+        let bytes = std::fs::read(path).with_context(|| path.clone())?;
+        let (net, scale, residual) =
+            kibitz::games::chess::net::read_float(&bytes).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        if residual != o.residual {
+            bail!(
+                "{path}: the network {} the hand-written evaluation; --residual must say the same",
+                if residual { "corrects" } else { "replaces" }
+            );
+        }
+        if hidden_given && o.hidden != net.hidden || buckets_given && o.buckets != net.b2.len() {
+            bail!(
+                "{path}: {} hidden values and {} output buckets, not what --hidden or --buckets say",
+                net.hidden,
+                net.b2.len()
+            );
+        }
+        (o.hidden, o.buckets) = (net.hidden, net.b2.len());
+        o.init = Some((net, scale));
     }
     // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.
     if !(1..=1024).contains(&o.hidden) {

@@ -154,6 +154,10 @@ pub struct Options {
     pub mirror: bool,
     /// Output buckets ([`NetTrainable::net_output_bucket`]); 1 for one output for every position.
     pub buckets: usize,
+    /// A network to start from instead of random weights (of the same inputs, hidden size and buckets), with
+    /// its centi-units per output unit; its output layer is rescaled to this data's K, so that it starts out
+    /// predicting the centi-units it did.
+    pub init: Option<(FloatNet, f32)>,
 }
 
 /// What the training learned.
@@ -161,6 +165,7 @@ pub struct Trained {
     pub net: FloatNet,
     /// Centi-units per output unit (1 / K).
     pub scale: f32,
+    /// The epoch whose weights are kept; 0 where the training started from a network and no epoch improved on it.
     pub best_epoch: usize,
     pub best_error: f64,
     /// The held-out error of the hand-written evaluation alone, at K.
@@ -282,6 +287,27 @@ fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32
     }
 }
 
+/// `init` (whose output unit is `init_scale` centi-units) as the start of a training at `k`: the same shape as
+/// `o` asks for, its output layer multiplied by `init_scale · k` so that its outputs keep their centi-units.
+fn start_from(init: &FloatNet, init_scale: f32, k: f32, inputs: usize, o: &Options) -> Result<FloatNet, String> {
+    let buckets = o.buckets.max(1);
+    if init.inputs != inputs || init.hidden != o.hidden || init.b2.len() != buckets {
+        return Err(format!(
+            "the network to start from has {} inputs, {} hidden values and {} output buckets; the training asks \
+             for {inputs}, {} and {buckets}",
+            init.inputs,
+            init.hidden,
+            init.b2.len(),
+            o.hidden
+        ));
+    }
+    let mut net = init.clone();
+    let f = init_scale * k;
+    net.w2.iter_mut().for_each(|w| *w = (*w * f).clamp(-W2_LIMIT, W2_LIMIT));
+    net.b2.iter_mut().for_each(|b| *b *= f);
+    Ok(net)
+}
+
 /// Train a network on the positions of `paths`; `report` hears each epoch's training and held-out error.
 pub fn train<G: NetTrainable>(
     paths: &[String],
@@ -298,10 +324,16 @@ pub fn train<G: NetTrainable>(
     }
     let k = fit_k(&train);
     let mut rng = Rng(o.seed);
-    let mut net = FloatNet::new(G::NET_INPUTS, o.hidden, o.buckets.max(1), &mut rng);
-    if o.residual {
-        net.w2.iter_mut().for_each(|w| *w = 0.0);
-    }
+    let mut net = match &o.init {
+        Some((init, init_scale)) => start_from(init, *init_scale, k, G::NET_INPUTS, o)?,
+        None => {
+            let mut net = FloatNet::new(G::NET_INPUTS, o.hidden, o.buckets.max(1), &mut rng);
+            if o.residual {
+                net.w2.iter_mut().for_each(|w| *w = 0.0);
+            }
+            net
+        }
+    };
     let hand_error = {
         let mut zero = net.clone();
         zero.w2.iter_mut().for_each(|w| *w = 0.0);
@@ -318,7 +350,13 @@ pub fn train<G: NetTrainable>(
     let (beta1, beta2, eps) = (0.9f32, 0.999f32, 1e-8f32);
     let mut step = 0i32;
     let mut order: Vec<u32> = (0..train.len() as u32).collect();
+    // A network trained further is kept only where an epoch improves on where it started (epoch 0).
     let mut best = (f64::INFINITY, 0usize, net.clone());
+    if o.init.is_some() {
+        let start = error::<G>(&net, &valid, k, o);
+        report(format!("the starting network's held-out error {start:.6}"));
+        best.0 = start;
+    }
     let threads = o.threads.max(1);
     let mut grads = vec![vec![0.0f32; n]; threads];
     for epoch in 1..=o.epochs {
@@ -444,6 +482,64 @@ mod tests {
         assert!(
             net::write(&FloatNet::new(10, net::HIDDEN, 1, &mut rng), 160.0, true).unwrap_err().contains("10 inputs")
         );
+    }
+
+    #[test]
+    fn a_network_file_reads_back_into_the_floats_it_holds() {
+        // Any hidden size, one bucket (the first format) or several: read back and written again, the file is
+        // the same bytes, and each value is the float it was written from within the rounding.
+        for (hidden, buckets, residual) in [(2 * net::HIDDEN, 8, true), (24, 1, false)] {
+            let mut rng = Rng(11);
+            let mut f = FloatNet::new(net::INPUTS, hidden, buckets, &mut rng);
+            f.b2.iter_mut().enumerate().for_each(|(i, b)| *b = 0.37 * i as f32 - 1.1);
+            let bytes = net::write(&f, 151.5, residual).unwrap();
+            let (back, scale, back_residual) = net::read_float(&bytes).unwrap();
+            assert_eq!((back.hidden, back.b2.len(), scale, back_residual), (hidden, buckets, 151.5, residual));
+            assert_eq!(net::write(&back, scale, residual).unwrap(), bytes);
+            let close =
+                |a: &[f32], b: &[f32], q: i32| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 0.5 / q as f32 + 1e-6);
+            assert!(close(&back.w1, &f.w1, net::QA) && close(&back.b1, &f.b1, net::QA));
+            assert!(close(&back.w2, &f.w2, net::QB) && close(&back.b2, &f.b2, net::QA * net::QB));
+            assert!(net::read_float(&bytes[..bytes.len() - 3]).unwrap_err().contains("ends inside"));
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(net::read_float(&longer).unwrap_err().contains("1 bytes after"));
+        }
+    }
+
+    #[test]
+    fn a_training_started_from_a_network_predicts_what_it_did() {
+        // Started at another K, the network's outputs keep their centi-units: a unit of the file is 150
+        // centi-units, one of the training 1/K.
+        let mut rng = Rng(5);
+        let mut init = FloatNet::new(net::INPUTS, 16, 2, &mut rng);
+        init.w2.iter_mut().for_each(|w| *w *= 0.5);
+        let o = Options {
+            hidden: 16,
+            epochs: 1,
+            lambda: 0.0,
+            batch: 1,
+            rate: 0.001,
+            residual: true,
+            threads: 1,
+            seed: 1,
+            mirror: false,
+            buckets: 2,
+            init: None,
+        };
+        let (init_scale, k) = (150.0, 0.004);
+        let started = start_from(&init, init_scale, k, net::INPUTS, &o).unwrap();
+        let (own, other) = ([3u16, 100, 700], [5u16, 300]);
+        let mut acc = vec![0.0; 32];
+        for bucket in 0..2 {
+            let before = init.forward(&own, &other, bucket, &mut acc) * init_scale;
+            let after = started.forward(&own, &other, bucket, &mut acc) / k;
+            assert!((before - after).abs() < 1e-3 * before.abs().max(1.0), "{before} against {after}");
+        }
+        // Another shape is refused, naming both.
+        let err = start_from(&init, init_scale, k, net::INPUTS, &Options { hidden: 32, ..o.clone() }).unwrap_err();
+        assert!(err.contains("16 hidden values") && err.contains("768, 32 and 2"), "{err}");
+        assert!(start_from(&init, init_scale, k, net::INPUTS, &Options { buckets: 8, ..o }).is_err());
     }
 
     #[test]

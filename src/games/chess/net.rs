@@ -127,34 +127,77 @@ fn i16s(bytes: &mut &[u8], out: &mut [i16], what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What a network file's header says.
+struct Header {
+    hidden: usize,
+    residual: bool,
+    /// Centi-pawns per output unit.
+    scale: f32,
+    buckets: usize,
+}
+
+/// The header of a network file of either format, checked but for the hidden size (the engine and the trainer
+/// accept different ones).
+fn header(b: &mut &[u8]) -> Result<Header, String> {
+    let version_2 = match take(b, 8, "the header")? {
+        m if m == MAGIC => true,
+        m if m == MAGIC_V1 => false,
+        _ => return Err("not a kibitz chess network (the file does not start with KBZNET2 or KBZNET1)".into()),
+    };
+    let inputs = u32_at(b, "the header")?;
+    let hidden = u32_at(b, "the header")?;
+    let flags = u32_at(b, "the header")?;
+    let scale = f32::from_bits(u32_at(b, "the header")?);
+    if inputs as usize != INPUTS {
+        return Err(format!("the network has {inputs} inputs; chess's have {INPUTS}"));
+    }
+    if flags & !FLAG_RESIDUAL != 0 {
+        return Err(format!("unknown flags {flags:#x} in the network's header"));
+    }
+    if !scale.is_finite() || scale <= 0.0 || scale > 10_000.0 {
+        return Err(format!("the network's scale {scale} is not a positive number of centi-pawns"));
+    }
+    let buckets = if version_2 { u32_at(b, "the header")? as usize } else { 1 };
+    if !(1..=MAX_BUCKETS).contains(&buckets) {
+        return Err(format!("the network has {buckets} output buckets; 1 to {MAX_BUCKETS} are allowed"));
+    }
+    Ok(Header { hidden: hidden as usize, residual: flags & FLAG_RESIDUAL != 0, scale, buckets })
+}
+
+/// A network file of any hidden size (1 to 1,024) read back into floating point, to train further from: the
+/// network, its centi-pawns per output unit, and whether it corrects the hand-written evaluation. Writing the
+/// result again ([`write`]) gives the same bytes.
+pub fn read_float(mut bytes: &[u8]) -> Result<(crate::tuning::net::FloatNet, f32, bool), String> {
+    let b = &mut bytes;
+    let Header { hidden, residual, scale, buckets } = header(b)?;
+    if !(1..=1024).contains(&hidden) {
+        return Err(format!("the network has {hidden} hidden values; 1 to 1024 are read"));
+    }
+    let mut floats = |n: usize, q: f32, what: &str| -> Result<Vec<f32>, String> {
+        let mut raw = vec![0i16; n];
+        i16s(b, &mut raw, what)?;
+        Ok(raw.into_iter().map(|x| f32::from(x) / q).collect())
+    };
+    let w1 = floats(INPUTS * hidden, QA as f32, "the first layer's weights")?;
+    let b1 = floats(hidden, QA as f32, "the first layer's biases")?;
+    let w2 = floats(buckets * 2 * hidden, QB as f32, "the output weights")?;
+    let mut b2 = Vec::with_capacity(buckets);
+    for _ in 0..buckets {
+        b2.push(u32_at(b, "the output biases")? as i32 as f32 / (QA * QB) as f32);
+    }
+    if !b.is_empty() {
+        return Err(format!("{} bytes after the network's end", b.len()));
+    }
+    Ok((crate::tuning::net::FloatNet { inputs: INPUTS, hidden, w1, b1, w2, b2 }, scale, residual))
+}
+
 impl Network {
     /// Read a network file; an error names what is wrong with it.
     pub fn from_bytes(mut bytes: &[u8]) -> Result<Network, String> {
         let b = &mut bytes;
-        let version_2 = match take(b, 8, "the header")? {
-            m if m == MAGIC => true,
-            m if m == MAGIC_V1 => false,
-            _ => return Err("not a kibitz chess network (the file does not start with KBZNET2 or KBZNET1)".into()),
-        };
-        let inputs = u32_at(b, "the header")?;
-        let hidden = u32_at(b, "the header")?;
-        let flags = u32_at(b, "the header")?;
-        let scale = f32::from_bits(u32_at(b, "the header")?);
-        if inputs as usize != INPUTS {
-            return Err(format!("the network has {inputs} inputs; chess's have {INPUTS}"));
-        }
-        if hidden as usize != HIDDEN {
+        let Header { hidden, residual, scale, buckets } = header(b)?;
+        if hidden != HIDDEN {
             return Err(format!("the network has {hidden} hidden values; this engine is built for {HIDDEN}"));
-        }
-        if flags & !FLAG_RESIDUAL != 0 {
-            return Err(format!("unknown flags {flags:#x} in the network's header"));
-        }
-        if !scale.is_finite() || scale <= 0.0 || scale > 10_000.0 {
-            return Err(format!("the network's scale {scale} is not a positive number of centi-pawns"));
-        }
-        let buckets = if version_2 { u32_at(b, "the header")? as usize } else { 1 };
-        if !(1..=MAX_BUCKETS).contains(&buckets) {
-            return Err(format!("the network has {buckets} output buckets; 1 to {MAX_BUCKETS} are allowed"));
         }
         let mut w1 = vec![[0i16; HIDDEN]; INPUTS];
         for row in &mut w1 {
@@ -177,7 +220,7 @@ impl Network {
         if !b.is_empty() {
             return Err(format!("{} bytes after the network's end", b.len()));
         }
-        Ok(Network { w1, b1, w2, b2, scale, residual: flags & FLAG_RESIDUAL != 0, avx2: has_avx2() })
+        Ok(Network { w1, b1, w2, b2, scale, residual, avx2: has_avx2() })
     }
 
     /// The same network computed without AVX2, as on a processor that lacks it (for tests).
