@@ -232,8 +232,9 @@ fn net_chess(args: &[String]) -> Result<()> {
         o.init = Some((net, scale));
     }
     // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.
-    if !(1..=1024).contains(&o.hidden) {
-        bail!("--hidden {}: 1 to 1024", o.hidden);
+    let max_hidden = kibitz::games::chess::net::MAX_TRAINED_HIDDEN;
+    if !(1..=max_hidden).contains(&o.hidden) {
+        bail!("--hidden {}: 1 to {max_hidden}", o.hidden);
     }
     let max_buckets = kibitz::games::chess::net::MAX_BUCKETS;
     if !(1..=max_buckets).contains(&o.buckets) {

@@ -44,6 +44,8 @@ pub const MAGIC: &[u8; 8] = b"KBZNET2\n";
 pub const MAGIC_V1: &[u8; 8] = b"KBZNET1\n";
 /// The most output buckets a file may have.
 pub const MAX_BUCKETS: usize = 32;
+/// The widest hidden layer a network file may have to be read for training ([`read_float`]) or trained at all.
+pub const MAX_TRAINED_HIDDEN: usize = 1024;
 /// Flag bit: the network's output is added to the hand-written evaluation.
 pub const FLAG_RESIDUAL: u32 = 1;
 
@@ -164,14 +166,14 @@ fn header(b: &mut &[u8]) -> Result<Header, String> {
     Ok(Header { hidden: hidden as usize, residual: flags & FLAG_RESIDUAL != 0, scale, buckets })
 }
 
-/// A network file of any hidden size (1 to 1,024) read back into floating point, to train further from: the
+/// A network file of any hidden size (1 to [`MAX_TRAINED_HIDDEN`]) read back into floating point, to train further from: the
 /// network, its centi-pawns per output unit, and whether it corrects the hand-written evaluation. Writing the
 /// result again ([`write`]) gives the same bytes.
 pub fn read_float(mut bytes: &[u8]) -> Result<(crate::tuning::net::FloatNet, f32, bool), String> {
     let b = &mut bytes;
     let Header { hidden, residual, scale, buckets } = header(b)?;
-    if !(1..=1024).contains(&hidden) {
-        return Err(format!("the network has {hidden} hidden values; 1 to 1024 are read"));
+    if !(1..=MAX_TRAINED_HIDDEN).contains(&hidden) {
+        return Err(format!("the network has {hidden} hidden values; 1 to {MAX_TRAINED_HIDDEN} are read"));
     }
     let mut floats = |n: usize, q: f32, what: &str| -> Result<Vec<f32>, String> {
         let mut raw = vec![0i16; n];
