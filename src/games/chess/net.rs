@@ -166,9 +166,9 @@ fn header(b: &mut &[u8]) -> Result<Header, String> {
     Ok(Header { hidden: hidden as usize, residual: flags & FLAG_RESIDUAL != 0, scale, buckets })
 }
 
-/// A network file of any hidden size (1 to [`MAX_TRAINED_HIDDEN`]) read back into floating point, to train further from: the
-/// network, its centi-pawns per output unit, and whether it corrects the hand-written evaluation. Writing the
-/// result again ([`write`]) gives the same bytes.
+/// A network file of any hidden size (1 to [`MAX_TRAINED_HIDDEN`]) read back into floating point, to train
+/// further from: the network, its centi-pawns per output unit, and whether it corrects the hand-written
+/// evaluation. Writing the result again ([`write`]) gives the same bytes.
 pub fn read_float(mut bytes: &[u8]) -> Result<(crate::tuning::net::FloatNet, f32, bool), String> {
     let b = &mut bytes;
     let Header { hidden, residual, scale, buckets } = header(b)?;
