@@ -5,7 +5,7 @@
 //!                                            [node spread 0]
 //! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
-//! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 128] [--epochs 30] [--lambda 0.7]
+//! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 256] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
 //!                                            [--buckets 1] [--threads 2] [--seed 1] [--init NETWORK]
 //! ```
@@ -25,7 +25,8 @@
 //! engine's (`HIDDEN` in that file, the default) is trained and written all the same, to judge a size by its
 //! held-out error before building the engine for it. `--init NETWORK` starts from a network file (the shipped
 //! one, say) instead of random weights, to train it further on new positions: its hidden size and buckets are
-//! the training's, and its weights are kept unless an epoch lowers the held-out error below where it started.
+//! the training's, and its weights are kept unless an epoch lowers the held-out error below where it started;
+//! with a larger `--hidden`, it is widened first (its hidden values kept, new ones added that start out unused).
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 
@@ -221,14 +222,15 @@ fn net_chess(args: &[String]) -> Result<()> {
                 if residual { "corrects" } else { "replaces" }
             );
         }
-        if hidden_given && o.hidden != net.hidden || buckets_given && o.buckets != net.b2.len() {
+        if hidden_given && o.hidden < net.hidden || buckets_given && o.buckets != net.b2.len() {
             bail!(
-                "{path}: {} hidden values and {} output buckets, not what --hidden or --buckets say",
+                "{path}: {} hidden values and {} output buckets, not what --hidden (at least as many) or --buckets say",
                 net.hidden,
                 net.b2.len()
             );
         }
-        (o.hidden, o.buckets) = (net.hidden, net.b2.len());
+        o.hidden = if hidden_given { o.hidden } else { net.hidden };
+        o.buckets = net.b2.len();
         o.init = Some((net, scale));
     }
     // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.

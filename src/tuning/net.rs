@@ -154,9 +154,9 @@ pub struct Options {
     pub mirror: bool,
     /// Output buckets ([`NetTrainable::net_output_bucket`]); 1 for one output for every position.
     pub buckets: usize,
-    /// A network to start from instead of random weights (of the same inputs, hidden size and buckets), with
-    /// its centi-units per output unit; its output layer is rescaled to this data's K, so that it starts out
-    /// predicting the centi-units it did.
+    /// A network to start from instead of random weights (of the same inputs and buckets, and at most
+    /// `hidden` hidden values: see [`start_from`]), with its centi-units per output unit; its output layer is
+    /// rescaled to this data's K, so that it starts out predicting the centi-units it did.
     pub init: Option<(FloatNet, f32)>,
 }
 
@@ -287,14 +287,24 @@ fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32
     }
 }
 
-/// `init` (whose output unit is `init_scale` centi-units) as the start of a training at `k`: the same shape as
-/// `o` asks for, its output layer multiplied by `init_scale · k` so that its outputs keep their centi-units.
-fn start_from(init: &FloatNet, init_scale: f32, k: f32, inputs: usize, o: &Options) -> Result<FloatNet, String> {
+/// `init` (whose output unit is `init_scale` centi-units) as the start of a training at `k`: the shape `o` asks
+/// for, its output layer multiplied by `init_scale · k` so that its outputs keep their centi-units. A wider
+/// hidden layer than `init`'s keeps `init`'s values first and adds new ones with random first-layer weights (as
+/// a new network's) and output weights of zero: the widened network computes what `init` did, and the training
+/// gives the new values their use.
+fn start_from(
+    init: &FloatNet,
+    init_scale: f32,
+    k: f32,
+    inputs: usize,
+    o: &Options,
+    rng: &mut Rng,
+) -> Result<FloatNet, String> {
     let buckets = o.buckets.max(1);
-    if init.inputs != inputs || init.hidden != o.hidden || init.b2.len() != buckets {
+    if init.inputs != inputs || init.hidden > o.hidden || init.b2.len() != buckets {
         return Err(format!(
             "the network to start from has {} inputs, {} hidden values and {} output buckets; the training asks \
-             for {inputs}, {} and {buckets}",
+             for {inputs}, {} (at least as many) and {buckets}",
             init.inputs,
             init.hidden,
             init.b2.len(),
@@ -302,6 +312,18 @@ fn start_from(init: &FloatNet, init_scale: f32, k: f32, inputs: usize, o: &Optio
         ));
     }
     let mut net = init.clone();
+    if o.hidden > init.hidden {
+        let fresh = FloatNet::new(inputs, o.hidden - init.hidden, buckets, rng);
+        let (old_h, new_h) = (init.hidden, fresh.hidden);
+        net.hidden = o.hidden;
+        net.w1 = (0..inputs)
+            .flat_map(|f| init.w1[f * old_h..][..old_h].iter().chain(&fresh.w1[f * new_h..][..new_h]))
+            .copied()
+            .collect();
+        net.b1 = init.b1.iter().chain(&fresh.b1).copied().collect();
+        // Per bucket and per side: the old output weights, then zeros for the new values.
+        net.w2 = init.w2.chunks(old_h).flat_map(|w| w.iter().copied().chain(std::iter::repeat_n(0.0, new_h))).collect();
+    }
     let f = init_scale * k;
     net.w2.iter_mut().for_each(|w| *w = (*w * f).clamp(-W2_LIMIT, W2_LIMIT));
     net.b2.iter_mut().for_each(|b| *b *= f);
@@ -325,7 +347,7 @@ pub fn train<G: NetTrainable>(
     let k = fit_k(&train);
     let mut rng = Rng(o.seed);
     let mut net = match &o.init {
-        Some((init, init_scale)) => start_from(init, *init_scale, k, G::NET_INPUTS, o)?,
+        Some((init, init_scale)) => start_from(init, *init_scale, k, G::NET_INPUTS, o, &mut rng)?,
         None => {
             let mut net = FloatNet::new(G::NET_INPUTS, o.hidden, o.buckets.max(1), &mut rng);
             if o.residual {
@@ -441,8 +463,8 @@ mod tests {
                 seen.insert(bucket);
                 let expected = f.forward(own, other, bucket, &mut acc) * scale;
                 let got = engine.evaluate(g.board()) as f32;
-                // Rounding: 1/255 on each of 32 first-layer weights, 1/64 on each output weight.
-                let tolerance = 8.0 + expected.abs() * 0.04;
+                // Rounding: 1/255 on each of 32 first-layer weights, 1/64 on each of 2 · HIDDEN output weights.
+                let tolerance = 8.0 * (net::HIDDEN as f32 / 128.0) + expected.abs() * 0.04;
                 assert!((got - expected).abs() <= tolerance, "{}: {got} against {expected}", g.to_fen());
                 spread = spread.max(expected.abs());
                 g.generate_moves(&mut moves);
@@ -508,6 +530,26 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_output_the_engine_reads_is_summed_without_overflow() {
+        // Every hidden value at its clip (a bias of 1.0) and every output weight at the trainer's limit: the
+        // largest sum a network file can make, about 2 · HIDDEN · QA² · 2 · QB, beyond an i32 from 256 hidden
+        // values on. The engine gives the float network's output all the same, with either sign.
+        for sign in [1.0f32, -1.0] {
+            let mut f = FloatNet::new(net::INPUTS, net::HIDDEN, 1, &mut Rng(3));
+            f.w1.iter_mut().for_each(|w| *w = 0.0);
+            f.b1.iter_mut().for_each(|b| *b = 1.0);
+            f.w2.iter_mut().for_each(|w| *w = sign * W2_LIMIT);
+            let scale = 1.0;
+            let engine = net::Network::from_bytes(&net::write(&f, scale, false).unwrap()).unwrap();
+            let g = Chess::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
+            let expected = sign * 2.0 * net::HIDDEN as f32 * W2_LIMIT * scale;
+            let got = engine.evaluate(g.board()) as f32;
+            // Output weights are rounded to 1/64.
+            assert!((got - expected).abs() <= expected.abs() * 0.01 + 1.0, "{got} against {expected}");
+        }
+    }
+
+    #[test]
     fn a_training_started_from_a_network_predicts_what_it_did() {
         // Started at another K, the network's outputs keep their centi-units: a unit of the file is 150
         // centi-units, one of the training 1/K.
@@ -528,18 +570,26 @@ mod tests {
             init: None,
         };
         let (init_scale, k) = (150.0, 0.004);
-        let started = start_from(&init, init_scale, k, net::INPUTS, &o).unwrap();
+        let started = start_from(&init, init_scale, k, net::INPUTS, &o, &mut rng).unwrap();
+        // Widened to 40 hidden values, it computes the same, and the new values are live: their first-layer
+        // weights are not zero, so the training can use them.
+        let wide =
+            start_from(&init, init_scale, k, net::INPUTS, &Options { hidden: 40, ..o.clone() }, &mut rng).unwrap();
+        assert_eq!((wide.hidden, wide.w1.len(), wide.b1.len(), wide.w2.len()), (40, 768 * 40, 40, 2 * 2 * 40));
+        assert!(wide.w1[16..40].iter().all(|&w| w != 0.0) && wide.w1[40..56] == init.w1[16..32]);
         let (own, other) = ([3u16, 100, 700], [5u16, 300]);
-        let mut acc = vec![0.0; 32];
         for bucket in 0..2 {
-            let before = init.forward(&own, &other, bucket, &mut acc) * init_scale;
-            let after = started.forward(&own, &other, bucket, &mut acc) / k;
-            assert!((before - after).abs() < 1e-3 * before.abs().max(1.0), "{before} against {after}");
+            let before = init.forward(&own, &other, bucket, &mut [0.0; 32]) * init_scale;
+            for net in [&started, &wide] {
+                let after = net.forward(&own, &other, bucket, &mut vec![0.0; 2 * net.hidden]) / k;
+                assert!((before - after).abs() < 1e-3 * before.abs().max(1.0), "{before} against {after}");
+            }
         }
-        // Another shape is refused, naming both.
-        let err = start_from(&init, init_scale, k, net::INPUTS, &Options { hidden: 32, ..o.clone() }).unwrap_err();
-        assert!(err.contains("16 hidden values") && err.contains("768, 32 and 2"), "{err}");
-        assert!(start_from(&init, init_scale, k, net::INPUTS, &Options { buckets: 8, ..o }).is_err());
+        // A narrower network or other buckets are refused, naming both shapes.
+        let err =
+            start_from(&init, init_scale, k, net::INPUTS, &Options { hidden: 8, ..o.clone() }, &mut rng).unwrap_err();
+        assert!(err.contains("16 hidden values") && err.contains("768, 8 (at least as many) and 2"), "{err}");
+        assert!(start_from(&init, init_scale, k, net::INPUTS, &Options { buckets: 8, ..o }, &mut rng).is_err());
     }
 
     #[test]

@@ -31,13 +31,13 @@ use cozy_chess::{Board, Color, Piece};
 pub const QA: i32 = 255;
 /// The output weights' scale.
 pub const QB: i32 = 64;
-// The output's sum of 2 · HIDDEN terms, each at most QA² · 2 · QB (the reader refuses output weights beyond
-// ±2 · QB), fits an i32: a wider layer needs a smaller QB or a wider sum.
-const _: () = assert!(2 * HIDDEN as i64 * (QA as i64 * QA as i64) * 2 * QB as i64 <= i32::MAX as i64);
+// One side's sum of HIDDEN terms, each at most QA² · 2 · QB (the reader refuses output weights beyond ±2 · QB),
+// fits an i32 (the two sides are added as i64): a wider layer needs a smaller QB or a wider sum.
+const _: () = assert!(HIDDEN as i64 * (QA as i64 * QA as i64) * 2 * QB as i64 <= i32::MAX as i64);
 /// Inputs: 2 colours × 6 types × 64 squares.
 pub const INPUTS: usize = 768;
 /// The hidden layer's size the engine is built for.
-pub const HIDDEN: usize = 128;
+pub const HIDDEN: usize = 256;
 /// The file's first eight bytes.
 pub const MAGIC: &[u8; 8] = b"KBZNET2\n";
 /// The first eight bytes of the format before output buckets (one bucket, no count).
@@ -211,7 +211,7 @@ impl Network {
         for half in w2.iter_mut().flatten() {
             i16s(b, half, "the output weights")?;
         }
-        // Σ of 2H terms of QA² · |w2| must fit an i32.
+        // One side's Σ of H terms of QA² · |w2| must fit an i32.
         if let Some(w) = w2.iter().flatten().flatten().find(|w| i32::from(w.unsigned_abs()) > 2 * QB) {
             return Err(format!("an output weight {w} is beyond ±{} (the sum could overflow)", 2 * QB));
         }
@@ -340,8 +340,8 @@ impl Network {
         let bucket = output_bucket(board.occupied().len() as usize, self.b2.len());
         let (own, other) = (&acc.0[stm as usize], &acc.0[!stm as usize]);
         let w2 = &self.w2[bucket];
-        let sum = self.activate(own, &w2[0]) + self.activate(other, &w2[1]);
-        let units = (sum / QA + self.b2[bucket]) as f32 / (QA * QB) as f32;
+        let sum = i64::from(self.activate(own, &w2[0])) + i64::from(self.activate(other, &w2[1]));
+        let units = (sum / i64::from(QA) + i64::from(self.b2[bucket])) as f32 / (QA * QB) as f32;
         (units * self.scale).round() as i32
     }
 
