@@ -532,8 +532,9 @@ mod tests {
     #[test]
     fn the_largest_output_the_engine_reads_is_summed_without_overflow() {
         // Every hidden value at its clip (a bias of 1.0) and every output weight at the trainer's limit: the
-        // largest sum a network file can make, about 2 · HIDDEN · QA² · 2 · QB, beyond an i32 from 256 hidden
-        // values on. The engine gives the float network's output all the same, with either sign.
+        // largest sum the trainer writes (the reader accepts one rounding step more), about
+        // 2 · HIDDEN · QA² · 2 · QB, beyond an i32 from 256 hidden values on. The engine gives the float
+        // network's output all the same, with either sign.
         for sign in [1.0f32, -1.0] {
             let mut f = FloatNet::new(net::INPUTS, net::HIDDEN, 1, &mut Rng(3));
             f.w1.iter_mut().for_each(|w| *w = 0.0);
