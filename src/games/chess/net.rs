@@ -31,9 +31,10 @@ use cozy_chess::{Board, Color, Piece};
 pub const QA: i32 = 255;
 /// The output weights' scale.
 pub const QB: i32 = 64;
-// One side's sum of HIDDEN terms, each at most QA² · 2 · QB (the reader refuses output weights beyond ±2 · QB),
-// fits an i32 (the two sides are added as i64): a wider layer needs a smaller QB or a wider sum.
-const _: () = assert!(HIDDEN as i64 * (QA as i64 * QA as i64) * 2 * QB as i64 <= i32::MAX as i64);
+// Each term of the output's sum is at most QA² · 2 · QB (the reader refuses output weights beyond ±2 · QB). The
+// sums are made in i64, but the vector forms first add a quarter of one side's HIDDEN terms in each 32-bit lane
+// ([`simd`]), which must fit an i32: a wider layer than 1,024 needs a smaller QB or wider lanes.
+const _: () = assert!((HIDDEN / 4) as i64 * (QA as i64 * QA as i64) * 2 * QB as i64 <= i32::MAX as i64);
 /// Inputs: 2 colours × 6 types × 64 squares.
 pub const INPUTS: usize = 768;
 /// The hidden layer's size the engine is built for.
@@ -211,7 +212,7 @@ impl Network {
         for half in w2.iter_mut().flatten() {
             i16s(b, half, "the output weights")?;
         }
-        // One side's Σ of H terms of QA² · |w2| must fit an i32.
+        // Each term QA² · |w2| of the output's sum must leave the vector forms' 32-bit lanes room.
         if let Some(w) = w2.iter().flatten().flatten().find(|w| i32::from(w.unsigned_abs()) > 2 * QB) {
             return Err(format!("an output weight {w} is beyond ±{} (the sum could overflow)", 2 * QB));
         }
@@ -340,7 +341,7 @@ impl Network {
         let bucket = output_bucket(board.occupied().len() as usize, self.b2.len());
         let (own, other) = (&acc.0[stm as usize], &acc.0[!stm as usize]);
         let w2 = &self.w2[bucket];
-        let sum = i64::from(self.activate(own, &w2[0])) + i64::from(self.activate(other, &w2[1]));
+        let sum = self.activate(own, &w2[0]) + self.activate(other, &w2[1]);
         let units = (sum / i64::from(QA) + i64::from(self.b2[bucket])) as f32 / (QA * QB) as f32;
         (units * self.scale).round() as i32
     }
@@ -348,7 +349,7 @@ impl Network {
     /// Σ clip(h)² · w over one side's hidden values, the fastest way this processor has (the same sum as
     /// [`activate`] always).
     #[inline]
-    fn activate(&self, acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i32 {
+    fn activate(&self, acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
         #[cfg(target_arch = "x86_64")]
         {
             if self.avx2 {
@@ -404,11 +405,11 @@ fn sub(acc: &mut [i16; HIDDEN], w: &[i16; HIDDEN]) {
 
 /// Σ clip(h)² · w over one side's hidden values, one at a time: what the vector forms in [`simd`] compute.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-fn activate(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i32 {
-    let mut sum = 0i32;
+fn activate(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
+    let mut sum = 0i64;
     for (&a, &w) in acc.iter().zip(w) {
         let v = i32::from(a).clamp(0, QA);
-        sum += v * i32::from(w) * v;
+        sum += i64::from(v * i32::from(w) * v);
     }
     sum
 }
@@ -424,20 +425,19 @@ mod simd {
 
     const _: () = assert!(HIDDEN.is_multiple_of(16));
 
-    /// The four 32-bit lanes of `v` summed.
+    /// The four 32-bit lanes of `v` summed as 64-bit values: each lane holds at most a quarter of one side's
+    /// terms, which fits 32 bits, but all of them together need not (from 256 hidden values on).
     #[inline(always)]
-    fn sum_lanes(v: __m128i) -> i32 {
-        // SAFETY: SSE2 is part of every x86-64 processor.
-        unsafe {
-            let v = _mm_add_epi32(v, _mm_shuffle_epi32::<0b01_00_11_10>(v));
-            let v = _mm_add_epi32(v, _mm_shuffle_epi32::<0b10_11_00_01>(v));
-            _mm_cvtsi128_si32(v)
-        }
+    fn sum_lanes(v: __m128i) -> i64 {
+        let mut lanes = [0i32; 4];
+        // SAFETY: SSE2 is part of every x86-64 processor; the store is 16 bytes into 16, unaligned.
+        unsafe { _mm_storeu_si128(lanes.as_mut_ptr().cast(), v) };
+        lanes.iter().map(|&l| i64::from(l)).sum()
     }
 
     /// With SSE2, which every x86-64 processor has.
     #[inline]
-    pub(super) fn activate_sse2(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i32 {
+    pub(super) fn activate_sse2(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
         // SAFETY: SSE2 is part of every x86-64 processor; each chunk is 8 values, 16 bytes, and an unaligned
         // load needs no alignment.
         unsafe {
@@ -454,7 +454,7 @@ mod simd {
 
     /// With AVX2, 16 values at a time.
     #[target_feature(enable = "avx2")]
-    pub(super) fn activate_avx2(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i32 {
+    pub(super) fn activate_avx2(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
         let (zero, qa) = (_mm256_setzero_si256(), _mm256_set1_epi16(QA as i16));
         let mut sum = _mm256_setzero_si256();
         for (a, w) in acc.chunks_exact(16).zip(w.chunks_exact(16)) {
