@@ -430,6 +430,13 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// position as [`Game::hash`] identifies it: the search caches it by hash.
     fn evaluate(&self) -> i32;
 
+    /// [`Game::evaluate`] for the search, the same value: a game that keeps state for its evaluation along the
+    /// moves (chess's network) may bring it up to date here, where the search asks for an evaluation, rather
+    /// than at every move.
+    fn evaluate_in_search(&mut self) -> i32 {
+        self.evaluate()
+    }
+
     /// The move is a capture or promotion (searched in quiescence, never reduced, never a killer).
     fn is_noisy(&self, m: Self::Move) -> bool;
 

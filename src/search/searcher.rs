@@ -195,7 +195,7 @@ impl<'a, G: Game> Searcher<'a, G> {
         if *slot != 0 && (*slot ^ key) >> 16 == 0 {
             return *slot as u16 as i16 as i32;
         }
-        let score = self.game.evaluate().clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
+        let score = self.game.evaluate_in_search().clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
         if let Ok(small) = i16::try_from(score) {
             *slot = (key & !0xFFFF) | small as u16 as u64;
         }

@@ -47,8 +47,13 @@ pub struct Chess {
     net: Option<&'static net::Network>,
     /// With a network: its hidden values for each position in `stack` and then the current one (at index
     /// `stack.len()`); entries past that are left from deeper lines, kept so that a move writes its position's
-    /// values in place, neither copied in nor out.
+    /// values in place, neither copied in nor out. Only the first `fresh` are up to date: a move leaves its
+    /// position's values to be made when the search evaluates it ([`Game::evaluate_in_search`]), from the
+    /// nearest position before it that has them, so a position the search leaves without evaluating (a
+    /// table cut-off, a move pruned once made, an evaluation found in the search's cache) costs nothing.
     accs: Vec<net::Accumulator>,
+    /// How many of `accs`, from the first, hold their positions' hidden values (at least the first's).
+    fresh: usize,
 }
 
 /// A reference to evaluation tables, shown by address only in `Debug` output.
@@ -87,6 +92,7 @@ impl Chess {
             chess960,
             tables: EvalTables(&eval::TABLES),
             net,
+            fresh: accs.len(),
             accs,
         }
     }
@@ -104,18 +110,36 @@ impl Chess {
             Some(n) => self.accs = self.stack.iter().chain([&self.board]).map(|b| n.accumulate(b)).collect(),
             None => self.accs.clear(),
         }
+        self.fresh = self.accs.len();
         self
     }
 
-    /// Right after a move was pushed on `stack`: the hidden values up to the position before it, and the
-    /// entry for the new current position (added if the line is deeper than any before).
+    /// Right after a move (or a null move) was pushed on `stack`: the new current position's hidden values
+    /// are not made yet (an entry is added for them if the line is deeper than any before).
     #[inline]
-    fn next_acc(accs: &mut Vec<net::Accumulator>, plies: usize) -> (&[net::Accumulator], &mut net::Accumulator) {
-        if accs.len() <= plies {
-            accs.push(net::Accumulator::default());
+    fn moved(&mut self) {
+        if self.net.is_some() {
+            let plies = self.stack.len();
+            if self.accs.len() <= plies {
+                self.accs.push(net::Accumulator::default());
+            }
+            self.fresh = self.fresh.min(plies);
         }
-        let (done, rest) = accs.split_at_mut(plies);
-        (done, &mut rest[0])
+    }
+
+    /// Bring the hidden values up to date along the line, to the current position's, from the nearest position
+    /// that has them: each one from the one before, by the pieces the move between them moved.
+    #[inline]
+    fn refresh(&mut self) {
+        let Some(net) = self.net else { return };
+        let current = self.stack.len();
+        while self.fresh <= current {
+            let i = self.fresh;
+            let (done, rest) = self.accs.split_at_mut(i);
+            let after = if i == current { &self.board } else { &self.stack[i] };
+            net.update(&done[i - 1], &mut rest[0], &self.stack[i - 1], after);
+            self.fresh += 1;
+        }
     }
 
     /// The static evaluation of the current position, from the side to move's view: the tables' evaluation,
@@ -128,8 +152,11 @@ impl Chess {
         if eval::drawish_possible(&self.board) {
             return hand();
         }
-        let Some(acc) = self.accs.get(self.stack.len()) else { return hand() };
-        let v = net.evaluate_from(acc, &self.board);
+        // Outside the search (which brings them up to date first), the hidden values may be left to make.
+        let v = match self.accs.get(self.stack.len()).filter(|_| self.fresh > self.stack.len()) {
+            Some(acc) => net.evaluate_from(acc, &self.board),
+            None => net.evaluate(&self.board),
+        };
         if net.residual { hand() + v } else { v }
     }
 
@@ -338,11 +365,7 @@ impl Game for Chess {
         self.stack.push(self.board.clone());
         self.board.play_unchecked(m);
         self.history.push(repetition_hash(&self.board));
-        if let Some(net) = self.net {
-            let (done, next) = Self::next_acc(&mut self.accs, self.stack.len());
-            let before = &self.stack[self.stack.len() - 1];
-            net.update(done.last().expect("the position before the move's"), next, before, &self.board);
-        }
+        self.moved();
     }
 
     #[inline]
@@ -350,6 +373,7 @@ impl Game for Chess {
         if let Some(b) = self.stack.pop() {
             self.board = b;
             self.history.pop();
+            self.fresh = self.fresh.min(self.stack.len() + 1);
         }
     }
 
@@ -365,10 +389,8 @@ impl Game for Chess {
         next.set_halfmove_clock(0);
         self.stack.push(std::mem::replace(&mut self.board, next));
         self.history.push(repetition_hash(&self.board));
-        if self.net.is_some() {
-            let (done, next) = Self::next_acc(&mut self.accs, self.stack.len());
-            *next = *done.last().expect("the position before the null move's");
-        }
+        // The same pieces: bringing the values up to date copies the ones before.
+        self.moved();
         true
     }
 
@@ -412,6 +434,12 @@ impl Game for Chess {
 
     #[inline]
     fn evaluate(&self) -> i32 {
+        self.static_eval()
+    }
+
+    #[inline]
+    fn evaluate_in_search(&mut self) -> i32 {
+        self.refresh();
         self.static_eval()
     }
 

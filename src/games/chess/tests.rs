@@ -620,6 +620,15 @@ fn hidden_values_follow_the_moves(net: &'static net::Network) {
                     1 if !g.stack.is_empty() => g.unmake(),
                     _ => g.make(moves[rng.below(moves.len())]),
                 }
+                // The values are made when the search evaluates, here one time in three: the others leave
+                // several plies to make at once, from the nearest position that has them.
+                if rng.below(3) > 0 {
+                    continue;
+                }
+                // Outside the search, the evaluation does not wait for them.
+                let outside = g.evaluate();
+                assert_eq!(g.evaluate_in_search(), outside, "{}", g.to_fen());
+                assert!(g.fresh > g.stack.len(), "{}", g.to_fen());
                 assert_eq!(g.accs[g.stack.len()], net.accumulate(g.board()), "{}", g.to_fen());
                 assert_eq!(
                     net.evaluate_from(&g.accs[g.stack.len()], g.board()),
@@ -631,9 +640,10 @@ fn hidden_values_follow_the_moves(net: &'static net::Network) {
             }
             while !g.stack.is_empty() {
                 g.unmake();
+                g.refresh();
                 assert_eq!(g.accs[g.stack.len()], net.accumulate(g.board()));
             }
         }
     }
-    assert!(checked > 1000, "{checked}");
+    assert!(checked > 300, "{checked}");
 }
