@@ -282,6 +282,57 @@ fn is_outpost(ci: usize, sq: Square, rel_rank: usize, pawn_att: [u64; 2], enemy_
         && PASSED_MASK[ci][sq as usize] & adjacent_files(sq.file() as usize) & enemy_pawns == 0
 }
 
+/// A side's pawn structure from bitboards, the same counts a pawn-by-pawn look gives: pawns with no own pawn
+/// on an adjacent file, pawns beyond the first on each file, and the passed pawns (no enemy pawn ahead on the
+/// pawn's own or an adjacent file, [`PASSED_MASK`]).
+struct PawnStructure {
+    isolated: i32,
+    doubled: i32,
+    passed: u64,
+}
+
+impl PawnStructure {
+    #[inline]
+    fn of(ci: usize, mine: u64, theirs: u64) -> PawnStructure {
+        let files = file_fill(mine);
+        let isolated = (mine & !beside(files)).count_ones() as i32;
+        let doubled = mine.count_ones() as i32 - (files & 0xFF).count_ones() as i32;
+        // The squares behind each enemy pawn (from this side's view) on its own file, then on the adjacent
+        // files too: where a pawn of this side is not passed.
+        let behind = if ci == 0 { south_fill(theirs >> 8) } else { north_fill(theirs << 8) };
+        let passed = mine & !(behind | beside(behind));
+        PawnStructure { isolated, doubled, passed }
+    }
+}
+
+/// `b` and every square below its squares on their files.
+#[inline]
+fn south_fill(mut b: u64) -> u64 {
+    b |= b >> 8;
+    b |= b >> 16;
+    b | b >> 32
+}
+
+/// `b` and every square above its squares on their files.
+#[inline]
+fn north_fill(mut b: u64) -> u64 {
+    b |= b << 8;
+    b |= b << 16;
+    b | b << 32
+}
+
+/// The whole files `b` has a square on.
+#[inline]
+fn file_fill(b: u64) -> u64 {
+    north_fill(south_fill(b))
+}
+
+/// The squares one file to either side of `b`'s.
+#[inline]
+fn beside(b: u64) -> u64 {
+    ((b & !FILE_H) << 1) | ((b & !FILE_A) >> 1)
+}
+
 /// The square in front of a pawn of side `ci` (pawns never stand on the last rank).
 #[inline]
 fn square_ahead(ci: usize, sq: Square) -> u64 {
@@ -371,16 +422,13 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
             smg += w[BISHOP_PAIR].0;
             seg += w[BISHOP_PAIR].1;
         }
-        // Pawn structure.
-        let mine = pawns_of[ci];
-        for sq in BitBoard(mine) {
-            let f = sq.file() as usize;
+        // Pawn structure, the whole side's pawns at once (see [`PawnStructure`]); passed pawns one by one.
+        let pawns = PawnStructure::of(ci, pawns_of[ci], pawns_of[them]);
+        smg += w[ISOLATED].0 * pawns.isolated + w[DOUBLED].0 * pawns.doubled;
+        seg += w[ISOLATED].1 * pawns.isolated + w[DOUBLED].1 * pawns.doubled;
+        for sq in BitBoard(pawns.passed) {
             let rel_rank = if ci == 0 { sq.rank() as usize } else { 7 - sq.rank() as usize };
-            if mine & adjacent_files(f) == 0 {
-                smg += w[ISOLATED].0;
-                seg += w[ISOLATED].1;
-            }
-            if PASSED_MASK[ci][sq as usize] & pawns_of[them] == 0 && rel_rank >= 1 {
+            if rel_rank >= 1 {
                 let k = PASSED + rel_rank - 1;
                 smg += w[k].0;
                 seg += w[k].1;
@@ -397,13 +445,7 @@ pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
                 }
             }
         }
-        for f in 0..8 {
-            let n = (mine & (FILE_A << f)).count_ones() as i32;
-            if n > 1 {
-                smg += w[DOUBLED].0 * (n - 1);
-                seg += w[DOUBLED].1 * (n - 1);
-            }
-        }
+        let mine = pawns_of[ci];
         // King shelter: own pawns in front of the king on its three files.
         let k = kings[ci];
         let k_rel_rank = if ci == 0 { k.rank() as i32 } else { 7 - k.rank() as i32 };
@@ -746,4 +788,41 @@ pub fn see(board: &Board, from: Square, to: Square, promotion: Option<Piece>) ->
         d -= 1;
     }
     gain[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bitboard pawn structure against a pawn-by-pawn look, on random pawns of both sides on the second
+    /// to seventh ranks, some boards crowded, some sparse.
+    #[test]
+    fn the_pawn_structure_counts_what_each_pawn_shows() {
+        let mut rng = crate::matchplay::Rng(0x5DEE_CE66_D1CE_4E5B);
+        for round in 0..20_000 {
+            let ranks = 0x00FF_FFFF_FFFF_FF00u64;
+            // Half of the squares, or a quarter (two draws' common bits) in every other round.
+            let mut draw = || if round % 2 == 0 { rng.next_u64() & rng.next_u64() } else { rng.next_u64() };
+            let white = draw() & ranks;
+            let black = draw() & ranks & !white;
+            for (ci, mine, theirs) in [(0, white, black), (1, black, white)] {
+                let got = PawnStructure::of(ci, mine, theirs);
+                let mut isolated = 0;
+                let mut passed = 0u64;
+                for (sq, ahead) in PASSED_MASK[ci].iter().enumerate() {
+                    if mine & (1 << sq) == 0 {
+                        continue;
+                    }
+                    isolated += i32::from(mine & adjacent_files(sq % 8) == 0);
+                    if ahead & theirs == 0 {
+                        passed |= 1 << sq;
+                    }
+                }
+                let doubled: i32 = (0..8).map(|f| ((mine & (FILE_A << f)).count_ones() as i32 - 1).max(0)).sum();
+                assert_eq!(got.isolated, isolated, "{mine:#x} {theirs:#x}");
+                assert_eq!(got.doubled, doubled, "{mine:#x} {theirs:#x}");
+                assert_eq!(got.passed, passed, "{mine:#x} {theirs:#x}");
+            }
+        }
+    }
 }
