@@ -8,6 +8,7 @@
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 256] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
 //!                                            [--buckets 1] [--threads 2] [--seed 1] [--init NETWORK]
+//!                                            [--smooth LAMBDA PLIES]
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
@@ -27,6 +28,9 @@
 //! one, say) instead of random weights, to train it further on new positions: its hidden size and buckets are
 //! the training's, and its weights are kept unless an epoch lowers the held-out error below where it started;
 //! with a larger `--hidden`, it is widened first (its hidden values kept, new ones added that start out unused).
+//! `--smooth LAMBDA PLIES` trains on each game's scores smoothed along the game: a position's score becomes the
+//! mean of its game's scores from it to PLIES plies later, the one D plies later weighing LAMBDA^D
+//! (`kibitz::tuning::net::Smoothing`).
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 
@@ -176,6 +180,7 @@ fn net_chess(args: &[String]) -> Result<()> {
         mirror: false,
         buckets: 1,
         init: None,
+        smooth: None,
     };
     let (mut data, mut out, mut init) = (Vec::new(), String::new(), None);
     let (mut hidden_given, mut buckets_given) = (false, false);
@@ -197,6 +202,13 @@ fn net_chess(args: &[String]) -> Result<()> {
             "--seed" => o.seed = value()?.parse()?,
             "--residual" => o.residual = true,
             "--mirror" => o.mirror = true,
+            "--smooth" => {
+                let (lambda, plies) = (value()?.parse()?, it.next().context("--smooth needs LAMBDA PLIES")?.parse()?);
+                if !(0.0..=1.0).contains(&lambda) || plies == 0 {
+                    bail!("--smooth takes a LAMBDA from 0 to 1 and a number of PLIES above 0");
+                }
+                o.smooth = Some(net::Smoothing { lambda, plies });
+            }
             "--buckets" => {
                 o.buckets = value()?.parse()?;
                 buckets_given = true;
@@ -208,7 +220,7 @@ fn net_chess(args: &[String]) -> Result<()> {
     if data.is_empty() || out.is_empty() {
         bail!(
             "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
-             [--mirror] [--buckets B] [--threads T] [--seed S] [--init NETWORK]"
+             [--mirror] [--buckets B] [--threads T] [--seed S] [--init NETWORK] [--smooth LAMBDA PLIES]"
         );
     }
     // Training further from a network file: its shape is the training's.

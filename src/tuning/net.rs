@@ -41,6 +41,41 @@ pub trait NetTrainable: Tunable {
     fn net_mirrored(&self) -> Option<Self> {
         None
     }
+
+    /// The position's ply in its game (from the game's start, as its notation records it), to tell where one
+    /// self-play game ends and the next begins for [`Smoothing`]; `None` (the default) where the notation
+    /// does not say.
+    fn net_ply(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// Scores smoothed along each self-play game before training (temporal-difference style): a position's score
+/// becomes the mean of the scores of the positions of its game from it to `plies` plies later, the one `d`
+/// plies later weighing `lambda^d`, rounded to whole centi-units as the files' scores are. Each of those
+/// scores is a search from further along the line played, so the mean looks deeper than the one search of the
+/// position; the game's result stays a separate part of the target (`Options::lambda`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Smoothing {
+    pub lambda: f64,
+    pub plies: u32,
+}
+
+impl Smoothing {
+    /// The smoothed scores of one game's positions, given as (ply, score) in the order played.
+    pub fn apply(&self, game: &[(u32, f32)]) -> Vec<f32> {
+        (0..game.len())
+            .map(|i| {
+                let (p0, mut sum, mut weight) = (game[i].0, 0.0f64, 0.0f64);
+                for &(p, s) in game[i..].iter().take_while(|(p, _)| p - p0 < self.plies) {
+                    let w = self.lambda.powf(f64::from(p - p0));
+                    sum += w * f64::from(s);
+                    weight += w;
+                }
+                (sum / weight).round_ties_even() as f32
+            })
+            .collect()
+    }
 }
 
 /// A network in floating point.
@@ -158,6 +193,8 @@ pub struct Options {
     /// `hidden` hidden values: see [`start_from`]), with its centi-units per output unit; its output layer is
     /// rescaled to this data's K, so that it starts out predicting the centi-units it did.
     pub init: Option<(FloatNet, f32)>,
+    /// Smooth each game's scores before training ([`Smoothing`]); `None` trains on the scores as written.
+    pub smooth: Option<Smoothing>,
 }
 
 /// What the training learned.
@@ -173,12 +210,17 @@ pub struct Trained {
 }
 
 /// Read the positions of `paths` into training and held-out sets (as [`super::fit::load`] splits them); how
-/// many were left out.
-fn load<G: NetTrainable>(paths: &[String], mirror: bool) -> Result<(Samples, Samples, usize), String> {
+/// many were left out. With `smooth`, the positions of each game (consecutive lines of one result whose plies
+/// rise) are gathered first and their scores smoothed.
+fn load<G: NetTrainable>(
+    paths: &[String],
+    mirror: bool,
+    smooth: Option<Smoothing>,
+) -> Result<(Samples, Samples, usize), String> {
     let (mut train, mut valid, mut skipped) = (Samples::new(), Samples::new(), 0usize);
     let mut features = Vec::new();
     let mut split = super::fit::HeldOut::default();
-    super::fit::read_positions::<G>(paths, &mut |game, result, score| {
+    let mut add = |game: G, result: f32, score: f32| {
         if !game.net_features(&mut features) {
             skipped += 1;
             return;
@@ -193,7 +235,34 @@ fn load<G: NetTrainable>(paths: &[String], mirror: bool) -> Result<(Samples, Sam
         {
             s.push(&m, &features, result, score);
         }
+    };
+    let Some(smooth) = smooth else {
+        super::fit::read_positions::<G>(paths, &mut add)?;
+        return Ok((train, valid, skipped));
+    };
+    // One game's positions: the position, its result, its ply and its score.
+    let mut game: Vec<(G, f32, u32, f32)> = Vec::new();
+    let mut flush = |game: &mut Vec<(G, f32, u32, f32)>| {
+        let scores = smooth.apply(&game.iter().map(|&(_, _, p, s)| (p, s)).collect::<Vec<_>>());
+        for ((position, result, _, _), score) in game.drain(..).zip(scores) {
+            add(position, result, score);
+        }
+    };
+    let mut unnumbered = false;
+    super::fit::read_positions::<G>(paths, &mut |position, result, score| {
+        let Some(ply) = position.net_ply() else {
+            unnumbered = true;
+            return;
+        };
+        if game.last().is_some_and(|&(_, r, p, _)| r != result || p >= ply) {
+            flush(&mut game);
+        }
+        game.push((position, result, ply, score));
     })?;
+    if unnumbered {
+        return Err("smoothing needs each position's ply, and this game's positions do not give it".into());
+    }
+    flush(&mut game);
     Ok((train, valid, skipped))
 }
 
@@ -336,7 +405,7 @@ pub fn train<G: NetTrainable>(
     o: &Options,
     report: &mut dyn FnMut(String),
 ) -> Result<Trained, String> {
-    let (train, valid, skipped) = load::<G>(paths, o.mirror)?;
+    let (train, valid, skipped) = load::<G>(paths, o.mirror, o.smooth)?;
     if train.len() == 0 || valid.len() == 0 {
         return Err(format!(
             "{} training and {} held-out positions: too few to train on (10,000 at least)",
@@ -569,6 +638,7 @@ mod tests {
             mirror: false,
             buckets: 2,
             init: None,
+            smooth: None,
         };
         let (init_scale, k) = (150.0, 0.004);
         let started = start_from(&init, init_scale, k, net::INPUTS, &o, &mut rng).unwrap();
@@ -591,6 +661,43 @@ mod tests {
             start_from(&init, init_scale, k, net::INPUTS, &Options { hidden: 8, ..o.clone() }, &mut rng).unwrap_err();
         assert!(err.contains("16 hidden values") && err.contains("768, 8 (at least as many) and 2"), "{err}");
         assert!(start_from(&init, init_scale, k, net::INPUTS, &Options { buckets: 8, ..o }, &mut rng).is_err());
+    }
+
+    #[test]
+    fn smoothing_weighs_the_later_scores_of_the_game_by_their_distance() {
+        let game = [(10, 100.0), (11, 0.0), (12, -100.0), (15, 40.0)];
+        let smoothed = Smoothing { lambda: 0.5, plies: 3 }.apply(&game);
+        // 75 / 1.75 and -50 / 1.5, rounded to whole centi-units.
+        assert_eq!(smoothed, [43.0, -33.0, -100.0, 40.0]);
+        // A half goes to the even one: 0.5 to 0, 1.5 to 2.
+        assert_eq!(Smoothing { lambda: 1.0, plies: 2 }.apply(&[(0, 1.0), (1, 0.0), (2, 3.0)]), [0.0, 2.0, 3.0]);
+        // Lambda 0: each position keeps its own score.
+        let same = Smoothing { lambda: 0.0, plies: 12 }.apply(&game);
+        assert_eq!(same, game.map(|(_, s)| s));
+    }
+
+    #[test]
+    fn smoothing_keeps_to_each_game_of_a_file() {
+        // Three games: the plies of the second start lower than the first's end, the third's result differs.
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+        let lines = [
+            format!("{start} w KQkq - 0 3;1.0;100"),
+            format!("{start} b KQkq - 0 3;1.0;0"),
+            format!("{start} w KQkq - 0 4;1.0;-100"),
+            format!("{start} w KQkq - 0 2;1.0;50"),
+            format!("{start} b KQkq - 0 2;0.5;30"),
+        ];
+        let path = std::env::temp_dir().join(format!("kibitz-smooth-{}.txt", std::process::id()));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let paths = [path.to_string_lossy().into_owned()];
+        let (plain, _, _) = load::<Chess>(&paths, false, None).unwrap();
+        assert_eq!(plain.score, [100.0, 0.0, -100.0, 50.0, 30.0]);
+        let (smoothed, valid, skipped) =
+            load::<Chess>(&paths, false, Some(Smoothing { lambda: 0.5, plies: 3 })).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!((smoothed.len(), valid.len(), skipped), (5, 0, 0));
+        assert_eq!(smoothed.score, [43.0, -33.0, -100.0, 50.0, 30.0]);
+        assert_eq!(smoothed.result, [1.0, 1.0, 1.0, 1.0, 0.5]);
     }
 
     #[test]

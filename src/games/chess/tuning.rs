@@ -159,6 +159,12 @@ impl NetTrainable for Chess {
         super::net::output_bucket(inputs, buckets)
     }
 
+    /// From the FEN's fullmove number and side to move.
+    fn net_ply(&self) -> Option<u32> {
+        let b = self.board();
+        Some(2 * (u32::from(b.fullmove_number()) - 1) + u32::from(b.side_to_move() == cozy_chess::Color::Black))
+    }
+
     /// The board mirrored left to right, where neither side may castle (castling is the only rule that
     /// tells the a-file from the h-file).
     fn net_mirrored(&self) -> Option<Self> {
