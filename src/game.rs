@@ -448,8 +448,9 @@ pub trait Game: Clone + Send + Sync + 'static {
     }
 
     /// Quiescence may leave out this noisy move when the side to move is not in check: a capture that loses
-    /// material by static exchange, for example. The default searches every noisy move.
-    fn skip_in_quiescence(&self, _m: Self::Move) -> bool {
+    /// material by static exchange, for example. `hint` is the move's [`Game::noisy_order`], already computed
+    /// (so that a static exchange it needed is not made twice). The default searches every noisy move.
+    fn skip_in_quiescence(&self, _m: Self::Move, _hint: i32) -> bool {
         false
     }
 

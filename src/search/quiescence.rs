@@ -68,7 +68,7 @@ impl<G: Game> Searcher<'_, G> {
         self.order[ply] = order;
         for i in 0..count {
             let m = self.pick(ply, i);
-            if !in_check && self.game.skip_in_quiescence(m) {
+            if !in_check && self.game.skip_in_quiescence(m, self.order[ply][i] - QUIESCENCE_ORDER_NOISY) {
                 continue;
             }
             self.game.make(m);

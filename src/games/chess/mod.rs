@@ -331,14 +331,15 @@ impl Game for Chess {
         out.clear();
         let b = &self.board;
         let us = b.side_to_move();
-        let mut targets = b.colors(!us);
+        let targets = b.colors(!us);
+        // A pawn also takes en passant and promotes; only a pawn's move to the en-passant square is a capture.
+        let mut pawn_targets = targets | cozy_chess::Rank::Eighth.relative_to(us).bitboard();
         if let Some(f) = b.en_passant() {
-            targets |= Square::new(f, cozy_chess::Rank::Sixth.relative_to(us)).bitboard();
+            pawn_targets |= Square::new(f, cozy_chess::Rank::Sixth.relative_to(us)).bitboard();
         }
-        let last_rank = cozy_chess::Rank::Eighth.relative_to(us).bitboard();
         let pawns = b.pieces(Piece::Pawn);
         b.generate_moves(|mut pm| {
-            let mask = if pawns.has(pm.from) { targets | last_rank } else { targets };
+            let mask = if pawns.has(pm.from) { pawn_targets } else { targets };
             // Castling (king takes own rook) is not noisy: `targets` holds no piece of ours.
             pm.to &= mask;
             for m in pm {
@@ -461,11 +462,9 @@ impl Game for Chess {
         if attacker > victim + promo && self.see(m) < 0 { base - 10_000 } else { base }
     }
 
-    fn skip_in_quiescence(&self, m: Move) -> bool {
-        let b = &self.board;
-        let attacker = b.piece_on(m.from).map_or(0, |p| PIECE_ORDER[p as usize]);
-        let victim = b.piece_on(m.to).map_or(1, |p| PIECE_ORDER[p as usize]);
-        m.promotion.is_none() && attacker > victim && self.see(m) < 0
+    fn skip_in_quiescence(&self, m: Move, hint: i32) -> bool {
+        // `noisy_order` marks a capture losing by static exchange with a negative hint (never a promotion).
+        m.promotion.is_none() && hint < 0
     }
 
     fn exchange_at_least(&self, m: Move, threshold: i32) -> bool {

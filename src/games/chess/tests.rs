@@ -594,6 +594,33 @@ fn gives_check_is_what_making_the_move_shows() {
 }
 
 #[test]
+fn quiescence_skips_exactly_the_captures_losing_by_exchange() {
+    // Every noisy move generated is noisy. Quiescence hands `skip_in_quiescence` the ordering hint instead of
+    // making the static exchange again: the moves it skips must be the captures (not promotions) of a piece
+    // worth less than the capturer that lose material by static exchange, as the exchange itself says.
+    let mut noisy = Vec::new();
+    let (mut skipped, mut kept) = (0, 0);
+    for g in &sample_positions() {
+        g.generate_noisy(&mut noisy);
+        for &m in &noisy {
+            // A piece other than a pawn moving to the en-passant square once came out here, a quiet move.
+            assert!(g.is_noisy(m), "{} {}", g.to_fen(), g.move_to_uci(m));
+            let b = g.board();
+            let order = |p: Option<Piece>| p.map_or(1, |p| PIECE_ORDER[p as usize]);
+            let losing = m.promotion.is_none() && order(b.piece_on(m.from)) > order(b.piece_on(m.to)) && g.see(m) < 0;
+            let skip = g.skip_in_quiescence(m, g.noisy_order(m));
+            assert_eq!(skip, losing, "{} {}", g.to_fen(), g.move_to_uci(m));
+            if skip {
+                skipped += 1;
+            } else {
+                kept += 1;
+            }
+        }
+    }
+    assert!(skipped > 100 && kept > 1_000, "{skipped} skipped, {kept} kept");
+}
+
+#[test]
 fn the_networks_hidden_values_follow_the_moves() {
     // Along random games, with null moves and take-backs, the hidden values the game keeps equal those summed
     // from the board, and the evaluation equals the network's from the board.
