@@ -595,13 +595,24 @@ fn gives_check_is_what_making_the_move_shows() {
 
 #[test]
 fn quiescence_skips_exactly_the_captures_losing_by_exchange() {
-    // Every noisy move generated is noisy. Quiescence hands `skip_in_quiescence` the ordering hint instead of
+    // The noisy moves generated are the legal noisy ones. Quiescence hands `skip_in_quiescence` the ordering hint instead of
     // making the static exchange again: the moves it skips must be the captures (not promotions) of a piece
     // worth less than the capturer that lose material by static exchange, as the exchange itself says.
     let mut noisy = Vec::new();
     let (mut skipped, mut kept) = (0, 0);
     for g in &sample_positions() {
         g.generate_noisy(&mut noisy);
+        // The reference: the legal moves that are noisy, less the under-promotions quiescence never searches.
+        let mut expected: Vec<Move> = g
+            .legal_moves()
+            .into_iter()
+            .filter(|&m| g.is_noisy(m) && matches!(m.promotion, None | Some(Piece::Queen)))
+            .collect();
+        let mut generated = noisy.clone();
+        let key = |m: &Move| (m.from as u8, m.to as u8, m.promotion.map(|p| p as u8));
+        expected.sort_by_key(key);
+        generated.sort_by_key(key);
+        assert_eq!(generated, expected, "{}", g.to_fen());
         for &m in &noisy {
             // A piece other than a pawn moving to the en-passant square once came out here, a quiet move.
             assert!(g.is_noisy(m), "{} {}", g.to_fen(), g.move_to_uci(m));
