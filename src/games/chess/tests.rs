@@ -595,9 +595,10 @@ fn gives_check_is_what_making_the_move_shows() {
 
 #[test]
 fn quiescence_skips_exactly_the_captures_losing_by_exchange() {
-    // The noisy moves generated are the legal noisy ones. Quiescence hands `skip_in_quiescence` the ordering hint instead of
-    // making the static exchange again: the moves it skips must be the captures (not promotions) of a piece
-    // worth less than the capturer that lose material by static exchange, as the exchange itself says.
+    // The noisy moves generated are the legal noisy ones. Quiescence hands `skip_in_quiescence` the ordering
+    // hint instead of making the static exchange again: the moves it skips must be the captures (not
+    // promotions) of a piece worth less than the capturer that lose material by static exchange, as the
+    // exchange itself says.
     let mut noisy = Vec::new();
     let (mut skipped, mut kept) = (0, 0);
     for g in &sample_positions() {
