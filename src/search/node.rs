@@ -9,7 +9,7 @@ use super::params::{
     NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MARGIN, REVERSE_FUTILITY_MAX_DEPTH,
     SEE_PRUNE_MAX_DEPTH, SEE_PRUNE_NOISY, SEE_PRUNE_QUIET,
 };
-use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
+use super::searcher::{INF, LMR, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
 use super::tt::Bound;
 use crate::game::Game;
 
@@ -190,7 +190,7 @@ impl<G: Game> Searcher<'_, G> {
             } else {
                 let mut r = 0;
                 if G::LMR && depth >= LMR_MIN_DEPTH && i >= LMR_MIN_MOVE_INDEX && quiet && !in_check && !is_killer {
-                    r = self.lmr[(depth as usize).min(LMR_TABLE_SIZE - 1)][i.min(LMR_TABLE_SIZE - 1)] as i32;
+                    r = LMR[(depth as usize).min(LMR_TABLE_SIZE - 1)][i.min(LMR_TABLE_SIZE - 1)] as i32;
                     if pv_node {
                         r -= LMR_PV_LESS;
                     }

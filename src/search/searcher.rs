@@ -60,8 +60,6 @@ pub(super) struct Searcher<'a, G: Game> {
     /// The static evaluation at each ply of the current line ([`NO_EVAL`] where none was computed, as in
     /// check), to tell whether the side to move's evaluation is improving.
     pub(super) evals: Vec<i32>,
-    /// The late-move reduction table ([`LMR`]), computed once for the process.
-    pub(super) lmr: &'static [[u8; LMR_TABLE_SIZE]; LMR_TABLE_SIZE],
     /// Static evaluations already computed by this thread, by position hash: `[hash % size]` holds the hash's
     /// upper 48 bits and the score as an `i16` (0: empty). The evaluation is a function of the position, so
     /// a hit returns exactly what [`Game::evaluate`] would: the search is unchanged, only faster.
@@ -79,7 +77,7 @@ pub(super) struct Searcher<'a, G: Game> {
 
 /// Late-move reductions by remaining depth and move number (see [`LMR_BASE`]). Made once: every search used to
 /// make its own, 4,096 logarithms, a few percent of a self-play game's time at 1,500 nodes a move.
-static LMR: std::sync::LazyLock<[[u8; LMR_TABLE_SIZE]; LMR_TABLE_SIZE]> = std::sync::LazyLock::new(|| {
+pub(super) static LMR: std::sync::LazyLock<[[u8; LMR_TABLE_SIZE]; LMR_TABLE_SIZE]> = std::sync::LazyLock::new(|| {
     std::array::from_fn(|depth| {
         std::array::from_fn(|count| {
             if depth > 0 && count > 0 {
@@ -137,7 +135,6 @@ impl<'a, G: Game> Searcher<'a, G> {
             counters: vec![0; 2 * HISTORY_SIZE],
             played: vec![0; plies],
             evals: vec![NO_EVAL; plies],
-            lmr: &LMR,
             eval_cache: vec![0; EVAL_CACHE_ENTRIES],
             root: Vec::new(),
             root_depth: 0,
