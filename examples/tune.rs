@@ -68,7 +68,11 @@ fn main() -> Result<()> {
         "hive" => run::<Hive>(command, &args[2..]),
         "draughts" => run::<Draughts>(command, &args[2..]),
         "xiangqi" => run::<Xiangqi>(command, &args[2..]),
-        "chess" => run::<Chess>(command, &args[2..]),
+        "chess" => {
+            // Self-play and matches evaluate with the network KIBITZ_CHESS_NET names, if it does.
+            kibitz::games::chess::check_network().map_err(anyhow::Error::msg)?;
+            run::<Chess>(command, &args[2..])
+        }
         other => bail!("no tunable game `{other}` (checkers, draughts, xiangqi, chess, hive)"),
     }
 }

@@ -62,6 +62,15 @@ fn main() -> Result<()> {
     // The annotate command draws progress bars on stderr: only warnings go there unless KIBITZ_LOG says more.
     let default_level = if matches!(cli.command, Command::Annotate(_)) { "warn" } else { "info" };
     kibitz::logging::init_as(default_level, cli.log_format);
+    // A chess network named by KIBITZ_CHESS_NET that cannot be used stops every command that searches before
+    // it starts, not in its first chess search.
+    let searches = matches!(
+        cli.command,
+        Command::Serve(_) | Command::Analyse(_) | Command::Annotate(_) | Command::Match(_) | Command::Bench(_)
+    );
+    if searches {
+        kibitz::games::chess::check_network().map_err(anyhow::Error::msg)?;
+    }
     match cli.command {
         Command::Serve(args) => cli::serve::run(args),
         Command::Analyse(args) => cli::analyse::run(args),

@@ -1,7 +1,8 @@
 //! The CEBoard engine interface through its C ABI: `tests/ceboard/host.cpp`, built with the system `g++`,
 //! loads `libkibitz.so` with `dlopen`, plays a whole engine-against-engine game through `IEngine` and
 //! `ICEBoard20`, analyses with feedback, uses MoveNow, feeds bad input and checks every callback. This test
-//! then replays the game's moves with the library's own rules.
+//! then replays the game's moves with the library's own rules. A second run, with `KIBITZ_CHESS_NET` naming a
+//! file that does not exist, sees the engine report it through `FatalError` and stop.
 //!
 //! Finding the library: cargo builds the package's library with all its crate types (rlib and cdylib)
 //! before any integration test, into `target/<profile>/deps/` (and uplifts it to `target/<profile>/`); this
@@ -41,8 +42,13 @@ fn gxx_available() -> bool {
     Command::new("g++").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }
 
-/// Build the host into the test's scratch folder.
+/// Build the host into the test's scratch folder, once for both tests.
 fn build_host() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT.get_or_init(compile_host).clone()
+}
+
+fn compile_host() -> PathBuf {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ceboard-host");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ceboard/host.cpp");
     let output = Command::new("g++")
@@ -57,12 +63,13 @@ fn build_host() -> PathBuf {
     out
 }
 
-/// Run the host with a deadline; its stdout.
-fn run_host(host: &Path, lib: &Path, max_plies: u32) -> String {
+/// Run the host with a deadline (`mode`: the most plies of its game, or `bad`); its stdout.
+fn run_host(host: &Path, lib: &Path, mode: &str, env: &[(&str, &str)]) -> String {
     let mut child = Command::new(host)
         .arg(lib)
-        .arg(max_plies.to_string())
+        .arg(mode)
         .env("KIBITZ_CEBOARD_HASH_MB", "8")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -86,18 +93,26 @@ fn run_host(host: &Path, lib: &Path, max_plies: u32) -> String {
     }
 }
 
-#[test]
-fn a_cpp_host_plays_and_analyses_through_the_c_interface() {
+/// Whether the test can run: without g++ it is skipped with a message, except in CI, where it fails.
+fn host_can_build() -> bool {
     if !gxx_available() {
         if std::env::var_os("CI").is_some() {
             panic!("g++ is required in CI for the CEBoard host test (apt-get install g++)");
         }
         eprintln!("SKIPPED: g++ not found; install it to test the CEBoard C interface");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn a_cpp_host_plays_and_analyses_through_the_c_interface() {
+    if !host_can_build() {
         return;
     }
     let lib = library();
     let host = build_host();
-    let out = run_host(&host, &lib, 160);
+    let out = run_host(&host, &lib, "160", &[]);
     assert!(out.lines().any(|l| l == "OK"), "{out}");
 
     // Replay the game with the library's rules: every move legal, and the reported end is the real one.
@@ -122,4 +137,18 @@ fn a_cpp_host_plays_and_analyses_through_the_c_interface() {
         }
         None => assert_eq!(moves.len(), 160, "no result, so the ply limit was reached"),
     }
+}
+
+#[test]
+fn an_unusable_chess_network_is_a_fatal_error_for_the_host() {
+    if !host_can_build() {
+        return;
+    }
+    let lib = library();
+    let host = build_host();
+    let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-such-network.bin");
+    let out = run_host(&host, &lib, "bad", &[("KIBITZ_CHESS_NET", &missing.display().to_string())]);
+    let fatal = out.lines().find_map(|l| l.strip_prefix("FATAL ")).expect("a FATAL line");
+    assert!(fatal.contains(&format!("KIBITZ_CHESS_NET={}", missing.display())), "{out}");
+    assert!(out.lines().any(|l| l == "OK"), "{out}");
 }

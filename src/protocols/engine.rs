@@ -257,6 +257,10 @@ pub fn run_with_args<S: AsRef<str>>(
     env: Option<OsString>,
 ) -> Result<(), StdioError> {
     let setup = setup(program, engine, args, env)?;
+    // A chess network named by KIBITZ_CHESS_NET that cannot be used is a bad argument too.
+    if engine.games.contains(&GameKind::Chess) {
+        crate::games::chess::check_network().map_err(StdioError::Usage)?;
+    }
     Ok(run(engine, setup)?)
 }
 

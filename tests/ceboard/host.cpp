@@ -135,13 +135,39 @@ static void check(bool ok, const std::string &what) {
     if (!ok) fail(what);
 }
 
+// An engine that cannot start (its chess network is unusable): FatalError with the reason, then its thread ends,
+// so IsAlive turns FALSE; commands after it are ignored and Release still works.
+static int bad_engine(void *lib, LoadEngineProc load) {
+    Host host(0);
+    IEngine *e = load(&host);
+    check(e != nullptr, "LoadEngine returned NULL");
+    Event f = wait_for(0, {FATAL});
+    std::printf("FATAL %s\n", f.a.c_str());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (e->IsAlive() == TRUE) {
+        if (std::chrono::steady_clock::now() > deadline) fail("IsAlive stays TRUE after the FatalError");
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    e->StartGame(FALSE, FALSE, nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    {
+        std::lock_guard<std::mutex> g(mu);
+        if (!events.empty()) fail("a callback from an engine that stopped");
+    }
+    e->Release();
+    dlclose(lib);
+    std::printf("OK\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) fail("usage: host <libkibitz.so> [max plies]");
-    int max_plies = argc > 2 ? std::atoi(argv[2]) : 200;
+    if (argc < 2) fail("usage: host <libkibitz.so> [max plies | bad]");
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) fail(std::string("dlopen: ") + dlerror());
     auto load = reinterpret_cast<LoadEngineProc>(dlsym(lib, EngineProcName));
     if (!load) fail("no LoadEngine export");
+    if (argc > 2 && std::string(argv[2]) == "bad") return bad_engine(lib, load);
+    int max_plies = argc > 2 ? std::atoi(argv[2]) : 200;
     check(load(nullptr) == nullptr, "LoadEngine(NULL) must return NULL");
 
     Host host_a(0), host_b(1);

@@ -235,11 +235,62 @@ impl Chess {
 /// The network chess evaluates with unless told otherwise, built in (its training is in BENCHMARKS.md).
 const NET_FILE: &[u8] = include_bytes!("net.bin");
 
-/// The built-in network, read once (a test checks that it loads; were it damaged, the tables would evaluate
-/// alone).
+/// The environment variable naming a network file to evaluate chess with instead of the built-in one (one made by
+/// `tune net`, say). Every executable that plays chess reads it when it starts ([`check_network`]) and stops with
+/// the reason when the file cannot be used.
+pub const NET_ENV: &str = "KIBITZ_CHESS_NET";
+
+/// No network file is this large (one of 256 hidden values is 0.4 MB); a larger one is not read into memory.
+const NET_FILE_LIMIT: u64 = 64 << 20;
+
+/// The network chess evaluates with, and for one read from a file, what tells its results apart in the cache.
+struct Chosen {
+    net: net::Network,
+    tag: Option<String>,
+}
+
+/// The network chess evaluates with, read once: the file [`NET_ENV`] names, or the built-in one.
+fn chosen_network() -> &'static Result<Chosen, String> {
+    static NET: std::sync::OnceLock<Result<Chosen, String>> = std::sync::OnceLock::new();
+    NET.get_or_init(|| match std::env::var_os(NET_ENV) {
+        Some(path) if !path.is_empty() => {
+            let path = std::path::Path::new(&path);
+            let (net, digest) = network_file(path).map_err(|e| format!("{NET_ENV}={}: {e}", path.display()))?;
+            tracing::info!("chess evaluates with the network of {} ({digest:016x})", path.display());
+            Ok(Chosen { net, tag: Some(format!("chess network {digest:016x}")) })
+        }
+        _ => Ok(Chosen { net: shipped_network().map_err(|e| format!("the built-in network: {e}"))?, tag: None }),
+    })
+}
+
+/// What the cache adds to kibitz's engine version for chess results: `None` with the built-in network; with a
+/// network from [`NET_ENV`], a digest of its bytes, so that results of different networks never mix (in one
+/// database, or in several servers sharing one).
+pub fn network_tag() -> Option<&'static str> {
+    chosen_network().as_ref().ok().and_then(|c| c.tag.as_deref())
+}
+
+/// The network of a file and a digest of its bytes (64-bit FNV-1a), or why it cannot be used.
+pub fn network_file(path: &std::path::Path) -> Result<(net::Network, u64), String> {
+    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > NET_FILE_LIMIT {
+        return Err(format!("{size} bytes, more than any network file ({NET_FILE_LIMIT})"));
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let digest = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    Ok((net::Network::from_bytes(&bytes)?, digest))
+}
+
+/// The network chess evaluates with; `None` (the tables evaluate alone) only when it does not load, which
+/// [`check_network`] reports at startup (a test checks that the built-in one loads).
 fn default_net() -> Option<&'static net::Network> {
-    static NET: std::sync::OnceLock<Option<net::Network>> = std::sync::OnceLock::new();
-    NET.get_or_init(|| shipped_network().ok()).as_ref()
+    chosen_network().as_ref().ok().map(|c| &c.net)
+}
+
+/// Whether chess has its network: the file [`NET_ENV`] names when it is set, else the built-in one; an error
+/// names the file and what is wrong with it. Executables that play chess call it before they start.
+pub fn check_network() -> Result<(), String> {
+    chosen_network().as_ref().map(|_| ()).map_err(Clone::clone)
 }
 
 /// The built-in network, or why it does not load.

@@ -273,6 +273,13 @@ impl Session {
     }
 
     fn run(&mut self, rx: Receiver<Msg>) {
+        // A chess network named by KIBITZ_CHESS_NET that cannot be used is unrecoverable: the host hears why and
+        // the engine thread ends (`IsAlive` turns FALSE).
+        if let Err(e) = crate::games::chess::check_network() {
+            self.host.fatal_error(&e);
+            self.analysis.pool().shutdown();
+            return;
+        }
         loop {
             // The timeout only bounds the wait; nothing happens on it.
             let msg = match rx.recv_timeout(Duration::from_secs(1)) {
