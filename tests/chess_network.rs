@@ -1,7 +1,7 @@
 //! `KIBITZ_CHESS_NET`, through the real executables: a copy of the built-in network searches exactly as the
-//! built-in one; another network changes the scores; a file that is missing, damaged or of another width stops
-//! `kibitz` and `kibitz-uci` before they start, with the variable, the path and what is wrong, and a front end
-//! that plays no chess is not stopped by it.
+//! built-in one and shares its cached results; another network changes the scores and keeps its results apart;
+//! a file that is missing, damaged or of another width stops `kibitz` and `kibitz-uci` before they start, with
+//! the variable, the path and what is wrong, and a front end that plays no chess is not stopped by it.
 
 mod common;
 
@@ -49,6 +49,14 @@ fn refused(net: &Path) -> String {
     String::from_utf8(out.stderr).expect("UTF-8")
 }
 
+/// The built-in network without output weights: it adds nothing to the hand-written evaluation it corrects.
+fn no_output_network() -> Vec<u8> {
+    let (mut float, scale, residual) = net::read_float(&std::fs::read(BUILT_IN).expect("net.bin")).expect("loads");
+    float.w2.iter_mut().for_each(|w| *w = 0.0);
+    float.b2.iter_mut().for_each(|b| *b = 0.0);
+    net::write(&float, scale, residual).expect("writes")
+}
+
 #[test]
 fn a_copy_of_the_built_in_network_searches_as_the_built_in_one() {
     let dir = TempDir::new("chess-net-copy");
@@ -60,12 +68,8 @@ fn a_copy_of_the_built_in_network_searches_as_the_built_in_one() {
 #[test]
 fn another_network_changes_the_scores() {
     let dir = TempDir::new("chess-net-other");
-    let (mut float, scale, residual) = net::read_float(&std::fs::read(BUILT_IN).expect("net.bin")).expect("loads");
-    // No output weights: the network adds nothing to the hand-written evaluation it corrects.
-    float.w2.iter_mut().for_each(|w| *w = 0.0);
-    float.b2.iter_mut().for_each(|b| *b = 0.0);
     let other = dir.path().join("other.bin");
-    std::fs::write(&other, net::write(&float, scale, residual).expect("writes")).expect("write");
+    std::fs::write(&other, no_output_network()).expect("write");
     let (built_in, changed) = (searched(&bench(None)), searched(&bench(Some(&other))));
     let differ = built_in.iter().zip(&changed).filter(|(a, b)| a != b).count();
     assert!(differ >= 5, "most positions search differently: {built_in:?} against {changed:?}");
@@ -150,20 +154,27 @@ fn the_cache_keeps_each_networks_results_apart() {
     let dir = TempDir::new("chess-net-cache");
     let copy = dir.path().join("copy.bin");
     std::fs::copy(BUILT_IN, &copy).expect("copy");
-    let copy = copy.display().to_string();
+    let other = dir.path().join("other.bin");
+    std::fs::write(&other, no_output_network()).expect("write");
     let request = serde_json::json!({ "game": "chess", "depth": 4 });
     let cached = |server: &common::Server| server.post_ok("/v1/analysis", &request)["cached"].clone();
+    let with_net =
+        |path: &Path| common::Server::start_with_env(&dir, &[], &[("KIBITZ_CHESS_NET", path.to_str().expect("UTF-8"))]);
 
-    let named = common::Server::start_with_env(&dir, &[], &[("KIBITZ_CHESS_NET", &copy)]);
-    assert_eq!(cached(&named), false);
-    assert_eq!(cached(&named), true);
-    named.stop();
-    // The built-in network's server does not answer with the other network's result, even from the same bytes.
     let built_in = common::Server::start_on(&dir, &[]);
     assert_eq!(cached(&built_in), false);
     assert_eq!(cached(&built_in), true);
     built_in.stop();
-    let again = common::Server::start_with_env(&dir, &[], &[("KIBITZ_CHESS_NET", &copy)]);
-    assert_eq!(cached(&again), true, "the named network's result is still stored");
-    again.stop();
+    // The same bytes from a file are the same network: its results are shared.
+    let same = with_net(&copy);
+    assert_eq!(cached(&same), true, "a copy of the built-in network finds the built-in one's result");
+    same.stop();
+    // Another network does not answer with the built-in one's result, nor the built-in one with its.
+    let changed = with_net(&other);
+    assert_eq!(cached(&changed), false);
+    assert_eq!(cached(&changed), true);
+    changed.stop();
+    let built_in = common::Server::start_on(&dir, &[]);
+    assert_eq!(cached(&built_in), true, "the built-in network's result is still stored, and still its own");
+    built_in.stop();
 }

@@ -204,7 +204,7 @@ impl<G: Game> Request<G> {
     /// known (no process of it has started yet).
     pub fn cache_key(&self) -> Option<CacheKey> {
         let engine = match self.engine.cache_engine() {
-            // kibitz's own chess with a network of KIBITZ_CHESS_NET: its results apart from the built-in one's.
+            // kibitz's own chess: its results are its network's (see `chess::network_tag`).
             None if G::NAME == crate::games::chess::Chess::NAME => {
                 crate::games::chess::network_tag().map(|tag| format!("{} {tag}", crate::store::ENGINE_VERSION))
             }

@@ -34,12 +34,7 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsa
 
 /// A strong validator of a file's bytes (FNV-1a, 64 bits): the same binary always gives the same tag.
 fn etag_of(body: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in body.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("\"{hash:016x}\"")
+    format!("\"{:016x}\"", crate::fnv1a64(body.as_bytes()))
 }
 
 /// The tags of every file, computed once.

@@ -243,10 +243,10 @@ pub const NET_ENV: &str = "KIBITZ_CHESS_NET";
 /// No network file is this large (one of 256 hidden values is 0.4 MB); a larger one is not read into memory.
 const NET_FILE_LIMIT: u64 = 64 << 20;
 
-/// The network chess evaluates with, and for one read from a file, what tells its results apart in the cache.
+/// The network chess evaluates with, and what tells its results apart in the cache.
 struct Chosen {
     net: net::Network,
-    tag: Option<String>,
+    tag: String,
 }
 
 /// The network chess evaluates with, read once: the file [`NET_ENV`] names, or the built-in one.
@@ -257,17 +257,25 @@ fn chosen_network() -> &'static Result<Chosen, String> {
             let path = std::path::Path::new(&path);
             let (net, digest) = network_file(path).map_err(|e| format!("{NET_ENV}={}: {e}", path.display()))?;
             tracing::info!("chess evaluates with the network of {} ({digest:016x})", path.display());
-            Ok(Chosen { net, tag: Some(format!("chess network {digest:016x}")) })
+            Ok(Chosen { net, tag: network_tag_of(digest) })
         }
-        _ => Ok(Chosen { net: shipped_network().map_err(|e| format!("the built-in network: {e}"))?, tag: None }),
+        _ => {
+            let net = shipped_network().map_err(|e| format!("the built-in network: {e}"))?;
+            Ok(Chosen { net, tag: network_tag_of(crate::fnv1a64(NET_FILE)) })
+        }
     })
 }
 
-/// What the cache adds to kibitz's engine version for chess results: `None` with the built-in network; with a
-/// network from [`NET_ENV`], a digest of its bytes, so that results of different networks never mix (in one
-/// database, or in several servers sharing one).
+fn network_tag_of(digest: u64) -> String {
+    format!("chess network {digest:016x}")
+}
+
+/// What the cache adds to kibitz's engine version for chess results: a digest of the network's bytes, built in
+/// or from [`NET_ENV`], so that results of different networks never mix (in one database, or in several servers
+/// sharing one; a new built-in network does not answer with its predecessor's results), while the same bytes
+/// share them. `None` only when the network does not load.
 pub fn network_tag() -> Option<&'static str> {
-    chosen_network().as_ref().ok().and_then(|c| c.tag.as_deref())
+    chosen_network().as_ref().ok().map(|c| c.tag.as_str())
 }
 
 /// The network of a file and a digest of its bytes (64-bit FNV-1a), or why it cannot be used.
@@ -277,8 +285,7 @@ pub fn network_file(path: &std::path::Path) -> Result<(net::Network, u64), Strin
         return Err(format!("{size} bytes, more than any network file ({NET_FILE_LIMIT})"));
     }
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let digest = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    Ok((net::Network::from_bytes(&bytes)?, digest))
+    Ok((net::Network::from_bytes(&bytes)?, crate::fnv1a64(&bytes)))
 }
 
 /// The network chess evaluates with; `None` (the tables evaluate alone) only when it does not load, which
