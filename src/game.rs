@@ -437,6 +437,12 @@ pub trait Game: Clone + Send + Sync + 'static {
         self.evaluate()
     }
 
+    /// What the analysis cache adds to kibitz's engine version for this game's results when its evaluation is
+    /// data that can change without the version (chess's network): results of different data never mix.
+    fn evaluation_tag() -> Option<&'static str> {
+        None
+    }
+
     /// The move is a capture or promotion (searched in quiescence, never reduced, never a killer).
     fn is_noisy(&self, m: Self::Move) -> bool;
 

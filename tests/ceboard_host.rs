@@ -93,25 +93,22 @@ fn run_host(host: &Path, lib: &Path, mode: &str, env: &[(&str, &str)]) -> String
     }
 }
 
-/// Whether the test can run: without g++ it is skipped with a message, except in CI, where it fails.
-fn host_can_build() -> bool {
+/// The built host and the library, or `None` when the test cannot run: without g++ it is skipped with a
+/// message, except in CI, where it fails.
+fn host_and_library() -> Option<(PathBuf, PathBuf)> {
     if !gxx_available() {
         if std::env::var_os("CI").is_some() {
             panic!("g++ is required in CI for the CEBoard host test (apt-get install g++)");
         }
         eprintln!("SKIPPED: g++ not found; install it to test the CEBoard C interface");
-        return false;
+        return None;
     }
-    true
+    Some((build_host(), library()))
 }
 
 #[test]
 fn a_cpp_host_plays_and_analyses_through_the_c_interface() {
-    if !host_can_build() {
-        return;
-    }
-    let lib = library();
-    let host = build_host();
+    let Some((host, lib)) = host_and_library() else { return };
     let out = run_host(&host, &lib, "160", &[]);
     assert!(out.lines().any(|l| l == "OK"), "{out}");
 
@@ -141,11 +138,7 @@ fn a_cpp_host_plays_and_analyses_through_the_c_interface() {
 
 #[test]
 fn an_unusable_chess_network_is_a_fatal_error_for_the_host() {
-    if !host_can_build() {
-        return;
-    }
-    let lib = library();
-    let host = build_host();
+    let Some((host, lib)) = host_and_library() else { return };
     let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-such-network.bin");
     let out = run_host(&host, &lib, "bad", &[("KIBITZ_CHESS_NET", &missing.display().to_string())]);
     let fatal = out.lines().find_map(|l| l.strip_prefix("FATAL ")).expect("a FATAL line");

@@ -204,11 +204,8 @@ impl<G: Game> Request<G> {
     /// known (no process of it has started yet).
     pub fn cache_key(&self) -> Option<CacheKey> {
         let engine = match self.engine.cache_engine() {
-            // kibitz's own chess: its results are its network's (see `chess::network_tag`).
-            None if G::NAME == crate::games::chess::Chess::NAME => {
-                crate::games::chess::network_tag().map(|tag| format!("{} {tag}", crate::store::ENGINE_VERSION))
-            }
-            None => None,
+            // kibitz's own: a game whose evaluation is data (chess's network) keeps each data's results apart.
+            None => G::evaluation_tag().map(|tag| format!("{} {tag}", crate::store::ENGINE_VERSION)),
             Some(None) => return None,
             Some(Some(name)) => Some(name),
         };

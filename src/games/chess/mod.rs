@@ -270,21 +270,17 @@ fn network_tag_of(digest: u64) -> String {
     format!("chess network {digest:016x}")
 }
 
-/// What the cache adds to kibitz's engine version for chess results: a digest of the network's bytes, built in
-/// or from [`NET_ENV`], so that results of different networks never mix (in one database, or in several servers
-/// sharing one; a new built-in network does not answer with its predecessor's results), while the same bytes
-/// share them. `None` only when the network does not load.
-pub fn network_tag() -> Option<&'static str> {
-    chosen_network().as_ref().ok().map(|c| c.tag.as_str())
-}
-
-/// The network of a file and a digest of its bytes (64-bit FNV-1a), or why it cannot be used.
-pub fn network_file(path: &std::path::Path) -> Result<(net::Network, u64), String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    if size > NET_FILE_LIMIT {
-        return Err(format!("{size} bytes, more than any network file ({NET_FILE_LIMIT})"));
+/// The network of a file and a digest of its bytes (64-bit FNV-1a), or why it cannot be used. No more than
+/// [`NET_FILE_LIMIT`] bytes are read, whatever the file's size.
+fn network_file(path: &std::path::Path) -> Result<(net::Network, u64), String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(NET_FILE_LIMIT + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > NET_FILE_LIMIT {
+        return Err(format!("more than {NET_FILE_LIMIT} bytes, larger than any network file"));
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     Ok((net::Network::from_bytes(&bytes)?, crate::fnv1a64(&bytes)))
 }
 
@@ -500,6 +496,13 @@ impl Game for Chess {
     fn evaluate_in_search(&mut self) -> i32 {
         self.refresh();
         self.static_eval()
+    }
+
+    /// A digest of the network's bytes, built in or from [`NET_ENV`]: different networks' results never mix (in
+    /// one database, or in several servers sharing one; a new built-in network does not answer with its
+    /// predecessor's results), while the same bytes share them. `None` only when the network does not load.
+    fn evaluation_tag() -> Option<&'static str> {
+        chosen_network().as_ref().ok().map(|c| c.tag.as_str())
     }
 
     #[inline]
