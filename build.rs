@@ -1,4 +1,18 @@
-// The migrations are embedded by `sqlx::migrate!`; a new migration file must rebuild the crate.
+//! The migrations are embedded by `sqlx::migrate!`; a new migration file must rebuild the crate.
+//!
+//! `KIBITZ_ENGINE_SOURCES` is a digest of the sources that decide what a search finds (`src/engine_sources.rs`):
+//! the cache keeps kibitz's own results under the crate's version and this digest (`store::ENGINE_VERSION`), so a
+//! changed engine never answers with an older one's results, even where the version number was not raised.
+
+include!("src/fnv.rs");
+include!("src/engine_sources.rs");
+
 fn main() {
     println!("cargo:rerun-if-changed=migrations");
+    for source in ENGINE_SOURCES {
+        println!("cargo:rerun-if-changed={source}");
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let digest = engine_sources_digest(root).unwrap_or_else(|e| panic!("digesting the engine's sources: {e}"));
+    println!("cargo:rustc-env=KIBITZ_ENGINE_SOURCES={digest:016x}");
 }

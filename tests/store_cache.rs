@@ -69,7 +69,10 @@ async fn open_creates_and_migrates_idempotently() {
     let store = Store::open(&db).await.expect("open");
     assert!(Path::new(&db).exists());
     assert_eq!(store.location(), db);
-    assert_eq!(store.engine(), concat!("kibitz ", env!("CARGO_PKG_VERSION")));
+    assert_eq!(store.engine(), kibitz::store::ENGINE_VERSION);
+    let digest =
+        store.engine().strip_prefix(concat!("kibitz ", env!("CARGO_PKG_VERSION"), "+")).expect("version+digest");
+    assert!(digest.len() == 16 && digest.bytes().all(|b| b.is_ascii_hexdigit()), "{digest}");
     store.close().await;
     // Opening again runs no migration twice.
     Store::open(&db).await.expect("reopen").close().await;

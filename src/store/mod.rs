@@ -51,8 +51,11 @@ use memory::ClockCache;
 use postgres::PostgresBackend;
 use sqlite::SqliteBackend;
 
-/// The engine version `Store::open` stores with its results.
-pub const ENGINE_VERSION: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
+/// The engine version `Store::open` stores with its results: the crate's version and, after a `+`, a digest of
+/// the sources that decide what a search finds (the build script's `KIBITZ_ENGINE_SOURCES`), so that a build
+/// whose search, rules or evaluation changed never answers with an earlier build's results, even under the
+/// same version number. Only the cache uses it; answers name the engine by [`crate::analysis::ENGINE`].
+pub const ENGINE_VERSION: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"), "+", env!("KIBITZ_ENGINE_SOURCES"));
 
 /// Entries the in-memory front holds by default.
 pub const DEFAULT_MEMORY_ENTRIES: usize = 20_000;
