@@ -55,6 +55,9 @@ enum Command {
     /// Make, list and revoke API keys (for `kibitz serve --auth optional|required`).
     #[command(subcommand)]
     Keys(cli::keys::KeysCommand),
+    /// What the analysis cache holds by engine, and deleting the results of kibitz's other builds.
+    #[command(subcommand)]
+    Cache(cli::cache::CacheCommand),
 }
 
 fn main() -> Result<()> {
@@ -83,6 +86,7 @@ fn main() -> Result<()> {
         Command::Dxp(args) => cli::dxp::run(args),
         Command::Board(args) => cli::board::run(args),
         Command::Keys(command) => cli::keys::run(command),
+        Command::Cache(command) => cli::cache::run(command),
         Command::Openapi => {
             print!("{}", kibitz::http::openapi::document_text());
             Ok(())

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use kibitz::store::{CacheKey, CachedAnalysis, CachedLine, CachedScore, Store, StoreConfig, StoreError};
+use kibitz::store::{
+    CacheEngineRows, CacheKey, CachedAnalysis, CachedLine, CachedScore, Store, StoreConfig, StoreError,
+};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{Connection, Row, SqliteConnection};
 
@@ -422,4 +424,28 @@ async fn throughput_is_printed() {
         );
         store.close().await;
     }
+}
+
+#[tokio::test]
+async fn deleting_an_engines_results_leaves_the_others_and_empties_the_memory_front() {
+    let dir = TempDir::new("delete");
+    let db = dir.db();
+    let old = Store::open_with(&db, config("kibitz 0.0.1", 64)).await.expect("open old");
+    assert!(old.put_analysis(&key("g", "p", 1), &analysis(20)).await.expect("put"));
+    assert!(old.put_analysis(&key("h", "p", 1), &analysis(20)).await.expect("put"));
+    let new = Store::open_with(&db, config("kibitz 0.0.2", 64)).await.expect("open new");
+    assert!(new.put_analysis(&key("g", "p", 1), &analysis(7)).await.expect("put"));
+    let rows = |engine: &str, game: &str, rows| CacheEngineRows { engine: engine.into(), game: game.into(), rows };
+    assert_eq!(
+        old.cache_engines().await.expect("list"),
+        [rows("kibitz 0.0.1", "g", 1), rows("kibitz 0.0.1", "h", 1), rows("kibitz 0.0.2", "g", 1)]
+    );
+    // The old store's own results were in its memory front: deleting them there empties it too.
+    assert_eq!(old.delete_cache_engine("kibitz 0.0.1").await.expect("delete"), 2);
+    assert_eq!(old.get_analysis(&key("g", "p", 1)).await.expect("get"), None);
+    assert_eq!(old.delete_cache_engine("kibitz 0.0.1").await.expect("delete again"), 0);
+    assert_eq!(old.cache_engines().await.expect("list"), [rows("kibitz 0.0.2", "g", 1)]);
+    assert_eq!(new.get_analysis(&key("g", "p", 1)).await.expect("get").map(|a| a.depth), Some(7));
+    old.close().await;
+    new.close().await;
 }

@@ -5,6 +5,7 @@ pub mod analyse;
 pub mod annotate;
 pub mod bench;
 pub mod board;
+pub mod cache;
 pub mod dxp;
 pub mod engine;
 pub mod engines;

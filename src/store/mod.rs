@@ -57,6 +57,19 @@ use sqlite::SqliteBackend;
 /// same version number. Only the cache uses it; answers name the engine by [`crate::analysis::ENGINE`].
 pub const ENGINE_VERSION: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"), "+", env!("KIBITZ_ENGINE_SOURCES"));
 
+/// Ids of the analysis cache [`Store::delete_cache_engine`] deletes among at once.
+pub const DELETE_BATCH_IDS: i64 = 10_000;
+
+/// How many cached results one engine has for one game ([`Store::cache_engines`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheEngineRows {
+    /// The engine as the cache stores it: kibitz's own as [`ENGINE_VERSION`] (with the evaluation's tag for a
+    /// game whose evaluation is data), an external engine as its name and version.
+    pub engine: String,
+    pub game: String,
+    pub rows: u64,
+}
+
 /// Entries the in-memory front holds by default.
 pub const DEFAULT_MEMORY_ENTRIES: usize = 20_000;
 
@@ -511,6 +524,36 @@ impl Store {
     ) -> Result<(bool, u64), StoreError> {
         self.check_open()?;
         on_backend!(self, backend => backend.charge_key_quota(name, day, positions, quota).await)
+    }
+
+    /// The analysis cache's rows by engine and game (ordered so).
+    pub async fn cache_engines(&self) -> Result<Vec<CacheEngineRows>, StoreError> {
+        self.check_open()?;
+        let rows = on_backend!(self, backend => backend.cache_engines().await)?;
+        Ok(rows
+            .into_iter()
+            .map(|(engine, game, rows)| CacheEngineRows { engine, game, rows: u64::try_from(rows).unwrap_or(0) })
+            .collect())
+    }
+
+    /// Delete every cached result stored under `engine` (exactly that name, as [`Store::cache_engines`] lists
+    /// it); the number of rows deleted. The rows go [`DELETE_BATCH_IDS`] ids at a time, each batch its own
+    /// statement, so that servers writing to the same database wait for one batch at most, never for the whole
+    /// deletion. This store's in-memory front is emptied too; a running server's is its own.
+    pub async fn delete_cache_engine(&self, engine: &str) -> Result<u64, StoreError> {
+        self.check_open()?;
+        let Some((low, high)) = on_backend!(self, backend => backend.cache_ids().await)? else {
+            return Ok(0);
+        };
+        let mut deleted = 0;
+        let mut after = low - 1;
+        while after < high {
+            let upto = after.saturating_add(DELETE_BATCH_IDS).min(high);
+            deleted += on_backend!(self, backend => backend.delete_cache_rows(engine, after, upto).await)?;
+            after = upto;
+        }
+        self.memory().clear();
+        Ok(deleted)
     }
 
     /// Check that the database answers (for readiness probes).

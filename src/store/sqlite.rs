@@ -230,6 +230,43 @@ impl SqliteBackend {
         Ok(result.rows_affected() > 0)
     }
 
+    /// Rows of the analysis cache by engine and game, in that order.
+    pub(crate) async fn cache_engines(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT engine, game, COUNT(*) FROM analysis_cache GROUP BY engine, game ORDER BY engine, game",
+        )
+        .fetch_all(&self.read)
+        .await
+        .map_err(query_error)?;
+        rows.iter()
+            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(query_error)
+    }
+
+    /// The lowest and highest id of the analysis cache's rows (none when it is empty).
+    pub(crate) async fn cache_ids(&self) -> Result<Option<(i64, i64)>, StoreError> {
+        let row = sqlx::query("SELECT MIN(id), MAX(id) FROM analysis_cache")
+            .fetch_one(&self.read)
+            .await
+            .map_err(query_error)?;
+        let low: Option<i64> = row.try_get(0).map_err(query_error)?;
+        let high: Option<i64> = row.try_get(1).map_err(query_error)?;
+        Ok(low.zip(high))
+    }
+
+    /// Delete the cached results of `engine` whose ids are above `after` and at most `upto`; how many.
+    pub(crate) async fn delete_cache_rows(&self, engine: &str, after: i64, upto: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query("DELETE FROM analysis_cache WHERE engine = ? AND id > ? AND id <= ?")
+            .bind(engine)
+            .bind(after)
+            .bind(upto)
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok(done.rows_affected())
+    }
+
     /// One trivial query through a reader: the database answers.
     pub(crate) async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.read).await.map_err(query_error)?;
