@@ -438,7 +438,8 @@ pub trait Game: Clone + Send + Sync + 'static {
     }
 
     /// What the analysis cache adds to kibitz's engine version for this game's results when its evaluation is
-    /// data that can change without the version (chess's network): results of different data never mix.
+    /// data that can change without a rebuild (chess's network, which `KIBITZ_CHESS_NET` can name; the built-in
+    /// data is in the version's digest of the sources already): results of different data never mix.
     fn evaluation_tag() -> Option<&'static str> {
         None
     }
