@@ -7,7 +7,8 @@ use super::params::{
     IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_PV_LESS,
     LMR_TABLE_SIZE, NULL_MOVE_EVAL_DIVISOR, NULL_MOVE_EVAL_MAX, NULL_MOVE_MIN_DEPTH, NULL_MOVE_REDUCTION,
     NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MARGIN, REVERSE_FUTILITY_MAX_DEPTH,
-    SEE_PRUNE_MAX_DEPTH, SEE_PRUNE_NOISY, SEE_PRUNE_QUIET,
+    SEE_PRUNE_MAX_DEPTH, SEE_PRUNE_NOISY, SEE_PRUNE_QUIET, SINGULAR_MARGIN, SINGULAR_MIN_DEPTH,
+    SINGULAR_TT_DEPTH_SLACK,
 };
 use super::searcher::{INF, LMR, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
 use super::tt::Bound;
@@ -40,11 +41,15 @@ impl<G: Game> Searcher<'_, G> {
             return alpha;
         }
 
+        // In a singular-extension search (the move the table names left out), the table's entry is about the
+        // whole node: it neither cuts this search off nor is replaced by its result.
+        let excluded = self.excluded[ply];
         let key = self.game.hash();
         let entry = self.shared.tt.probe(key);
         let tt_key = entry.map(|e| e.move_key).filter(|&k| k != 0);
         if let Some(e) = entry
             && !pv_node
+            && excluded == 0
             && e.depth as i32 >= depth
         {
             let s = from_tt(e.score, ply);
@@ -87,6 +92,7 @@ impl<G: Game> Searcher<'_, G> {
         }
         if G::NULL_MOVE
             && null_ok
+            && excluded == 0
             && depth >= NULL_MOVE_MIN_DEPTH
             && let Some(eval) = prune_eval
             && eval >= beta
@@ -107,6 +113,38 @@ impl<G: Game> Searcher<'_, G> {
             }
         }
 
+        // Singular extension: is the table's move the only good one here? (Before this node's move list is
+        // made: the search without it runs at this same ply.)
+        let mut singular_extension = 0;
+        if G::SINGULAR_EXTENSIONS
+            && excluded == 0
+            && depth >= SINGULAR_MIN_DEPTH
+            && let Some(e) = entry
+            && let Some(tk) = tt_key
+            && e.bound != Bound::Upper
+            && e.depth as i32 >= depth - SINGULAR_TT_DEPTH_SLACK
+            && (ply as i32) < EXTENSION_PLY_FACTOR * self.root_depth
+        {
+            let tt_score = from_tt(e.score, ply);
+            if tt_score.abs() < MATE_BOUND {
+                let singular_beta = tt_score - SINGULAR_MARGIN * depth;
+                self.excluded[ply] = tk;
+                let s = self.search((depth - 1) / 2, singular_beta - 1, singular_beta, ply, false);
+                self.excluded[ply] = 0;
+                self.pv[ply].clear();
+                if self.stopped {
+                    return 0;
+                }
+                if s < singular_beta {
+                    singular_extension = 1;
+                } else if singular_beta >= beta && !pv_node {
+                    return singular_beta;
+                } else if tt_score >= beta {
+                    singular_extension = -1;
+                }
+            }
+        }
+
         let mut moves = std::mem::take(&mut self.moves[ply]);
         self.game.generate_moves(&mut moves);
         self.moves[ply] = moves;
@@ -116,7 +154,7 @@ impl<G: Game> Searcher<'_, G> {
         }
         let mut depth = depth;
         // Internal iterative reduction: without the table's move the ordering is a guess.
-        if G::SEARCH_REFINEMENTS && tt_key.is_none() && depth >= IIR_MIN_DEPTH {
+        if G::SEARCH_REFINEMENTS && tt_key.is_none() && excluded == 0 && depth >= IIR_MIN_DEPTH {
             depth -= 1;
         }
         // Extensions: a forced reply (one legal move) and a check cost no depth.
@@ -148,6 +186,9 @@ impl<G: Game> Searcher<'_, G> {
         for i in 0..count {
             let m = self.pick(ply, i);
             let mk = G::move_key(m);
+            if mk == excluded {
+                continue;
+            }
             let quiet = !self.game.is_noisy(m);
             let is_killer = self.killers[ply].contains(&Some(mk));
             let is_counter = counter != 0 && mk == counter;
@@ -184,7 +225,7 @@ impl<G: Game> Searcher<'_, G> {
                 continue;
             }
             self.played[ply] = mk;
-            let new_depth = depth - 1;
+            let new_depth = if Some(mk) == tt_key { depth - 1 + singular_extension } else { depth - 1 };
             let score = if i == 0 {
                 -self.search(new_depth, -beta, -alpha, ply + 1, true)
             } else {
@@ -245,6 +286,10 @@ impl<G: Game> Searcher<'_, G> {
                 quiets_tried[quiet_count] = mk;
                 quiet_count += 1;
             }
+        }
+        if excluded != 0 {
+            // Every other move was pruned or there was none: nothing reached the window.
+            return if best == -INF { alpha } else { best };
         }
         let bound = if best >= beta {
             Bound::Lower

@@ -109,6 +109,18 @@ pub(super) const IIR_MIN_DEPTH: i32 = 4;
 
 // --- Extensions ------------------------------------------------------------------------------------------
 
+/// Singular extensions (`Game::SINGULAR_EXTENSIONS`): from this remaining depth on, a node whose table entry (a
+/// lower bound or an exact score, at most [`SINGULAR_TT_DEPTH_SLACK`] plies shallower) names a move searches
+/// every other move to half the depth against the table's score less [`SINGULAR_MARGIN`] per ply. If none
+/// reaches it, the table's move is extended by a ply; if that bound is at or above beta anyway, the node fails
+/// high at once (a multi-cut); if the table's score alone is at or above beta, the table's move is reduced by
+/// a ply instead.
+pub(super) const SINGULAR_MIN_DEPTH: i32 = 8;
+/// See [`SINGULAR_MIN_DEPTH`].
+pub(super) const SINGULAR_TT_DEPTH_SLACK: i32 = 3;
+/// See [`SINGULAR_MIN_DEPTH`] (centi-units per ply).
+pub(super) const SINGULAR_MARGIN: i32 = 2;
+
 /// Checks and single replies are extended by one ply only while the ply is below this many times the
 /// iteration's depth (so extensions cannot make a line endless).
 pub(super) const EXTENSION_PLY_FACTOR: i32 = 2;

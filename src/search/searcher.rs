@@ -57,6 +57,8 @@ pub(super) struct Searcher<'a, G: Game> {
     pub(super) counters: Vec<u32>,
     /// The key of the move played at each ply of the current line (0: a null move).
     pub(super) played: Vec<u32>,
+    /// The move a singular-extension search at each ply leaves out (0: none).
+    pub(super) excluded: Vec<u32>,
     /// The static evaluation at each ply of the current line ([`NO_EVAL`] where none was computed, as in
     /// check), to tell whether the side to move's evaluation is improving.
     pub(super) evals: Vec<i32>,
@@ -134,6 +136,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             history: vec![0; 2 * HISTORY_SIZE],
             counters: vec![0; 2 * HISTORY_SIZE],
             played: vec![0; plies],
+            excluded: vec![0; plies],
             evals: vec![NO_EVAL; plies],
             eval_cache: vec![0; EVAL_CACHE_ENTRIES],
             root: Vec::new(),

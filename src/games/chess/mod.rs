@@ -350,6 +350,7 @@ impl Game for Chess {
     const NULL_MOVE: bool = true;
     const FORWARD_PRUNING: bool = true;
     const SEARCH_REFINEMENTS: bool = true;
+    const SINGULAR_EXTENSIONS: bool = true;
     const FORCED_CAPTURES: bool = false;
     const CHECK_EXTENSION: bool = true;
 
