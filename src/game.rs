@@ -352,9 +352,10 @@ pub trait Game: Clone + Send + Sync + 'static {
     const SEARCH_REFINEMENTS: bool = false;
     /// Singular extensions (chess): where the table's entry says one move is best by a margin, the other moves
     /// are searched to half the depth against that margin; if none reaches it the move is searched a ply deeper,
-    /// if the bound alone is above beta the node fails high, and if the table's score alone is above beta the move
-    /// is searched a ply shallower (`search/params.rs`, `SINGULAR_*`). Measured without gain in draughts
-    /// (BENCHMARKS.md, "Search refinements in chess").
+    /// if the others reach it and that margin's bound is itself at or above beta the node fails high outside PV
+    /// nodes (multi-cut), and if the table's score alone is at or above beta the move is searched a ply shallower
+    /// (`search/params.rs`, `SINGULAR_*`). Measured without gain in draughts (BENCHMARKS.md, "Search refinements
+    /// in chess").
     const SINGULAR_EXTENSIONS: bool = false;
     /// Captures are compulsory: quiescence never stands pat while the side to move has a capture, it
     /// searches all of them (checkers, draughts).

@@ -1,6 +1,7 @@
 //! The alpha-beta node search (principal variation search below the root): transposition table cut-offs,
 //! mate-distance pruning, null move pruning, check and single-reply extensions, singular extensions (where the
-//! game has them), late-move reductions, and the killer and history updates on a fail high. At depth 0 it hands over to quiescence (`quiescence.rs`).
+//! game has them), late-move reductions, and the killer and history updates on a fail high. At depth 0 it hands
+//! over to quiescence (`quiescence.rs`).
 
 use super::params::{
     EXTENSION_PLY_FACTOR, FUTILITY_BASE, FUTILITY_MARGIN, FUTILITY_MAX_DEPTH, HISTORY_BONUS_MAX, HISTORY_BONUS_SCALE,
