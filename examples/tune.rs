@@ -7,8 +7,8 @@
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 256] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
-//!                                            [--buckets 1] [--threads 2] [--seed 1] [--init NETWORK]
-//!                                            [--smooth LAMBDA PLIES]
+//!                                            [--buckets 1] [--kings] [--threads 2] [--seed 1]
+//!                                            [--init NETWORK] [--smooth LAMBDA PLIES]
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
@@ -22,7 +22,9 @@
 //! file (chess only: `src/games/chess/net.rs` describes it); `--residual` makes it a correction added to the
 //! hand-written evaluation; `--mirror` trains on each training position mirrored left to right as well, where
 //! neither side may castle (never on held-out ones); `--buckets B` gives the output B sets of weights, one for
-//! each stage of the game by the count of pieces (`output_bucket` in that file). A `--hidden` other than the
+//! each stage of the game by the count of pieces (`output_bucket` in that file); `--kings` gives each side's
+//! first layer a set of weights for each region its own king may stand in (`king_bucket` there; a network
+//! given by `--init` without them starts each region as its one set). A `--hidden` other than the
 //! engine's (`HIDDEN` in that file, the default) is trained and written all the same, to judge a size by its
 //! held-out error before building the engine for it. `--init NETWORK` starts from a network file (the shipped
 //! one, say) instead of random weights, to train it further on new positions: its hidden size and buckets are
@@ -183,6 +185,7 @@ fn net_chess(args: &[String]) -> Result<()> {
         seed: 1,
         mirror: false,
         buckets: 1,
+        kings: false,
         init: None,
         smooth: None,
     };
@@ -206,6 +209,7 @@ fn net_chess(args: &[String]) -> Result<()> {
             "--seed" => o.seed = value()?.parse()?,
             "--residual" => o.residual = true,
             "--mirror" => o.mirror = true,
+            "--kings" => o.kings = true,
             "--smooth" => {
                 let (lambda, plies) = (value()?.parse()?, it.next().context("--smooth needs LAMBDA PLIES")?.parse()?);
                 if !(0.0..=1.0).contains(&lambda) || plies == 0 {
@@ -224,7 +228,7 @@ fn net_chess(args: &[String]) -> Result<()> {
     if data.is_empty() || out.is_empty() {
         bail!(
             "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
-             [--mirror] [--buckets B] [--threads T] [--seed S] [--init NETWORK] [--smooth LAMBDA PLIES]"
+             [--mirror] [--kings] [--buckets B] [--threads T] [--seed S] [--init NETWORK] [--smooth LAMBDA PLIES]"
         );
     }
     // Training further from a network file: its shape is the training's.
@@ -247,6 +251,8 @@ fn net_chess(args: &[String]) -> Result<()> {
         }
         o.hidden = if hidden_given { o.hidden } else { net.hidden };
         o.buckets = net.b2.len();
+        // A network with king regions trains on with them; one without gains them where --kings asks.
+        o.kings |= net.inputs > kibitz::games::chess::net::INPUTS;
         o.init = Some((net, scale));
     }
     // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.

@@ -29,6 +29,16 @@ pub trait NetTrainable: Tunable {
     /// An input seen from the first side, as the second side sees it.
     fn net_mirror(feature: u16) -> u16;
 
+    /// How many regions a side's own king may stand in, each with its own first-layer weights where the
+    /// training asks for them ([`Options::kings`]); 1 (the default) where the game has none.
+    const NET_KING_BUCKETS: usize = 1;
+
+    /// The king region of the side whose inputs `view` are (as [`net_features`](Self::net_features) gives
+    /// them for the first side, and [`net_mirror`](Self::net_mirror) for the second).
+    fn net_king_bucket(_view: &[u16]) -> usize {
+        0
+    }
+
     /// The hand-written evaluation from the first side's view.
     fn hand_eval(&self) -> f32;
 
@@ -189,6 +199,9 @@ pub struct Options {
     pub mirror: bool,
     /// Output buckets ([`NetTrainable::net_output_bucket`]); 1 for one output for every position.
     pub buckets: usize,
+    /// A set of first-layer weights for each king region ([`NetTrainable::net_king_bucket`]): the network has
+    /// `NET_INPUTS · NET_KING_BUCKETS` inputs, a side's inputs those of its own king's region.
+    pub kings: bool,
     /// A network to start from instead of random weights (of the same inputs and buckets, and at most
     /// `hidden` hidden values: see [`start_from`]), with its centi-units per output unit; its output layer is
     /// rescaled to this data's K, so that it starts out predicting the centi-units it did.
@@ -291,12 +304,20 @@ fn target(s: &Samples, i: usize, k: f32, lambda: f32, residual: bool) -> (f32, f
     if s.first_to_move[i] { (t, base) } else { (1.0 - t, -base) }
 }
 
-/// Both views of sample `i`: (the side to move's, the other's).
-fn views<G: NetTrainable>(s: &Samples, i: usize, buf: &mut Vec<u16>) -> (usize, bool) {
+/// Both views of sample `i`, the first side's then the second's (each moved to its king's region with
+/// `kings`): how many inputs each has, and whether the first side is to move.
+fn views<G: NetTrainable>(s: &Samples, i: usize, kings: bool, buf: &mut Vec<u16>) -> (usize, bool) {
     let f = s.features(i);
     buf.clear();
     buf.extend_from_slice(f);
     buf.extend(f.iter().map(|&x| G::net_mirror(x)));
+    if kings {
+        let (first, second) = buf.split_at_mut(f.len());
+        for view in [first, second] {
+            let region = (G::net_king_bucket(view) * G::NET_INPUTS) as u16;
+            view.iter_mut().for_each(|x| *x += region);
+        }
+    }
     (f.len(), s.first_to_move[i])
 }
 
@@ -305,7 +326,7 @@ fn error<G: NetTrainable>(net: &FloatNet, s: &Samples, k: f32, o: &Options) -> f
     let mut buf = Vec::new();
     let mut sum = 0.0f64;
     for i in 0..s.len() {
-        let (n, first) = views::<G>(s, i, &mut buf);
+        let (n, first) = views::<G>(s, i, o.kings, &mut buf);
         let (white, black) = buf.split_at(n);
         let (own, other) = if first { (white, black) } else { (black, white) };
         let (t, base) = target(s, i, k, o.lambda, o.residual);
@@ -327,7 +348,7 @@ fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32
     let (gw2, gb2) = rest.split_at_mut(net.w2.len());
     for &i in batch {
         let i = i as usize;
-        let (n, first) = views::<G>(s, i, &mut buf);
+        let (n, first) = views::<G>(s, i, o.kings, &mut buf);
         let (white, black) = buf.split_at(n);
         let (own, other) = if first { (white, black) } else { (black, white) };
         let (t, base) = target(s, i, k, o.lambda, o.residual);
@@ -360,33 +381,44 @@ fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32
 /// for, its output layer multiplied by `init_scale · k` so that its outputs keep their centi-units. A wider
 /// hidden layer than `init`'s keeps `init`'s values first and adds new ones with random first-layer weights (as
 /// a new network's) and output weights of zero: the widened network computes what `init` did, and the training
-/// gives the new values their use.
+/// gives the new values their use. A network without king regions, where `o` asks for them, gives each region
+/// its first layer: it too computes what `init` did, and each region then learns its own. `inputs` is the
+/// game's count without regions, `kings` the count of regions.
 fn start_from(
     init: &FloatNet,
     init_scale: f32,
     k: f32,
-    inputs: usize,
+    (inputs, kings): (usize, usize),
     o: &Options,
     rng: &mut Rng,
 ) -> Result<FloatNet, String> {
     let buckets = o.buckets.max(1);
-    if init.inputs != inputs || init.hidden > o.hidden || init.b2.len() != buckets {
+    let regions = if o.kings { kings } else { 1 };
+    let copies = if init.inputs == inputs * regions { 1 } else { regions };
+    if init.inputs * copies != inputs * regions || init.hidden > o.hidden || init.b2.len() != buckets {
         return Err(format!(
             "the network to start from has {} inputs, {} hidden values and {} output buckets; the training asks \
-             for {inputs}, {} (at least as many) and {buckets}",
+             for {}, {} (at least as many) and {buckets}",
             init.inputs,
             init.hidden,
             init.b2.len(),
+            inputs * regions,
             o.hidden
         ));
     }
     let mut net = init.clone();
+    if copies > 1 {
+        net.inputs *= copies;
+        net.w1 = init.w1.repeat(copies);
+    }
+    let inputs = net.inputs;
     if o.hidden > init.hidden {
         let fresh = FloatNet::new(inputs, o.hidden - init.hidden, buckets, rng);
         let (old_h, new_h) = (init.hidden, fresh.hidden);
         net.hidden = o.hidden;
+        let old_w1 = std::mem::take(&mut net.w1);
         net.w1 = (0..inputs)
-            .flat_map(|f| init.w1[f * old_h..][..old_h].iter().chain(&fresh.w1[f * new_h..][..new_h]))
+            .flat_map(|f| old_w1[f * old_h..][..old_h].iter().chain(&fresh.w1[f * new_h..][..new_h]))
             .copied()
             .collect();
         net.b1 = init.b1.iter().chain(&fresh.b1).copied().collect();
@@ -416,9 +448,12 @@ pub fn train<G: NetTrainable>(
     let k = fit_k(&train);
     let mut rng = Rng(o.seed);
     let mut net = match &o.init {
-        Some((init, init_scale)) => start_from(init, *init_scale, k, G::NET_INPUTS, o, &mut rng)?,
+        Some((init, init_scale)) => {
+            start_from(init, *init_scale, k, (G::NET_INPUTS, G::NET_KING_BUCKETS), o, &mut rng)?
+        }
         None => {
-            let mut net = FloatNet::new(G::NET_INPUTS, o.hidden, o.buckets.max(1), &mut rng);
+            let inputs = G::NET_INPUTS * if o.kings { G::NET_KING_BUCKETS } else { 1 };
+            let mut net = FloatNet::new(inputs, o.hidden, o.buckets.max(1), &mut rng);
             if o.residual {
                 net.w2.iter_mut().for_each(|w| *w = 0.0);
             }
@@ -508,32 +543,53 @@ mod tests {
     fn the_engine_evaluates_what_the_trained_network_computes() {
         // A random network of the engine's size, written in the engine's fixed point and read back: the
         // engine's evaluation of each position is the float network's output in centi-pawns, within rounding,
-        // with one output bucket (the first file format) and with eight (the second), along a game that
-        // goes from 32 pieces down through several buckets.
-        for buckets in [1, 8] {
+        // with one output bucket (the first file format), with eight (the second) and with eight and king
+        // regions (the third, each region's weights its own), along a game that goes from 32 pieces down
+        // through several buckets and regions.
+        for (buckets, kings) in [(1, false), (8, false), (8, true)] {
             let mut rng = Rng(7);
-            let mut f = FloatNet::new(net::INPUTS, net::HIDDEN, buckets, &mut rng);
+            let regions = if kings { net::KING_BUCKETS } else { 1 };
+            let mut f = FloatNet::new(net::INPUTS * regions, net::HIDDEN, buckets, &mut rng);
             f.w1.iter_mut().for_each(|w| *w *= 3.0);
             // Biases 48 centi-pawns apart, so that a wrong bucket shows.
             f.b2.iter_mut().enumerate().for_each(|(i, b)| *b = 0.3 * i as f32 - 1.0);
             let scale = 160.0;
             let bytes = net::write(&f, scale, false).unwrap();
-            assert_eq!(&bytes[..8], if buckets == 1 { net::MAGIC_V1 } else { net::MAGIC });
+            let magic = match (buckets, kings) {
+                (1, _) => net::MAGIC_V1,
+                (_, false) => net::MAGIC,
+                _ => net::MAGIC_V3,
+            };
+            assert_eq!(&bytes[..8], magic);
             let engine = net::Network::from_bytes(&bytes).unwrap();
             let mut g = Chess::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
             let (mut white, mut moves, mut acc) = (Vec::new(), Vec::new(), vec![0.0; 2 * net::HIDDEN]);
-            let (mut spread, mut seen) = (0.0f32, std::collections::BTreeSet::new());
+            let (mut spread, mut seen, mut seen_kings) =
+                (0.0f32, std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+            let mut buf = Vec::new();
             for _ in 0..120 {
                 net::white_features(g.board(), &mut white);
-                let black: Vec<u16> = white.iter().map(|&x| net::black_view(x as usize) as u16).collect();
+                // The trainer's views, in their king regions where the network has them.
+                let samples = {
+                    let mut s = Samples::new();
+                    s.push(&g, &white, 0.5, 0.0);
+                    s
+                };
+                let (n, _) = views::<Chess>(&samples, 0, kings, &mut buf);
+                let (white, black) = buf.split_at(n);
+                if kings {
+                    seen_kings.insert(Chess::net_king_bucket(white));
+                    seen_kings.insert(Chess::net_king_bucket(&black.iter().map(|&x| x % 768).collect::<Vec<_>>()));
+                }
                 let first = g.side_to_move() == Side::First;
-                let (own, other) = if first { (&white, &black) } else { (&black, &white) };
+                let (own, other) = if first { (white, black) } else { (black, white) };
                 let bucket = Chess::net_output_bucket(white.len(), buckets);
                 seen.insert(bucket);
                 let expected = f.forward(own, other, bucket, &mut acc) * scale;
                 let got = engine.evaluate(g.board()) as f32;
-                // Rounding: 1/255 on each of 32 first-layer weights, 1/64 on each of 2 · HIDDEN output weights.
-                let tolerance = 8.0 * (net::HIDDEN as f32 / 128.0) + expected.abs() * 0.04;
+                // Rounding: 1/255 on each of 32 first-layer weights, 1/64 on each of 2 · HIDDEN output weights
+                // (the first layer of the wrong king region would be another random layer, far outside this).
+                let tolerance = 10.0 * (net::HIDDEN as f32 / 128.0) + expected.abs() * 0.04;
                 assert!((got - expected).abs() <= tolerance, "{}: {got} against {expected}", g.to_fen());
                 spread = spread.max(expected.abs());
                 g.generate_moves(&mut moves);
@@ -548,6 +604,7 @@ mod tests {
             }
             assert!(spread > 20.0, "the outputs are not all near zero: {spread}");
             assert!(seen.len() >= buckets.min(4), "{buckets} buckets, {seen:?} seen");
+            assert!(!kings || seen_kings.len() >= 4, "king regions {seen_kings:?} seen");
             // A damaged file is refused with a reason.
             assert!(net::Network::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err().contains("ends inside"));
         }
@@ -621,6 +678,7 @@ mod tests {
 
     #[test]
     fn a_training_started_from_a_network_predicts_what_it_did() {
+        const SHAPE: (usize, usize) = (net::INPUTS, net::KING_BUCKETS);
         // Started at another K, the network's outputs keep their centi-units: a unit of the file is 150
         // centi-units, one of the training 1/K.
         let mut rng = Rng(5);
@@ -637,15 +695,15 @@ mod tests {
             seed: 1,
             mirror: false,
             buckets: 2,
+            kings: false,
             init: None,
             smooth: None,
         };
         let (init_scale, k) = (150.0, 0.004);
-        let started = start_from(&init, init_scale, k, net::INPUTS, &o, &mut rng).unwrap();
+        let started = start_from(&init, init_scale, k, SHAPE, &o, &mut rng).unwrap();
         // Widened to 40 hidden values, it computes the same, and the new values are live: their first-layer
         // weights are not zero, so the training can use them.
-        let wide =
-            start_from(&init, init_scale, k, net::INPUTS, &Options { hidden: 40, ..o.clone() }, &mut rng).unwrap();
+        let wide = start_from(&init, init_scale, k, SHAPE, &Options { hidden: 40, ..o.clone() }, &mut rng).unwrap();
         assert_eq!((wide.hidden, wide.w1.len(), wide.b1.len(), wide.w2.len()), (40, 768 * 40, 40, 2 * 2 * 40));
         assert!(wide.w1[16..40].iter().all(|&w| w != 0.0) && wide.w1[40..56] == init.w1[16..32]);
         let (own, other) = ([3u16, 100, 700], [5u16, 300]);
@@ -657,10 +715,25 @@ mod tests {
             }
         }
         // A narrower network or other buckets are refused, naming both shapes.
-        let err =
-            start_from(&init, init_scale, k, net::INPUTS, &Options { hidden: 8, ..o.clone() }, &mut rng).unwrap_err();
+        let err = start_from(&init, init_scale, k, SHAPE, &Options { hidden: 8, ..o.clone() }, &mut rng).unwrap_err();
         assert!(err.contains("16 hidden values") && err.contains("768, 8 (at least as many) and 2"), "{err}");
-        assert!(start_from(&init, init_scale, k, net::INPUTS, &Options { buckets: 8, ..o }, &mut rng).is_err());
+        assert!(start_from(&init, init_scale, k, SHAPE, &Options { buckets: 8, ..o.clone() }, &mut rng).is_err());
+        // Given king regions, each region starts as the network's one first layer: the same outputs whatever
+        // the region, widened as well.
+        let kings = Options { kings: true, hidden: 40, ..o };
+        let regions = start_from(&init, init_scale, k, SHAPE, &kings, &mut rng).unwrap();
+        assert_eq!((regions.inputs, regions.w1.len()), (768 * net::KING_BUCKETS, 768 * net::KING_BUCKETS * 40));
+        for bucket in 0..2 {
+            let before = init.forward(&own, &other, bucket, &mut [0.0; 32]) * init_scale;
+            for region in [0u16, 3, net::KING_BUCKETS as u16 - 1] {
+                let shift = |v: &[u16]| v.iter().map(|&x| x + region * 768).collect::<Vec<_>>();
+                let after = regions.forward(&shift(&own), &shift(&other), bucket, &mut [0.0; 80]) / k;
+                assert!((before - after).abs() < 1e-3 * before.abs().max(1.0), "{region}: {before} against {after}");
+            }
+        }
+        // Started from a network with regions, it keeps them.
+        let again = start_from(&regions, 1.0 / k, k, SHAPE, &kings, &mut rng).unwrap();
+        assert_eq!(again.w1, regions.w1);
     }
 
     #[test]

@@ -4,18 +4,23 @@
 //! The file format (written by the tuner's network trainer, [`crate::tuning::net`]), little-endian:
 //!
 //! ```text
-//! "KBZNET2\n"                  8 bytes ("KBZNET1\n": one output bucket, and no count of them)
+//! "KBZNET3\n"                  8 bytes ("KBZNET2\n": no king regions, and no count of them; "KBZNET1\n":
+//!                              one output bucket either, and no count of those)
 //! inputs: u32 (768), hidden: u32 (H), flags: u32 (bit 0: the output corrects the hand-written evaluation)
 //! centi-pawns per output unit: f32
 //! output buckets: u32 (B, 1 to 32)
-//! W1: inputs × H i16, input-major (scaled by QA)
+//! king regions: u32 (K, 1 or KING_BUCKETS)
+//! W1: K × inputs × H i16, region-major, then input-major (scaled by QA)
 //! b1: H i16 (QA)
 //! w2: B × 2 × H i16 (QB; each bucket's side to move's half first)
 //! b2: B × i32 (QA × QB)
 //! ```
 //!
 //! The output weights and bias are chosen by how many pieces are on the board ([`output_bucket`]): the
-//! hidden layer is shared, and each stage of the game weighs it its own way.
+//! hidden layer is shared, and each stage of the game weighs it its own way. With king regions, each side's
+//! first layer has a set of weights for each region of the board its own king may stand in ([`king_bucket`]):
+//! a piece's value to a side depends on where that side's king is. A king move into another region sums that
+//! side's hidden values afresh.
 //!
 //! The hidden values are clipped to [0, QA] and squared, so the output is
 //! `(Σ clip(h)² · w2 / QA + b2) / (QA · QB)` output units. A side's view of a piece is its colour relative to
@@ -39,10 +44,35 @@ const _: () = assert!((HIDDEN / 4) as i64 * (QA as i64 * QA as i64) * 2 * QB as 
 pub const INPUTS: usize = 768;
 /// The hidden layer's size the engine is built for.
 pub const HIDDEN: usize = 256;
-/// The file's first eight bytes.
+/// The file's first eight bytes, with king regions.
+pub const MAGIC_V3: &[u8; 8] = b"KBZNET3\n";
+/// The first eight bytes of the format before king regions (none, no count).
 pub const MAGIC: &[u8; 8] = b"KBZNET2\n";
 /// The first eight bytes of the format before output buckets (one bucket, no count).
 pub const MAGIC_V1: &[u8; 8] = b"KBZNET1\n";
+/// The regions a side's own king may stand in, each with its own first-layer weights, where a network has them.
+pub const KING_BUCKETS: usize = 7;
+/// Each square's king region, seen from the king's side (rank 1 its own back rank): the back rank's queen
+/// side, centre and king side (castled long, not castled, castled short), the second rank's halves, the third
+/// and fourth ranks, and the rest (kings out in the endgame).
+#[rustfmt::skip]
+const KING_BUCKET: [u8; 64] = [
+    0, 0, 0, 1, 1, 2, 2, 2,
+    3, 3, 3, 3, 4, 4, 4, 4,
+    5, 5, 5, 5, 5, 5, 5, 5,
+    5, 5, 5, 5, 5, 5, 5, 5,
+    6, 6, 6, 6, 6, 6, 6, 6,
+    6, 6, 6, 6, 6, 6, 6, 6,
+    6, 6, 6, 6, 6, 6, 6, 6,
+    6, 6, 6, 6, 6, 6, 6, 6,
+];
+
+/// The king region ([`KING_BUCKETS`]) of a king on `square`, as its own side sees it (mirrored top to bottom
+/// for Black, as [`feature`] does).
+#[inline]
+pub fn king_bucket(square: usize) -> usize {
+    usize::from(KING_BUCKET[square])
+}
 /// The most output buckets a file may have.
 pub const MAX_BUCKETS: usize = 32;
 /// The widest hidden layer a network file may have to be read for training ([`read_float`]) or trained at all.
@@ -53,7 +83,10 @@ pub const FLAG_RESIDUAL: u32 = 1;
 /// A network, quantized.
 #[derive(Clone)]
 pub struct Network {
+    /// `kings` × [`INPUTS`] rows.
     w1: Vec<[i16; HIDDEN]>,
+    /// King regions: 1 (none) or [`KING_BUCKETS`].
+    kings: usize,
     b1: [i16; HIDDEN],
     /// Per output bucket: the side to move's half, the other's.
     w2: Vec<[[i16; HIDDEN]; 2]>,
@@ -69,7 +102,7 @@ pub struct Network {
 
 impl std::fmt::Debug for Network {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Network({INPUTS}x{HIDDEN}x{}, residual {})", self.b2.len(), self.residual)
+        write!(f, "Network({}x{INPUTS}x{HIDDEN}x{}, residual {})", self.kings, self.b2.len(), self.residual)
     }
 }
 
@@ -133,6 +166,8 @@ fn i16s(bytes: &mut &[u8], out: &mut [i16], what: &str) -> Result<(), String> {
 /// What a network file's header says.
 struct Header {
     hidden: usize,
+    /// King regions: 1 or [`KING_BUCKETS`].
+    kings: usize,
     residual: bool,
     /// Centi-pawns per output unit.
     scale: f32,
@@ -142,10 +177,11 @@ struct Header {
 /// The header of a network file of either format, checked but for the hidden size (the engine and the trainer
 /// accept different ones).
 fn header(b: &mut &[u8]) -> Result<Header, String> {
-    let version_2 = match take(b, 8, "the header")? {
-        m if m == MAGIC => true,
-        m if m == MAGIC_V1 => false,
-        _ => return Err("not a kibitz chess network (the file does not start with KBZNET2 or KBZNET1)".into()),
+    let version = match take(b, 8, "the header")? {
+        m if m == MAGIC_V3 => 3,
+        m if m == MAGIC => 2,
+        m if m == MAGIC_V1 => 1,
+        _ => return Err("not a kibitz chess network (the file does not start with KBZNET3, 2 or 1)".into()),
     };
     let inputs = u32_at(b, "the header")?;
     let hidden = u32_at(b, "the header")?;
@@ -160,11 +196,15 @@ fn header(b: &mut &[u8]) -> Result<Header, String> {
     if !scale.is_finite() || scale <= 0.0 || scale > 10_000.0 {
         return Err(format!("the network's scale {scale} is not a positive number of centi-pawns"));
     }
-    let buckets = if version_2 { u32_at(b, "the header")? as usize } else { 1 };
+    let buckets = if version >= 2 { u32_at(b, "the header")? as usize } else { 1 };
     if !(1..=MAX_BUCKETS).contains(&buckets) {
         return Err(format!("the network has {buckets} output buckets; 1 to {MAX_BUCKETS} are allowed"));
     }
-    Ok(Header { hidden: hidden as usize, residual: flags & FLAG_RESIDUAL != 0, scale, buckets })
+    let kings = if version >= 3 { u32_at(b, "the header")? as usize } else { 1 };
+    if kings != 1 && kings != KING_BUCKETS {
+        return Err(format!("the network has {kings} king regions; 1 or {KING_BUCKETS} are read"));
+    }
+    Ok(Header { hidden: hidden as usize, kings, residual: flags & FLAG_RESIDUAL != 0, scale, buckets })
 }
 
 /// A network file of any hidden size (1 to [`MAX_TRAINED_HIDDEN`]) read back into floating point, to train
@@ -172,7 +212,7 @@ fn header(b: &mut &[u8]) -> Result<Header, String> {
 /// evaluation. Writing the result again ([`write`]) gives the same bytes.
 pub fn read_float(mut bytes: &[u8]) -> Result<(crate::tuning::net::FloatNet, f32, bool), String> {
     let b = &mut bytes;
-    let Header { hidden, residual, scale, buckets } = header(b)?;
+    let Header { hidden, kings, residual, scale, buckets } = header(b)?;
     if !(1..=MAX_TRAINED_HIDDEN).contains(&hidden) {
         return Err(format!("the network has {hidden} hidden values; 1 to {MAX_TRAINED_HIDDEN} are read"));
     }
@@ -181,7 +221,7 @@ pub fn read_float(mut bytes: &[u8]) -> Result<(crate::tuning::net::FloatNet, f32
         i16s(b, &mut raw, what)?;
         Ok(raw.into_iter().map(|x| f32::from(x) / q).collect())
     };
-    let w1 = floats(INPUTS * hidden, QA as f32, "the first layer's weights")?;
+    let w1 = floats(kings * INPUTS * hidden, QA as f32, "the first layer's weights")?;
     let b1 = floats(hidden, QA as f32, "the first layer's biases")?;
     let w2 = floats(buckets * 2 * hidden, QB as f32, "the output weights")?;
     let mut b2 = Vec::with_capacity(buckets);
@@ -191,18 +231,18 @@ pub fn read_float(mut bytes: &[u8]) -> Result<(crate::tuning::net::FloatNet, f32
     if !b.is_empty() {
         return Err(format!("{} bytes after the network's end", b.len()));
     }
-    Ok((crate::tuning::net::FloatNet { inputs: INPUTS, hidden, w1, b1, w2, b2 }, scale, residual))
+    Ok((crate::tuning::net::FloatNet { inputs: kings * INPUTS, hidden, w1, b1, w2, b2 }, scale, residual))
 }
 
 impl Network {
     /// Read a network file; an error names what is wrong with it.
     pub fn from_bytes(mut bytes: &[u8]) -> Result<Network, String> {
         let b = &mut bytes;
-        let Header { hidden, residual, scale, buckets } = header(b)?;
+        let Header { hidden, kings, residual, scale, buckets } = header(b)?;
         if hidden != HIDDEN {
             return Err(format!("the network has {hidden} hidden values; this engine is built for {HIDDEN}"));
         }
-        let mut w1 = vec![[0i16; HIDDEN]; INPUTS];
+        let mut w1 = vec![[0i16; HIDDEN]; kings * INPUTS];
         for row in &mut w1 {
             i16s(b, row, "the first layer's weights")?;
         }
@@ -223,7 +263,7 @@ impl Network {
         if !b.is_empty() {
             return Err(format!("{} bytes after the network's end", b.len()));
         }
-        Ok(Network { w1, b1, w2, b2, scale, residual, avx2: has_avx2() })
+        Ok(Network { w1, kings, b1, w2, b2, scale, residual, avx2: has_avx2() })
     }
 
     /// The same network computed without AVX2, as on a processor that lacks it (for tests).
@@ -236,19 +276,39 @@ impl Network {
     /// The hidden values of both sides for `board`, summed from every piece.
     pub fn accumulate(&self, board: &Board) -> Accumulator {
         let mut acc = Accumulator([self.b1; 2]);
-        for color in [Color::White, Color::Black] {
-            for piece in Piece::ALL {
-                for sq in board.colored_pieces(color, piece) {
-                    self.change(&mut acc, color, piece, sq as usize, add);
-                }
-            }
+        for view in [Color::White, Color::Black] {
+            self.accumulate_view(board, view, &mut acc.0[view as usize]);
         }
         acc
     }
 
+    /// `view`'s hidden values for `board`, summed from every piece.
+    fn accumulate_view(&self, board: &Board, view: Color, out: &mut [i16; HIDDEN]) {
+        *out = self.b1;
+        let region = self.king_offset(board, view);
+        for color in [Color::White, Color::Black] {
+            for piece in Piece::ALL {
+                for sq in board.colored_pieces(color, piece) {
+                    add(out, &self.w1[region + feature(view, color, piece, sq as usize)]);
+                }
+            }
+        }
+    }
+
+    /// The first row of `view`'s king region on `board`: 0 without regions.
+    #[inline(always)]
+    fn king_offset(&self, board: &Board, view: Color) -> usize {
+        if self.kings == 1 {
+            return 0;
+        }
+        let king = board.king(view) as usize;
+        king_bucket(if view == Color::White { king } else { king ^ 56 }) * INPUTS
+    }
+
     /// `next` made the hidden values of `after` from `prev`, those of `before`, by the rows of the pieces that
     /// left or arrived: every move, castling, en passant and promotions included, changes at most two of each,
-    /// and the common cases sum them into `next` in one pass. Boards further apart are summed afresh.
+    /// and the common cases sum them into `next` in one pass. Boards further apart are summed afresh, and so is
+    /// the view of a side whose king moved into another region.
     pub fn update(&self, prev: &Accumulator, next: &mut Accumulator, before: &Board, after: &Board) {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
@@ -295,7 +355,13 @@ impl Network {
             }
         }
         for view in 0..2 {
-            let row = |white: usize| &self.w1[if view == 0 { white } else { black_view(white) }];
+            let side = if view == 0 { Color::White } else { Color::Black };
+            let region = self.king_offset(after, side);
+            if region != self.king_offset(before, side) {
+                self.accumulate_view(after, side, &mut next.0[view]);
+                continue;
+            }
+            let row = |white: usize| &self.w1[region + if view == 0 { white } else { black_view(white) }];
             let (from, to) = (&prev.0[view], &mut next.0[view]);
             match (n_gone, n_came) {
                 (1, 1) => {
@@ -327,12 +393,6 @@ impl Network {
                 }
             }
         }
-    }
-
-    #[inline(always)]
-    fn change(&self, acc: &mut Accumulator, color: Color, piece: Piece, sq: usize, op: fn(&mut [i16; HIDDEN], &[i16; HIDDEN])) {
-        op(&mut acc.0[0], &self.w1[feature(Color::White, color, piece, sq)]);
-        op(&mut acc.0[1], &self.w1[feature(Color::Black, color, piece, sq)]);
     }
 
     /// The output for `board`'s side to move from its hidden values `acc`, in centi-pawns.
@@ -469,24 +529,36 @@ mod simd {
 
 /// The network file of a trained network: weights rounded to the engine's fixed point. Any hidden size is
 /// written; the engine reads only [`HIDDEN`]. One output bucket is written in the first format (as files
-/// were before buckets), more in the second.
+/// were before buckets), more in the second, king regions in the third.
 pub fn write(net: &crate::tuning::net::FloatNet, scale: f32, residual: bool) -> Result<Vec<u8>, String> {
-    if net.inputs != INPUTS {
-        return Err(format!("a network of {} inputs; chess's have {INPUTS}", net.inputs));
+    if net.inputs != INPUTS && net.inputs != KING_BUCKETS * INPUTS {
+        return Err(format!(
+            "a network of {} inputs; chess's have {INPUTS}, or {} with king regions",
+            net.inputs,
+            KING_BUCKETS * INPUTS
+        ));
     }
+    let kings = net.inputs / INPUTS;
     let buckets = net.b2.len();
     if !(1..=MAX_BUCKETS).contains(&buckets) || net.w2.len() != buckets * 2 * net.hidden {
         return Err(format!("{buckets} output buckets (1 to {MAX_BUCKETS}, each of 2 × the hidden size)"));
     }
     let quantize = |x: f32, q: i32, limit: i32| -> i16 { (x * q as f32).round().clamp(-limit as f32, limit as f32) as i16 };
     let mut out = Vec::with_capacity(36 + 2 * (net.w1.len() + net.b1.len() + net.w2.len()) + 4 * buckets);
-    out.extend_from_slice(if buckets == 1 { MAGIC_V1 } else { MAGIC });
+    out.extend_from_slice(match (kings, buckets) {
+        (1, 1) => MAGIC_V1,
+        (1, _) => MAGIC,
+        _ => MAGIC_V3,
+    });
     out.extend_from_slice(&(INPUTS as u32).to_le_bytes());
     out.extend_from_slice(&(net.hidden as u32).to_le_bytes());
     out.extend_from_slice(&(if residual { FLAG_RESIDUAL } else { 0 }).to_le_bytes());
     out.extend_from_slice(&scale.to_bits().to_le_bytes());
-    if buckets > 1 {
+    if buckets > 1 || kings > 1 {
         out.extend_from_slice(&(buckets as u32).to_le_bytes());
+    }
+    if kings > 1 {
+        out.extend_from_slice(&(kings as u32).to_le_bytes());
     }
     for &w in net.w1.iter().chain(&net.b1) {
         out.extend_from_slice(&quantize(w, QA, i32::from(i16::MAX)).to_le_bytes());

@@ -150,6 +150,15 @@ impl NetTrainable for Chess {
         super::net::black_view(feature as usize) as u16
     }
 
+    const NET_KING_BUCKETS: usize = super::net::KING_BUCKETS;
+
+    /// The region of the view's own king: its feature is (own colour, king, square).
+    fn net_king_bucket(view: &[u16]) -> usize {
+        let own_king = super::net::feature(cozy_chess::Color::White, cozy_chess::Color::White, cozy_chess::Piece::King, 0);
+        let king = view.iter().find(|&&f| (own_king..own_king + 64).contains(&(f as usize)));
+        king.map_or(0, |&f| super::net::king_bucket(f as usize - own_king))
+    }
+
     fn hand_eval(&self) -> f32 {
         let e = super::eval::evaluate_with(&super::eval::TABLES, self.board()) as f32;
         if self.side_to_move() == crate::game::Side::First { e } else { -e }
