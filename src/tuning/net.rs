@@ -614,6 +614,13 @@ mod tests {
         let mut bytes = net::write(&FloatNet::new(net::INPUTS, net::HIDDEN, 2, &mut rng), 160.0, true).unwrap();
         bytes[24..28].copy_from_slice(&0u32.to_le_bytes());
         assert!(net::Network::from_bytes(&bytes).unwrap_err().contains("0 output buckets"));
+        // So is a count of king regions the engine has no layout for.
+        let mut f = FloatNet::new(net::INPUTS * net::KING_BUCKETS, net::HIDDEN, 2, &mut rng);
+        f.w2.iter_mut().for_each(|w| *w = 0.0);
+        let mut bytes = net::write(&f, 160.0, true).unwrap();
+        assert!(net::Network::from_bytes(&bytes).is_ok());
+        bytes[28..32].copy_from_slice(&3u32.to_le_bytes());
+        assert!(net::Network::from_bytes(&bytes).unwrap_err().contains("3 king regions"));
     }
 
     #[test]
