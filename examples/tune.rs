@@ -255,7 +255,8 @@ fn net_chess(args: &[String]) -> Result<()> {
         o.kings |= net.inputs > kibitz::games::chess::net::INPUTS;
         o.init = Some((net, scale));
     }
-    // Bounded before anything is allocated: the first layer alone is 768 × H floats, twice over for Adam.
+    // Bounded before anything is allocated: the first layer alone is 768 × H floats (seven times that with
+    // --kings), twice over for Adam.
     let max_hidden = kibitz::games::chess::net::MAX_TRAINED_HIDDEN;
     if !(1..=max_hidden).contains(&o.hidden) {
         bail!("--hidden {}: 1 to {max_hidden}", o.hidden);

@@ -579,7 +579,8 @@ mod tests {
                 let (white, black) = buf.split_at(n);
                 if kings {
                     seen_kings.insert(Chess::net_king_bucket(white));
-                    seen_kings.insert(Chess::net_king_bucket(&black.iter().map(|&x| x % 768).collect::<Vec<_>>()));
+                    let unshifted: Vec<u16> = black.iter().map(|&x| x % net::INPUTS as u16).collect();
+                    seen_kings.insert(Chess::net_king_bucket(&unshifted));
                 }
                 let first = g.side_to_move() == Side::First;
                 let (own, other) = if first { (white, black) } else { (black, white) };

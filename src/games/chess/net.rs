@@ -174,8 +174,8 @@ struct Header {
     buckets: usize,
 }
 
-/// The header of a network file of any of the three formats, checked but for the hidden size (the engine and the trainer
-/// accept different ones).
+/// The header of a network file of any of the three formats, checked but for the hidden size (the engine and
+/// the trainer accept different ones).
 fn header(b: &mut &[u8]) -> Result<Header, String> {
     let version = match take(b, 8, "the header")? {
         m if m == MAGIC_V3 => 3,
