@@ -7,7 +7,7 @@
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 256] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
-//!                                            [--buckets 1] [--kings] [--threads 2] [--seed 1]
+//!                                            [--buckets 1] [--kings] [--factorise] [--threads 2] [--seed 1]
 //!                                            [--init NETWORK] [--smooth LAMBDA PLIES]
 //! ```
 //!
@@ -24,7 +24,9 @@
 //! neither side may castle (never on held-out ones); `--buckets B` gives the output B sets of weights, one for
 //! each stage of the game by the count of pieces (`output_bucket` in that file); `--kings` gives each side's
 //! first layer a set of weights for each region its own king may stand in (`king_bucket` there; a network
-//! given by `--init` without them starts each region as its one set). A `--hidden` other than the
+//! given by `--init` without them starts each region as its one set); `--factorise`, with `--kings`, trains
+//! them as a set shared by every region plus each region's own, which start at zero (a network given by
+//! `--init` without regions starts the shared set as its one set), and writes their sums. A `--hidden` other than the
 //! engine's (`HIDDEN` in that file, the default) is trained and written all the same, to judge a size by its
 //! held-out error before building the engine for it. `--init NETWORK` starts from a network file (the shipped
 //! one, say) instead of random weights, to train it further on new positions: its hidden size and buckets are
@@ -186,6 +188,7 @@ fn net_chess(args: &[String]) -> Result<()> {
         mirror: false,
         buckets: 1,
         kings: false,
+        factorise: false,
         init: None,
         smooth: None,
     };
@@ -210,6 +213,7 @@ fn net_chess(args: &[String]) -> Result<()> {
             "--residual" => o.residual = true,
             "--mirror" => o.mirror = true,
             "--kings" => o.kings = true,
+            "--factorise" => o.factorise = true,
             "--smooth" => {
                 let (lambda, plies) = (value()?.parse()?, it.next().context("--smooth needs LAMBDA PLIES")?.parse()?);
                 if !(0.0..=1.0).contains(&lambda) || plies == 0 {
@@ -228,7 +232,8 @@ fn net_chess(args: &[String]) -> Result<()> {
     if data.is_empty() || out.is_empty() {
         bail!(
             "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
-             [--mirror] [--kings] [--buckets B] [--threads T] [--seed S] [--init NETWORK] [--smooth LAMBDA PLIES]"
+             [--mirror] [--kings] [--factorise] [--buckets B] [--threads T] [--seed S] [--init NETWORK] \
+             [--smooth LAMBDA PLIES]"
         );
     }
     // Training further from a network file: its shape is the training's.
@@ -255,8 +260,11 @@ fn net_chess(args: &[String]) -> Result<()> {
         o.kings |= net.inputs > kibitz::games::chess::net::INPUTS;
         o.init = Some((net, scale));
     }
+    if o.factorise && !o.kings {
+        bail!("--factorise factorises the king regions' weights: it needs --kings (or an --init network with regions)");
+    }
     // Bounded before anything is allocated: the first layer alone is 768 × H floats (seven times that with
-    // --kings), twice over for Adam.
+    // --kings, eight with --factorise), twice over for Adam.
     let max_hidden = kibitz::games::chess::net::MAX_TRAINED_HIDDEN;
     if !(1..=max_hidden).contains(&o.hidden) {
         bail!("--hidden {}: 1 to {max_hidden}", o.hidden);

@@ -202,6 +202,11 @@ pub struct Options {
     /// A set of first-layer weights for each king region ([`NetTrainable::net_king_bucket`]): the network has
     /// `NET_INPUTS · NET_KING_BUCKETS` inputs, a side's inputs those of its own king's region.
     pub kings: bool,
+    /// With `kings`: each piece also counts as an input of a block shared by every region, which the written
+    /// network folds into each region's weights. The shared block learns from every position; a region's own
+    /// weights start at zero and learn only what its positions add (a factorised first layer, so that the
+    /// regions need not learn the common part from their share of the positions each).
+    pub factorise: bool,
     /// A network to start from instead of random weights (of the same inputs and buckets, and at most
     /// `hidden` hidden values: see [`start_from`]), with its centi-units per output unit; its output layer is
     /// rescaled to this data's K, so that it starts out predicting the centi-units it did.
@@ -304,21 +309,56 @@ fn target(s: &Samples, i: usize, k: f32, lambda: f32, residual: bool) -> (f32, f
     if s.first_to_move[i] { (t, base) } else { (1.0 - t, -base) }
 }
 
-/// Both views of sample `i`, the first side's then the second's (each moved to its king's region with
-/// `kings`): how many inputs each has, and whether the first side is to move.
-fn views<G: NetTrainable>(s: &Samples, i: usize, kings: bool, buf: &mut Vec<u16>) -> (usize, bool) {
+/// The layout of the first layer's inputs in training: with `kings`, a block of `NET_INPUTS` per king region,
+/// and with `factorise` (where the game has several regions) one more, shared, after them.
+fn blocks<G: NetTrainable>(o: &Options) -> usize {
+    match (o.kings, o.factorise) {
+        (false, _) => 1,
+        (true, true) if G::NET_KING_BUCKETS > 1 => G::NET_KING_BUCKETS + 1,
+        (true, _) => G::NET_KING_BUCKETS,
+    }
+}
+
+/// Both views of sample `i`, the first side's then the second's, each of the same length (each moved to its
+/// king's region with `kings`, each piece there and in the shared block with `factorise`): the length of a
+/// view, how many pieces the position has, and whether the first side is to move.
+fn views<G: NetTrainable>(s: &Samples, i: usize, o: &Options, buf: &mut Vec<u16>) -> (usize, usize, bool) {
     let f = s.features(i);
+    let n = f.len();
+    let factorised = blocks::<G>(o) > G::NET_KING_BUCKETS;
     buf.clear();
-    buf.extend_from_slice(f);
-    buf.extend(f.iter().map(|&x| G::net_mirror(x)));
-    if kings {
-        let (first, second) = buf.split_at_mut(f.len());
-        for view in [first, second] {
-            let region = (G::net_king_bucket(view) * G::NET_INPUTS) as u16;
-            view.iter_mut().for_each(|x| *x += region);
+    for side in 0..2 {
+        let start = buf.len();
+        if side == 0 {
+            buf.extend_from_slice(f);
+        } else {
+            buf.extend(f.iter().map(|&x| G::net_mirror(x)));
+        }
+        if o.kings {
+            let region = (G::net_king_bucket(&buf[start..]) * G::NET_INPUTS) as u16;
+            if factorised {
+                let shared = (G::NET_KING_BUCKETS * G::NET_INPUTS) as u16;
+                for j in start..start + n {
+                    let x = buf[j];
+                    buf.push(x + shared);
+                }
+            }
+            buf[start..start + n].iter_mut().for_each(|x| *x += region);
         }
     }
-    (f.len(), s.first_to_move[i])
+    (buf.len() / 2, n, s.first_to_move[i])
+}
+
+/// `net` as the engine reads it: a factorised first layer's shared block added to each region's weights
+/// (within what the engine's quantization holds), and dropped.
+fn folded(net: &FloatNet, inputs: usize, regions: usize) -> FloatNet {
+    if net.inputs != inputs * (regions + 1) || regions < 2 {
+        return net.clone();
+    }
+    let h = net.hidden;
+    let (own, shared) = net.w1.split_at(inputs * regions * h);
+    let w1 = own.iter().enumerate().map(|(i, w)| (w + shared[i % (inputs * h)]).clamp(-W1_LIMIT, W1_LIMIT)).collect();
+    FloatNet { inputs: inputs * regions, w1, ..net.clone() }
 }
 
 fn error<G: NetTrainable>(net: &FloatNet, s: &Samples, k: f32, o: &Options) -> f64 {
@@ -326,11 +366,11 @@ fn error<G: NetTrainable>(net: &FloatNet, s: &Samples, k: f32, o: &Options) -> f
     let mut buf = Vec::new();
     let mut sum = 0.0f64;
     for i in 0..s.len() {
-        let (n, first) = views::<G>(s, i, o.kings, &mut buf);
+        let (n, pieces, first) = views::<G>(s, i, o, &mut buf);
         let (white, black) = buf.split_at(n);
         let (own, other) = if first { (white, black) } else { (black, white) };
         let (t, base) = target(s, i, k, o.lambda, o.residual);
-        let bucket = G::net_output_bucket(n, net.b2.len());
+        let bucket = G::net_output_bucket(pieces, net.b2.len());
         let p = sigmoid(net.forward(own, other, bucket, &mut acc) + base);
         sum += f64::from(p - t).powi(2);
     }
@@ -348,11 +388,11 @@ fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32
     let (gw2, gb2) = rest.split_at_mut(net.w2.len());
     for &i in batch {
         let i = i as usize;
-        let (n, first) = views::<G>(s, i, o.kings, &mut buf);
+        let (n, pieces, first) = views::<G>(s, i, o, &mut buf);
         let (white, black) = buf.split_at(n);
         let (own, other) = if first { (white, black) } else { (black, white) };
         let (t, base) = target(s, i, k, o.lambda, o.residual);
-        let bucket = G::net_output_bucket(n, net.b2.len());
+        let bucket = G::net_output_bucket(pieces, net.b2.len());
         let p = sigmoid(net.forward(own, other, bucket, &mut acc) + base);
         let g = 2.0 * (p - t) * p * (1.0 - p);
         gb2[bucket] += g;
@@ -382,8 +422,10 @@ fn gradients<G: NetTrainable>(net: &FloatNet, s: &Samples, batch: &[u32], k: f32
 /// hidden layer than `init`'s keeps `init`'s values first and adds new ones with random first-layer weights (as
 /// a new network's) and output weights of zero: the widened network computes what `init` did, and the training
 /// gives the new values their use. A network without king regions, where `o` asks for them, gives each region
-/// its first layer: it too computes what `init` did, and each region then learns its own. `inputs` is the
-/// game's count without regions, `kings` the count of regions.
+/// its first layer (or, factorised, the shared block, the regions' own weights starting at zero); a network with
+/// them, factorised, keeps its regions and starts the shared block at zero. Either way it computes what `init`
+/// did, and each region then learns its own. `inputs` is the game's count without regions, `kings` the count of
+/// regions.
 fn start_from(
     init: &FloatNet,
     init_scale: f32,
@@ -394,8 +436,21 @@ fn start_from(
 ) -> Result<FloatNet, String> {
     let buckets = o.buckets.max(1);
     let regions = if o.kings { kings } else { 1 };
-    let copies = if init.inputs == inputs * regions { 1 } else { regions };
-    if init.inputs * copies != inputs * regions || init.hidden > o.hidden || init.b2.len() != buckets {
+    let factorised = o.kings && o.factorise && regions > 1;
+    let blocks = regions + usize::from(factorised);
+    let zeros = |n: usize| std::iter::repeat_n(0.0f32, n * init.hidden);
+    let w1: Option<Vec<f32>> = if init.inputs == inputs * blocks {
+        Some(init.w1.clone())
+    } else if init.inputs == inputs && factorised {
+        Some(zeros(inputs * regions).chain(init.w1.iter().copied()).collect())
+    } else if init.inputs == inputs {
+        Some(init.w1.repeat(regions))
+    } else if init.inputs == inputs * regions && factorised {
+        Some(init.w1.iter().copied().chain(zeros(inputs)).collect())
+    } else {
+        None
+    };
+    let Some(w1) = w1.filter(|_| init.hidden <= o.hidden && init.b2.len() == buckets) else {
         return Err(format!(
             "the network to start from has {} inputs, {} hidden values and {} output buckets; the training asks \
              for {}, {} (at least as many) and {buckets}",
@@ -405,12 +460,8 @@ fn start_from(
             inputs * regions,
             o.hidden
         ));
-    }
-    let mut net = init.clone();
-    if copies > 1 {
-        net.inputs *= copies;
-        net.w1 = init.w1.repeat(copies);
-    }
+    };
+    let mut net = FloatNet { inputs: inputs * blocks, w1, ..init.clone() };
     let inputs = net.inputs;
     if o.hidden > init.hidden {
         let fresh = FloatNet::new(inputs, o.hidden - init.hidden, buckets, rng);
@@ -452,8 +503,12 @@ pub fn train<G: NetTrainable>(
             start_from(init, *init_scale, k, (G::NET_INPUTS, G::NET_KING_BUCKETS), o, &mut rng)?
         }
         None => {
-            let inputs = G::NET_INPUTS * if o.kings { G::NET_KING_BUCKETS } else { 1 };
+            let inputs = G::NET_INPUTS * blocks::<G>(o);
             let mut net = FloatNet::new(inputs, o.hidden, o.buckets.max(1), &mut rng);
+            if blocks::<G>(o) > G::NET_KING_BUCKETS {
+                // Factorised: the regions' own weights start at zero, the shared block random.
+                net.w1[..G::NET_INPUTS * G::NET_KING_BUCKETS * o.hidden].fill(0.0);
+            }
             if o.residual {
                 net.w2.iter_mut().for_each(|w| *w = 0.0);
             }
@@ -530,7 +585,8 @@ pub fn train<G: NetTrainable>(
             best = (ve, epoch, net.clone());
         }
     }
-    Ok(Trained { net: best.2, scale: 1.0 / k, best_epoch: best.1, best_error: best.0, hand_error })
+    let net = if o.kings { folded(&best.2, G::NET_INPUTS, G::NET_KING_BUCKETS) } else { best.2 };
+    Ok(Trained { net, scale: 1.0 / k, best_epoch: best.1, best_error: best.0, hand_error })
 }
 
 #[cfg(test)]
@@ -538,6 +594,27 @@ mod tests {
     use super::*;
     use crate::game::Game;
     use crate::games::chess::{Chess, net};
+    use cozy_chess::{Color, Piece};
+
+    /// Small settings: 16 hidden values, 2 output buckets, no king regions.
+    fn options() -> Options {
+        Options {
+            hidden: 16,
+            epochs: 1,
+            lambda: 0.0,
+            batch: 1,
+            rate: 0.001,
+            residual: true,
+            threads: 1,
+            seed: 1,
+            mirror: false,
+            buckets: 2,
+            kings: false,
+            factorise: false,
+            init: None,
+            smooth: None,
+        }
+    }
 
     #[test]
     fn the_engine_evaluates_what_the_trained_network_computes() {
@@ -575,8 +652,9 @@ mod tests {
                     s.push(&g, &white, 0.5, 0.0);
                     s
                 };
-                let (n, _) = views::<Chess>(&samples, 0, kings, &mut buf);
+                let (n, pieces, _) = views::<Chess>(&samples, 0, &Options { kings, ..options() }, &mut buf);
                 let (white, black) = buf.split_at(n);
+                assert_eq!(n, pieces);
                 if kings {
                     seen_kings.insert(Chess::net_king_bucket(white));
                     let unshifted: Vec<u16> = black.iter().map(|&x| x % net::INPUTS as u16).collect();
@@ -692,21 +770,7 @@ mod tests {
         let mut rng = Rng(5);
         let mut init = FloatNet::new(net::INPUTS, 16, 2, &mut rng);
         init.w2.iter_mut().for_each(|w| *w *= 0.5);
-        let o = Options {
-            hidden: 16,
-            epochs: 1,
-            lambda: 0.0,
-            batch: 1,
-            rate: 0.001,
-            residual: true,
-            threads: 1,
-            seed: 1,
-            mirror: false,
-            buckets: 2,
-            kings: false,
-            init: None,
-            smooth: None,
-        };
+        let o = options();
         let (init_scale, k) = (150.0, 0.004);
         let started = start_from(&init, init_scale, k, SHAPE, &o, &mut rng).unwrap();
         // Widened to 40 hidden values, it computes the same, and the new values are live: their first-layer
@@ -742,6 +806,145 @@ mod tests {
         // Started from a network with regions, it keeps them.
         let again = start_from(&regions, 1.0 / k, k, SHAPE, &kings, &mut rng).unwrap();
         assert_eq!(again.w1, regions.w1);
+        // Factorised, a network without regions becomes the shared block and the regions' own weights start at
+        // zero (but for the widened values'): the same outputs whatever the region, each piece counted in its
+        // region and in the shared block.
+        let fact = Options { factorise: true, ..kings };
+        let shared = start_from(&init, init_scale, k, SHAPE, &fact, &mut rng).unwrap();
+        let blocks = net::KING_BUCKETS + 1;
+        assert_eq!((shared.inputs, shared.w1.len()), (768 * blocks, 768 * blocks * 40));
+        assert!(shared.w1.chunks(40).take(768 * net::KING_BUCKETS).all(|row| row[..16].iter().all(|&w| w == 0.0)));
+        for bucket in 0..2 {
+            let before = init.forward(&own, &other, bucket, &mut [0.0; 32]) * init_scale;
+            for region in [0u16, 3, net::KING_BUCKETS as u16 - 1] {
+                let both = |v: &[u16]| {
+                    let common = v.iter().map(|&x| x + net::KING_BUCKETS as u16 * 768);
+                    v.iter().map(|&x| x + region * 768).chain(common).collect::<Vec<_>>()
+                };
+                let after = shared.forward(&both(&own), &both(&other), bucket, &mut [0.0; 80]) / k;
+                assert!((before - after).abs() < 1e-3 * before.abs().max(1.0), "{region}: {before} against {after}");
+            }
+        }
+        // Factorised from a network with regions: they are kept and the shared block starts at zero.
+        let kept = start_from(&regions, 1.0 / k, k, SHAPE, &fact, &mut rng).unwrap();
+        assert_eq!(kept.w1[..regions.w1.len()], regions.w1[..]);
+        assert!(kept.w1[regions.w1.len()..].iter().all(|&w| w == 0.0) && kept.w1.len() == 768 * blocks * 40);
+        // And a factorised network itself trains on as it is.
+        assert_eq!(start_from(&kept, 1.0 / k, k, SHAPE, &fact, &mut rng).unwrap().w1, kept.w1);
+    }
+
+    /// Positions of random games from the start, as self-play files write them (`POSITION;result;score`): the
+    /// score the material balance, the result of each game drawn at random.
+    fn random_games(games: usize, plies: usize, seed: u64) -> Vec<String> {
+        let mut rng = Rng(seed);
+        let mut lines = Vec::new();
+        let mut moves = Vec::new();
+        for _ in 0..games {
+            let result = ["0.0", "0.5", "1.0"][rng.below(3)];
+            let mut g = Chess::from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
+            for _ in 0..plies {
+                g.generate_moves(&mut moves);
+                if moves.is_empty() {
+                    break;
+                }
+                g.make(moves[rng.below(moves.len())]);
+                let b = g.board();
+                let material = |c| {
+                    [
+                        (Piece::Pawn, 100),
+                        (Piece::Knight, 300),
+                        (Piece::Bishop, 300),
+                        (Piece::Rook, 500),
+                        (Piece::Queen, 900),
+                    ]
+                    .iter()
+                    .map(|&(p, v)| v * (b.pieces(p) & b.colors(c)).len() as i32)
+                    .sum::<i32>()
+                };
+                lines.push(format!("{};{result};{}", g.to_fen(), material(Color::White) - material(Color::Black)));
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn a_factorised_first_layer_is_written_as_the_regions_it_sums_to() {
+        // Each piece of a factorised training's view counts in its king's region and in the shared block; the
+        // network written adds the shared block into every region. Along random games through several regions,
+        // the folded network on the regions' views computes what the factorised one did on its views.
+        let mut rng = Rng(13);
+        let regions = net::KING_BUCKETS;
+        let f = FloatNet::new(net::INPUTS * (regions + 1), 16, 2, &mut rng);
+        let plain = folded(&f, net::INPUTS, regions);
+        assert_eq!(
+            (plain.inputs, plain.w1.len(), plain.b1.clone(), plain.w2.clone()),
+            (768 * regions, 768 * regions * 16, f.b1.clone(), f.w2.clone())
+        );
+        let (fact, kings) =
+            (Options { kings: true, factorise: true, ..options() }, Options { kings: true, ..options() });
+        let (mut samples, mut features) = (Samples::new(), Vec::new());
+        for line in random_games(20, 60, 5) {
+            let g = Chess::from_fen(line.split(';').next().unwrap()).unwrap();
+            if g.net_features(&mut features) {
+                samples.push(&g, &features, 0.5, 0.0);
+            }
+        }
+        let (mut a, mut b, mut acc) = (Vec::new(), Vec::new(), vec![0.0; 32]);
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..samples.len() {
+            let (n, pieces, first) = views::<Chess>(&samples, i, &fact, &mut a);
+            let (m, _, _) = views::<Chess>(&samples, i, &kings, &mut b);
+            assert_eq!((n, m), (2 * pieces, pieces));
+            // The shared block's inputs are the view's own, moved past every region.
+            let shift = (regions * 768) as u16;
+            assert!(a[pieces..n].iter().zip(&b[..m]).all(|(&s, &r)| s - shift == r % 768 && r / 768 < regions as u16));
+            seen.insert(b[0] / 768);
+            let bucket = Chess::net_output_bucket(pieces, 2);
+            let ((aw, ab), (bw, bb)) = (a.split_at(n), b.split_at(m));
+            let sides = |w, b| if first { (w, b) } else { (b, w) };
+            let ((ao, ax), (bo, bx)) = (sides(aw, ab), sides(bw, bb));
+            let (want, got) = (f.forward(ao, ax, bucket, &mut acc), plain.forward(bo, bx, bucket, &mut acc));
+            assert!((want - got).abs() < 1e-4, "{i}: {want} against {got}");
+        }
+        assert!(seen.len() >= 3, "king regions {seen:?} seen");
+    }
+
+    #[test]
+    fn a_factorised_training_writes_a_network_the_engine_reads() {
+        // End to end on a small file: started from a network without regions, trained factorised for two
+        // epochs, the network kept is the engine's layout with regions, reads in the engine, and does better on
+        // the held-out positions than where it started.
+        let path = std::env::temp_dir().join(format!("kibitz-factorise-{}.txt", std::process::id()));
+        std::fs::write(&path, random_games(260, 60, 8).join("\n") + "\n").unwrap();
+        let paths = [path.to_string_lossy().into_owned()];
+        let mut rng = Rng(17);
+        let mut init = FloatNet::new(net::INPUTS, net::HIDDEN, 8, &mut rng);
+        init.w2.iter_mut().for_each(|w| *w *= 0.2);
+        let o = Options {
+            hidden: net::HIDDEN,
+            epochs: 2,
+            batch: 256,
+            buckets: 8,
+            kings: true,
+            factorise: true,
+            init: Some((init, 100.0)),
+            ..options()
+        };
+        let mut lines = Vec::new();
+        let trained = train::<Chess>(&paths, &o, &mut |line| lines.push(line));
+        std::fs::remove_file(&path).unwrap();
+        let trained = trained.unwrap();
+        assert_eq!(trained.net.inputs, net::INPUTS * net::KING_BUCKETS, "{lines:?}");
+        let start: f64 = lines
+            .iter()
+            .find_map(|l| l.strip_prefix("the starting network's held-out error "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(trained.best_epoch >= 1 && trained.best_error < start, "{lines:?}");
+        let bytes = net::write(&trained.net, trained.scale, true).unwrap();
+        assert_eq!(&bytes[..8], net::MAGIC_V3);
+        assert!(net::Network::from_bytes(&bytes).is_ok());
     }
 
     #[test]
