@@ -841,7 +841,7 @@ mod tests {
         let mut moves = Vec::new();
         for _ in 0..games {
             let result = ["0.0", "0.5", "1.0"][rng.below(3)];
-            let mut g = Chess::from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
+            let mut g = Chess::start();
             for _ in 0..plies {
                 g.generate_moves(&mut moves);
                 if moves.is_empty() {
