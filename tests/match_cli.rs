@@ -72,6 +72,23 @@ fn check_summary(run: &Run, games: u64) {
     assert!(elo.contains("95% interval") || elo.contains("95% bound;"), "{elo}");
     assert!(!elo.contains("+inf") && !elo.contains("-inf"), "a summary never prints an infinite Elo: {elo}");
     assert!(run.stdout.contains(&format!("games: {games}")), "{}", run.stdout);
+    // The pairs (an opening's two games): as many as complete, their counts those pairs, and where every game
+    // is in one, A's points in them are its points in the games.
+    if let Some(line) = run.stdout.lines().find(|l| l.starts_with("pairs: ")) {
+        let counted: u64 = line["pairs: ".len()..].split_whitespace().next().unwrap().parse().unwrap();
+        let counts: Vec<u64> = line
+            .split(", ")
+            .map(|part| part.rsplit(": ").next().unwrap().trim_end_matches(')').parse().unwrap())
+            .collect();
+        assert_eq!(counts.len(), 5, "{line}");
+        assert_eq!(counts.iter().sum::<u64>(), counted, "{line}");
+        assert!(counted <= games / 2, "{line}");
+        if counted * 2 == games {
+            let half_points: u64 = counts.iter().enumerate().map(|(k, &c)| k as u64 * c).sum();
+            assert_eq!(half_points, 2 * w + d, "{}", run.stdout);
+        }
+        assert!(run.stdout.lines().any(|l| l.starts_with("Elo by pairs: ")), "{}", run.stdout);
+    }
 }
 
 #[test]
@@ -95,6 +112,7 @@ fn a_short_match_between_kibitz_players() {
     ]);
     check_summary(&run, 2);
     assert!(run.stdout.contains("openings: random, seed 5"), "{}", run.stdout);
+    assert!(run.stdout.contains("pairs: 1 (an opening's two games; kibitz scored "), "{}", run.stdout);
     let text = std::fs::read_to_string(&records).unwrap();
     assert_eq!(text.matches("[Event \"kibitz match: kibitz vs kibitz:threads=1\"]").count(), 2, "{text}");
     assert!(text.contains("[Termination "), "{text}");

@@ -18,7 +18,7 @@ use kibitz::game::Game;
 use kibitz::games::GameKind;
 use kibitz::matchplay::stats::elo_text;
 use kibitz::matchplay::{
-    self, AResult, EloEstimate, KibitzSettings, MatchPlan, PlayedGame, PlayerSpec, Sprt, Tally, Verdict,
+    self, AResult, EloEstimate, KibitzSettings, MatchPlan, PairTally, PlayedGame, PlayerSpec, Sprt, Tally, Verdict,
 };
 use kibitz::search::Limits;
 use kibitz::with_game;
@@ -211,6 +211,10 @@ fn play<G: Game>(
         concurrency: args.concurrency,
     };
     let mut tally = Tally::default();
+    // Games 2k and 2k + 1 are one opening's pair (A on each side once): A's half points in the first of them
+    // to finish, until the other does.
+    let mut pairs = PairTally::default();
+    let mut half_done: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     let mut write_error = None;
     let mut verdict = Verdict::Continue;
     let stdout = std::io::stdout();
@@ -221,10 +225,25 @@ fn play<G: Game>(
             .progress_chars("=> "),
     );
     matchplay::run_match(&plan, |game: PlayedGame<G>| {
-        match game.a_result() {
-            AResult::Win => tally.wins += 1,
-            AResult::Draw => tally.draws += 1,
-            AResult::Loss => tally.losses += 1,
+        let half_points = match game.a_result() {
+            AResult::Win => {
+                tally.wins += 1;
+                2
+            }
+            AResult::Draw => {
+                tally.draws += 1;
+                1
+            }
+            AResult::Loss => {
+                tally.losses += 1;
+                0
+            }
+        };
+        match half_done.remove(&(game.index / 2)) {
+            Some(other) => pairs.add(other + half_points),
+            None => {
+                half_done.insert(game.index / 2, half_points);
+            }
         }
         let winner = match game.a_result() {
             AResult::Win => format!("{a_name} wins"),
@@ -264,7 +283,7 @@ fn play<G: Game>(
     })
     .map_err(|e| anyhow!(e))?;
     bar.finish_and_clear();
-    print_summary(&tally, &a_name, sprt.as_ref(), verdict, args.games);
+    print_summary(&tally, &pairs, &a_name, sprt.as_ref(), verdict, args.games);
     if let (Some(e), Some(path)) = (write_error, &args.output) {
         return Err(anyhow!(e).context(format!("cannot write {}", path.display())));
     }
@@ -290,7 +309,14 @@ fn elo_summary(e: &EloEstimate) -> String {
     }
 }
 
-fn print_summary(tally: &Tally, a_name: &str, sprt: Option<&Sprt>, verdict: Verdict, planned: usize) {
+fn print_summary(
+    tally: &Tally,
+    pairs: &PairTally,
+    a_name: &str,
+    sprt: Option<&Sprt>,
+    verdict: Verdict,
+    planned: usize,
+) {
     println!();
     println!("games: {}", tally.games());
     println!("W/D/L: {}/{}/{} (from {a_name}'s side)", tally.wins, tally.draws, tally.losses);
@@ -299,6 +325,17 @@ fn print_summary(tally: &Tally, a_name: &str, sprt: Option<&Sprt>, verdict: Verd
     }
     if let Some(e) = tally.elo() {
         println!("Elo: {}", elo_summary(&e));
+    }
+    if pairs.pairs() > 0 {
+        let [p0, p1, p2, p3, p4] = pairs.counts;
+        println!(
+            "pairs: {} (an opening's two games; {a_name} scored 0: {p0}, 0.5: {p1}, 1: {p2}, 1.5: {p3}, 2: {p4})",
+            pairs.pairs()
+        );
+        match pairs.elo() {
+            Some(e) => println!("Elo by pairs: {}", elo_summary(&e)),
+            None => println!("Elo by pairs: none (too few pairs, or no spread among them)"),
+        }
     }
     if let Some(sprt) = sprt {
         let (lower, upper) = sprt.bounds();

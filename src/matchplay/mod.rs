@@ -18,7 +18,7 @@ use std::sync::mpsc;
 use crate::game::{Game, GameRecord, Outcome, Side, play_moves};
 use crate::search::Limits;
 pub use players::{KibitzSettings, Player, PlayerSpec};
-pub use stats::{EloEstimate, Sprt, Tally, Verdict};
+pub use stats::{EloEstimate, PairTally, Sprt, Tally, Verdict};
 
 /// The largest openings file read.
 const MAX_OPENINGS_FILE: u64 = 16 << 20;
