@@ -265,8 +265,8 @@ fn play<G: Game>(
             tally.losses
         );
         if let Some(sprt) = &sprt {
-            line.push_str(&format!(" | LLR {}", two_places(sprt.llr(&tally))));
-            verdict = sprt.verdict(&tally);
+            line.push_str(&format!(" | LLR {}", two_places(sprt.llr_by_pairs(&pairs))));
+            verdict = sprt.verdict_by_pairs(&pairs);
         }
         bar.suspend(|| {
             let _ = writeln!(stdout.lock(), "{line}");
@@ -346,7 +346,7 @@ fn print_summary(
             sprt.elo1,
             sprt.alpha,
             sprt.beta,
-            two_places(sprt.llr(tally)),
+            two_places(sprt.llr_by_pairs(pairs)),
             lower,
             upper,
             verdict.text()
