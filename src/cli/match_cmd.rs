@@ -211,8 +211,8 @@ fn play<G: Game>(
         concurrency: args.concurrency,
     };
     let mut tally = Tally::default();
-    // Games 2k and 2k + 1 are one opening's pair (A on each side once): A's half points in the first of them
-    // to finish, until the other does.
+    // By pair (`PlayedGame::pair`): A's half points in the first of its two games to finish, until the other
+    // does.
     let mut pairs = PairTally::default();
     let mut half_done: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     let mut write_error = None;
@@ -239,10 +239,10 @@ fn play<G: Game>(
                 0
             }
         };
-        match half_done.remove(&(game.index / 2)) {
+        match half_done.remove(&game.pair()) {
             Some(other) => pairs.add(other + half_points),
             None => {
-                half_done.insert(game.index / 2, half_points);
+                half_done.insert(game.pair(), half_points);
             }
         }
         let winner = match game.a_result() {

@@ -213,6 +213,12 @@ pub enum AResult {
 }
 
 impl<G: Game> PlayedGame<G> {
+    /// The pair this game belongs to: games `2k` and `2k + 1` play one opening, A on each side once
+    /// ([`run_match`] deals them so).
+    pub fn pair(&self) -> usize {
+        self.index / 2
+    }
+
     pub fn a_result(&self) -> AResult {
         match self.finish.outcome {
             Outcome::Draw => AResult::Draw,
@@ -405,6 +411,7 @@ pub fn run_match<G: Game>(
                     if index >= plan.games || abort.load(Ordering::Relaxed) {
                         break;
                     }
+                    // Games 2k and 2k + 1 are a pair (`PlayedGame::pair`): one opening, A on each side once.
                     let opening_index = (index / 2) % plan.openings.len();
                     let a_side = if index % 2 == 0 { Side::First } else { Side::Second };
                     let (players, names): ([&mut dyn Player<G>; 2], [&str; 2]) = if a_side == Side::First {

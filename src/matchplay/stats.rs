@@ -337,12 +337,7 @@ mod tests {
         // Elo: -400·log10(1/0.5375 - 1) = -400·log10(0.860465) = +26.11
         //      -400·log10(1/0.4878318 - 1) = -400·log10(1.049888) = -8.46
         //      -400·log10(1/0.5871682 - 1) = -400·log10(0.703089) = +61.20
-        let mut p = PairTally::default();
-        for (k, n) in [5, 20, 40, 25, 10].into_iter().enumerate() {
-            for _ in 0..n {
-                p.add(k);
-            }
-        }
+        let p = PairTally { counts: [5, 20, 40, 25, 10] };
         assert_eq!(p.pairs(), 100);
         assert!(close(p.score().unwrap(), 0.5375, 1e-12));
         assert!(close(p.variance().unwrap(), 0.06421875, 1e-9), "{:?}", p.variance());
@@ -445,12 +440,7 @@ mod tests {
         let sprt = Sprt::parse("0,10").unwrap();
         // The pairs of `interval_by_pairs_of_a_known_result_set`: P = 100, s = 0.5375, σp² = 0.06421875.
         // LLR = 100·0.014387·(1.075 - 1.014387)/(2·0.06421875) = 100·0.014387·0.060613/0.1284375 = 0.67897
-        let mut p = PairTally::default();
-        for (k, n) in [5, 20, 40, 25, 10].into_iter().enumerate() {
-            for _ in 0..n {
-                p.add(k);
-            }
-        }
+        let mut p = PairTally { counts: [5, 20, 40, 25, 10] };
         assert!(close(sprt.llr_by_pairs(&p), 0.67897, 1e-4), "{}", sprt.llr_by_pairs(&p));
         assert_eq!(sprt.verdict_by_pairs(&p), Verdict::Continue);
         // The same 200 games one by one (W 85, D 45, L 70): σ² = 0.19234375,
