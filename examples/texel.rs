@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail};
 use kibitz::game::Side;
 use kibitz::games::chess::{Chess, EVAL_WEIGHT_COUNT as COUNT, S, SQUARES, Squares, Tables, WEIGHTS, Weights};
 use kibitz::matchplay::Rng;
-use kibitz::search::TranspositionTable;
+use kibitz::search::{SearchOptions, TranspositionTable};
 use kibitz::tuning::Tunable;
 use kibitz::tuning::selfplay::{Settings, play_game_between, random_opening};
 
@@ -97,7 +97,9 @@ fn play_match(a: &str, b: &str, pairs: usize, nodes: u64, seed: u64) -> Result<(
         for a_white in [true, false] {
             let (tables, tts) = if a_white { ([ta, tb], [&tt_a, &tt_b]) } else { ([tb, ta], [&tt_b, &tt_a]) };
             let prepare = |g: &Chess, side: Side| g.clone().with_tables(tables[side.index()]);
-            let r = play_game_between(opening.clone(), [nodes, nodes], &settings, tts, &prepare).result;
+            let options = SearchOptions::default();
+            let r = play_game_between(opening.clone(), [nodes, nodes], &settings, tts, &prepare, [&options, &options])
+                .result;
             let score = if a_white { r } else { 1.0 - r };
             match score {
                 s if s > 0.75 => wins += 1,

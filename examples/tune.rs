@@ -3,6 +3,8 @@
 //! ```text
 //! cargo run --release --example tune -- gen GAME OUT [games 10000] [nodes per move 3000] [seed 1] [threads 2]
 //!                                            [node spread 0]
+//! cargo run --release --example tune -- spsa GAME OUT [pairs 10000] [nodes per move 6000] [seed 1] [threads 2]
+//!                                            [rate 0.002] [START]
 //! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
 //!                                            [--rate 1] [--batch 0 = all] [--from-zero] [--freeze PREFIX]...
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 256] [--epochs 30] [--lambda 0.7]
@@ -12,7 +14,11 @@
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
-//! [`kibitz::tuning::selfplay`]). `tune` fits the game's values to the positions of the DATA files
+//! [`kibitz::tuning::selfplay`]). `spsa` tunes the search's pruning, reduction and extension numbers by pairs of
+//! self-play games between them moved up and moved down ([`kibitz::tuning::spsa`]), the final learning rate
+//! `rate` (larger for shorter runs), from the game's own (or
+//! START's, a file of `name value` lines), and writes them to OUT as such lines (rewritten every 100 pairs, so a
+//! stopped run keeps its latest). `tune` fits the game's values to the positions of the DATA files
 //! ([`kibitz::tuning::fit`]), starting from the shipped values (or from zero), and writes the weight file the
 //! engine reads to OUT: `src/games/draughts/patterns.bin` for draughts, `src/games/xiangqi/weights.rs` for
 //! xiangqi, `src/games/chess/weights.rs` for chess, `src/games/checkers/weights.rs` for checkers,
@@ -46,7 +52,7 @@ use kibitz::games::chess::Chess;
 use kibitz::games::draughts::Draughts;
 use kibitz::games::hive::Hive;
 use kibitz::games::xiangqi::Xiangqi;
-use kibitz::tuning::{Tunable, fit, net, selfplay};
+use kibitz::tuning::{Tunable, fit, net, selfplay, spsa};
 
 fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T> {
     match args.get(i) {
@@ -55,8 +61,49 @@ fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Re
     }
 }
 
-const USAGE: &str =
-    "usage: tune gen GAME OUT [games] [nodes] [seed] [threads] [node spread] | tune GAME DATA... -o OUT [options]";
+const USAGE: &str = "usage: tune gen GAME OUT [games] [nodes] [seed] [threads] [node spread] | tune spsa GAME OUT [pairs] [nodes] \
+     [seed] [threads] [rate] [START] | tune GAME DATA... -o OUT [options]";
+
+/// `spsa GAME OUT [pairs] [nodes] [seed] [threads] [rate] [START]`: tune the search's numbers by self-play
+/// ([`spsa`]) with the final learning rate `rate`, from the game's own or START's (a file of `name value`
+/// lines, as OUT is written), writing the numbers to OUT at every report (each 100 pairs) and at the end.
+fn spsa_run<G: Tunable>(args: &[String]) -> Result<()> {
+    let out = args.first().context("spsa GAME OUT [pairs] [nodes] [seed] [threads] [rate] [START]")?.clone();
+    let pairs: usize = positional(args, 1, 10_000)?;
+    let nodes: u64 = positional(args, 2, 6000)?;
+    let seed: u64 = positional(args, 3, 1)?;
+    let threads: usize = positional(args, 4, 2)?;
+    let rate: f64 = positional(args, 5, spsa::R_END)?;
+    if !(rate.is_finite() && rate > 0.0) {
+        bail!("the learning rate `{rate}` is not a positive number");
+    }
+    let mut params = spsa::params(&G::SEARCH_TUNING, rate);
+    if let Some(start) = args.get(6) {
+        let text = std::fs::read_to_string(start).with_context(|| format!("cannot read {start}"))?;
+        spsa::read(&text, &mut params).map_err(|e| anyhow::anyhow!("{start}: {e}"))?;
+    }
+    let begun = Instant::now();
+    let write = |theta: &[f64]| {
+        if let Err(e) = std::fs::write(&out, spsa::format(&params, theta)) {
+            eprintln!("cannot write {out}: {e}");
+        }
+    };
+    let done = spsa::run::<G>(&params, pairs, nodes, seed, threads, 100, &|k, o| {
+        let values: Vec<String> = o.theta.iter().map(|t| format!("{t:.1}")).collect();
+        eprintln!(
+            "{k} pairs, θ+ +{} ={} -{}, {:.0} s: {}",
+            o.wins,
+            o.draws,
+            o.losses,
+            begun.elapsed().as_secs_f64(),
+            values.join(" ")
+        );
+        write(&o.theta);
+    });
+    write(&done.theta);
+    print!("{}", spsa::format(&params, &done.theta));
+    Ok(())
+}
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -93,6 +140,7 @@ fn run<G: Tunable>(command: &str, args: &[String]) -> Result<()> {
             selfplay::generate::<G>(out, games, nodes, seed, threads, spread).map_err(anyhow::Error::msg)
         }
         "tune" => tune::<G>(&TuneArgs::parse(args)?),
+        "spsa" => spsa_run::<G>(args),
         _ => bail!(USAGE),
     }
 }

@@ -357,6 +357,9 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// (`search/params.rs`, `SINGULAR_*`). Measured without gain in draughts (BENCHMARKS.md, "Search refinements
     /// in chess").
     const SINGULAR_EXTENSIONS: bool = false;
+    /// The numbers the search prunes, reduces and extends this game's positions by (`search/params.rs`); a
+    /// game tuned by self-play (`tune spsa`) gives its own.
+    const SEARCH_TUNING: crate::search::SearchTuning = crate::search::SearchTuning::DEFAULT;
     /// Captures are compulsory: quiescence never stands pat while the side to move has a capture, it
     /// searches all of them (checkers, draughts).
     const FORCED_CAPTURES: bool;

@@ -236,6 +236,7 @@ impl<G: Game> Request<G> {
                 threads: self.threads.max(1),
                 currmove_after: self.currmove_after,
                 excluded: self.excluded.clone(),
+                tuning: None,
             },
             priority: self.priority,
             client: self.client.clone(),

@@ -15,7 +15,8 @@
 //! - `quiescence.rs`: the quiescence search over noisy moves at the horizon;
 //! - `searcher.rs`: the per-thread state they all work on (move lists, killers, history, lines), node
 //!   counting and the stop polls, move ordering, and the mate-score conventions;
-//! - `params.rs`: every tuning number of the above, named and documented;
+//! - `params.rs`: every tuning number of the above, named and documented, and [`SearchTuning`], the ones
+//!   self-play tuning moves (a game's own, or a search's from [`SearchOptions::tuning`]);
 //! - `time.rs`: the time budget of a clock or a move time; `tt.rs`: the transposition table.
 
 mod node;
@@ -33,6 +34,7 @@ use std::time::Duration;
 
 pub use crate::game::Score;
 use crate::game::{Game, GameEnd};
+pub use params::SearchTuning;
 pub use tt::TranspositionTable;
 
 /// The largest MultiPV count a search accepts.
@@ -98,11 +100,20 @@ pub struct SearchOptions {
     /// Root moves not to consider, by [`Game::move_key`] (a GUI's banned moves). Ignored when it would leave
     /// no move at all.
     pub excluded: Vec<u32>,
+    /// The search's pruning, reduction and extension numbers instead of the game's own
+    /// ([`crate::game::Game::SEARCH_TUNING`]): self-play tuning's trial values (`tune spsa`).
+    pub tuning: Option<SearchTuning>,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { multipv: 1, threads: 1, currmove_after: Duration::from_secs(1), excluded: Vec::new() }
+        SearchOptions {
+            multipv: 1,
+            threads: 1,
+            currmove_after: Duration::from_secs(1),
+            excluded: Vec::new(),
+            tuning: None,
+        }
     }
 }
 

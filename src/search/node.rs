@@ -4,14 +4,12 @@
 //! over to quiescence (`quiescence.rs`).
 
 use super::params::{
-    EXTENSION_PLY_FACTOR, FUTILITY_BASE, FUTILITY_MARGIN, FUTILITY_MAX_DEPTH, HISTORY_BONUS_MAX, HISTORY_BONUS_SCALE,
-    IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_PV_LESS,
-    LMR_TABLE_SIZE, NULL_MOVE_EVAL_DIVISOR, NULL_MOVE_EVAL_MAX, NULL_MOVE_MIN_DEPTH, NULL_MOVE_REDUCTION,
-    NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MARGIN, REVERSE_FUTILITY_MAX_DEPTH,
-    SEE_PRUNE_MAX_DEPTH, SEE_PRUNE_NOISY, SEE_PRUNE_QUIET, SINGULAR_MARGIN, SINGULAR_MIN_DEPTH,
+    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, HISTORY_BONUS_MAX, IIR_MIN_DEPTH, LMP_MAX_DEPTH, LMR_MIN_DEPTH,
+    LMR_MIN_MOVE_INDEX, LMR_PV_LESS, LMR_TABLE_SIZE, NULL_MOVE_EVAL_MAX, NULL_MOVE_MIN_DEPTH, NULL_MOVE_REDUCTION,
+    NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MAX_DEPTH, SEE_PRUNE_MAX_DEPTH, SINGULAR_MIN_DEPTH,
     SINGULAR_TT_DEPTH_SLACK,
 };
-use super::searcher::{INF, LMR, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
+use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
 use super::tt::Bound;
 use crate::game::Game;
 
@@ -87,7 +85,7 @@ impl<G: Game> Searcher<'_, G> {
         if G::FORWARD_PRUNING
             && depth <= REVERSE_FUTILITY_MAX_DEPTH
             && let Some(eval) = prune_eval
-            && eval - REVERSE_FUTILITY_MARGIN * (depth - i32::from(improving)) >= beta
+            && eval - self.tuning.reverse_futility_margin * (depth - i32::from(improving)) >= beta
         {
             return eval;
         }
@@ -101,7 +99,7 @@ impl<G: Game> Searcher<'_, G> {
         {
             let mut r = NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR;
             if G::SEARCH_REFINEMENTS {
-                r += ((eval - beta) / NULL_MOVE_EVAL_DIVISOR).min(NULL_MOVE_EVAL_MAX);
+                r += ((eval - beta) / self.tuning.null_move_eval_divisor).min(NULL_MOVE_EVAL_MAX);
             }
             self.played[ply] = 0;
             let score = -self.search(depth - 1 - r, -beta, -beta + 1, ply + 1, false);
@@ -128,7 +126,7 @@ impl<G: Game> Searcher<'_, G> {
         {
             let tt_score = from_tt(e.score, ply);
             if tt_score.abs() < MATE_BOUND {
-                let singular_beta = tt_score - SINGULAR_MARGIN * depth;
+                let singular_beta = tt_score - self.tuning.singular_margin * depth;
                 self.excluded[ply] = tk;
                 let s = self.search((depth - 1) / 2, singular_beta - 1, singular_beta, ply, false);
                 self.excluded[ply] = 0;
@@ -168,9 +166,9 @@ impl<G: Game> Searcher<'_, G> {
         // Futility and late-move pruning of quiet moves near the leaves (never the first move).
         let futile = G::FORWARD_PRUNING
             && depth <= FUTILITY_MAX_DEPTH
-            && prune_eval.is_some_and(|e| e + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha);
+            && prune_eval.is_some_and(|e| e + self.tuning.futility_base + self.tuning.futility_margin * depth <= alpha);
         let late_after = if G::FORWARD_PRUNING && prune_eval.is_some() && depth <= LMP_MAX_DEPTH {
-            let n = LMP_BASE + (depth * depth) as usize;
+            let n = (self.tuning.lmp_base + depth * depth) as usize;
             if improving || !G::SEARCH_REFINEMENTS { n } else { n / 2 }
         } else {
             usize::MAX
@@ -203,9 +201,10 @@ impl<G: Game> Searcher<'_, G> {
             // Static exchange: a quiet move by its margin, a noisy move (and a quiet check, known once the move
             // is made) by the noisy margin or the quiet one, whichever is wider.
             let (see_ok, see_ok_checking) = if see_prune && i > 0 && best > -MATE_BOUND {
-                let noisy_ok = |game: &G| game.exchange_at_least(m, -SEE_PRUNE_NOISY * depth);
+                let noisy_margin = self.tuning.see_prune_noisy * depth;
+                let noisy_ok = |game: &G| game.exchange_at_least(m, -noisy_margin);
                 if quiet {
-                    let ok = self.game.exchange_at_least(m, -SEE_PRUNE_QUIET * depth * depth);
+                    let ok = self.game.exchange_at_least(m, -self.tuning.see_prune_quiet * depth * depth);
                     (ok, ok || noisy_ok(&self.game))
                 } else {
                     let ok = noisy_ok(&self.game);
@@ -232,12 +231,12 @@ impl<G: Game> Searcher<'_, G> {
             } else {
                 let mut r = 0;
                 if G::LMR && depth >= LMR_MIN_DEPTH && i >= LMR_MIN_MOVE_INDEX && quiet && !in_check && !is_killer {
-                    r = LMR[(depth as usize).min(LMR_TABLE_SIZE - 1)][i.min(LMR_TABLE_SIZE - 1)] as i32;
+                    r = self.shared.lmr[(depth as usize).min(LMR_TABLE_SIZE - 1)][i.min(LMR_TABLE_SIZE - 1)] as i32;
                     if pv_node {
                         r -= LMR_PV_LESS;
                     }
                     if G::SEARCH_REFINEMENTS {
-                        r += i32::from(!improving) - i32::from(is_counter) - history / LMR_HISTORY_DIVISOR;
+                        r += i32::from(!improving) - i32::from(is_counter) - history / self.tuning.lmr_history_divisor;
                     }
                     r = r.clamp(0, new_depth - 1);
                 }
@@ -273,7 +272,7 @@ impl<G: Game> Searcher<'_, G> {
                             if G::SEARCH_REFINEMENTS {
                                 self.update_counter(ply, mk);
                             }
-                            let bonus = (HISTORY_BONUS_SCALE * depth * depth).min(HISTORY_BONUS_MAX);
+                            let bonus = (self.tuning.history_bonus_scale * depth * depth).min(HISTORY_BONUS_MAX);
                             self.update_history(mk, bonus);
                             for &q in &quiets_tried[..quiet_count] {
                                 self.update_history(q, -bonus);

@@ -1,5 +1,6 @@
 //! The search's tuning numbers, in one place. Each one is used by exactly the code that the doc comment names;
-//! changing one changes the search (and `kibitz bench`'s node counts), so measure before and after.
+//! changing one changes the search (and `kibitz bench`'s node counts), so measure before and after. The ones
+//! [`SearchTuning`] names are defaults: the search reads them from the tuning it was given.
 
 // --- Stop conditions -------------------------------------------------------------------------------------
 
@@ -155,3 +156,135 @@ pub(super) const ASPIRATION_MAX_DELTA: i32 = 1000;
 /// With a forced win or loss `n` plies away, iterative deepening stops at depth `2 * n + MATE_STOP_MARGIN`
 /// (deeper iterations only repeat it).
 pub(super) const MATE_STOP_MARGIN: u32 = 4;
+
+// --- The numbers self-play tuning moves ------------------------------------------------------------------
+
+/// The search's numbers that self-play tuning may move (`tune spsa`, [`crate::tuning::spsa`]), each the
+/// constant of this file its field's doc names, which is its default ([`SearchTuning::DEFAULT`]). A game may
+/// search with its own ([`Game::SEARCH_TUNING`]) and one search with others ([`SearchOptions::tuning`]).
+///
+/// [`Game::SEARCH_TUNING`]: crate::game::Game::SEARCH_TUNING
+/// [`SearchOptions::tuning`]: crate::search::SearchOptions::tuning
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchTuning {
+    /// [`REVERSE_FUTILITY_MARGIN`].
+    pub reverse_futility_margin: i32,
+    /// [`FUTILITY_BASE`].
+    pub futility_base: i32,
+    /// [`FUTILITY_MARGIN`].
+    pub futility_margin: i32,
+    /// [`LMP_BASE`].
+    pub lmp_base: i32,
+    /// [`SEE_PRUNE_NOISY`].
+    pub see_prune_noisy: i32,
+    /// [`SEE_PRUNE_QUIET`].
+    pub see_prune_quiet: i32,
+    /// [`NULL_MOVE_EVAL_DIVISOR`].
+    pub null_move_eval_divisor: i32,
+    /// [`LMR_BASE`], in hundredths.
+    pub lmr_base_percent: i32,
+    /// [`LMR_DIVISOR`], in hundredths.
+    pub lmr_divisor_percent: i32,
+    /// [`LMR_HISTORY_DIVISOR`].
+    pub lmr_history_divisor: i32,
+    /// [`SINGULAR_MARGIN`].
+    pub singular_margin: i32,
+    /// [`ASPIRATION_DELTA`].
+    pub aspiration_delta: i32,
+    /// [`HISTORY_BONUS_SCALE`].
+    pub history_bonus_scale: i32,
+}
+
+impl SearchTuning {
+    /// Every number at this file's constant.
+    pub const DEFAULT: SearchTuning = SearchTuning {
+        reverse_futility_margin: REVERSE_FUTILITY_MARGIN,
+        futility_base: FUTILITY_BASE,
+        futility_margin: FUTILITY_MARGIN,
+        lmp_base: LMP_BASE as i32,
+        see_prune_noisy: SEE_PRUNE_NOISY,
+        see_prune_quiet: SEE_PRUNE_QUIET,
+        null_move_eval_divisor: NULL_MOVE_EVAL_DIVISOR,
+        lmr_base_percent: (LMR_BASE * 100.0) as i32,
+        lmr_divisor_percent: (LMR_DIVISOR * 100.0) as i32,
+        lmr_history_divisor: LMR_HISTORY_DIVISOR,
+        singular_margin: SINGULAR_MARGIN,
+        aspiration_delta: ASPIRATION_DELTA,
+        history_bonus_scale: HISTORY_BONUS_SCALE,
+    };
+
+    /// The fields' names, in the order of [`SearchTuning::values`].
+    pub const NAMES: [&'static str; 13] = [
+        "reverse_futility_margin",
+        "futility_base",
+        "futility_margin",
+        "lmp_base",
+        "see_prune_noisy",
+        "see_prune_quiet",
+        "null_move_eval_divisor",
+        "lmr_base_percent",
+        "lmr_divisor_percent",
+        "lmr_history_divisor",
+        "singular_margin",
+        "aspiration_delta",
+        "history_bonus_scale",
+    ];
+
+    /// The numbers in the order of [`SearchTuning::NAMES`].
+    pub fn values(&self) -> [i32; 13] {
+        [
+            self.reverse_futility_margin,
+            self.futility_base,
+            self.futility_margin,
+            self.lmp_base,
+            self.see_prune_noisy,
+            self.see_prune_quiet,
+            self.null_move_eval_divisor,
+            self.lmr_base_percent,
+            self.lmr_divisor_percent,
+            self.lmr_history_divisor,
+            self.singular_margin,
+            self.aspiration_delta,
+            self.history_bonus_scale,
+        ]
+    }
+
+    /// The numbers from [`SearchTuning::values`]' order. A divisor below 1 is 1, and every number but the
+    /// LMR base is at least 0: any values make a search that ends.
+    pub fn from_values(v: [i32; 13]) -> SearchTuning {
+        SearchTuning {
+            reverse_futility_margin: v[0].max(0),
+            futility_base: v[1].max(0),
+            futility_margin: v[2].max(0),
+            lmp_base: v[3].max(0),
+            see_prune_noisy: v[4].max(0),
+            see_prune_quiet: v[5].max(0),
+            null_move_eval_divisor: v[6].max(1),
+            lmr_base_percent: v[7],
+            lmr_divisor_percent: v[8].max(1),
+            lmr_history_divisor: v[9].max(1),
+            singular_margin: v[10].max(0),
+            aspiration_delta: v[11].max(1),
+            history_bonus_scale: v[12].max(0),
+        }
+    }
+}
+
+/// Late-move reductions by remaining depth and move number.
+pub(super) type LmrTable = [[u8; LMR_TABLE_SIZE]; LMR_TABLE_SIZE];
+
+/// The reduction table of an LMR base and divisor (hundredths): `base + ln(depth) * ln(move number) /
+/// divisor`, rounded down, at least 0.
+pub(super) fn lmr_table(base_percent: i32, divisor_percent: i32) -> LmrTable {
+    let (base, divisor) = (f64::from(base_percent) / 100.0, f64::from(divisor_percent.max(1)) / 100.0);
+    std::array::from_fn(|depth| {
+        std::array::from_fn(|count| {
+            if depth > 0 && count > 0 {
+                let v = base + (depth as f64).ln() * (count as f64).ln() / divisor;
+                v.clamp(0.0, 255.0) as u8
+            } else {
+                0
+            }
+        })
+    })
+}

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::params::{ASPIRATION_DELTA, ASPIRATION_MAX_DELTA, ASPIRATION_MIN_DEPTH, MATE_STOP_MARGIN};
+use super::params::{ASPIRATION_MAX_DELTA, ASPIRATION_MIN_DEPTH, MATE_STOP_MARGIN};
 use super::searcher::{INF, MATE, MATE_BOUND, RootMove, Searcher};
 use super::{Event, Info, Limits, MAX_MULTIPV, ScoreBound, SearchOptions, to_score};
 use crate::game::Game;
@@ -145,7 +145,7 @@ impl<G: Game> Searcher<'_, G> {
             for pv_index in 0..multipv {
                 self.seldepth = 0;
                 let previous = self.root[pv_index].previous;
-                let mut delta = ASPIRATION_DELTA;
+                let mut delta = self.tuning.aspiration_delta;
                 let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH && previous.abs() < MATE_BOUND {
                     ((previous - delta).max(-INF), (previous + delta).min(INF))
                 } else {

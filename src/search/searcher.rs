@@ -4,10 +4,11 @@
 //! files: `node.rs`, `quiescence.rs`, `root.rs`, and `threads.rs` starts it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::params::{
-    EVAL_CACHE_ENTRIES, HISTORY_MAX, HISTORY_SIZE, LMR_BASE, LMR_DIVISOR, LMR_TABLE_SIZE, ORDER_COUNTER,
-    ORDER_KILLER_1, ORDER_KILLER_2, ORDER_LOSING_NOISY, ORDER_NOISY, ORDER_TT_MOVE, PICK_PASSES_FROM, POLL_INTERVAL,
+    EVAL_CACHE_ENTRIES, HISTORY_MAX, HISTORY_SIZE, LmrTable, ORDER_COUNTER, ORDER_KILLER_1, ORDER_KILLER_2,
+    ORDER_LOSING_NOISY, ORDER_NOISY, ORDER_TT_MOVE, PICK_PASSES_FROM, POLL_INTERVAL, SearchTuning, lmr_table,
 };
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
@@ -33,6 +34,10 @@ pub(super) struct Shared<'a> {
     pub(super) neval: AtomicU64,
     pub(super) budget: TimeBudget,
     pub(super) node_limit: Option<u64>,
+    /// The numbers this search prunes, reduces and extends by.
+    pub(super) tuning: SearchTuning,
+    /// The late-move reductions of `tuning`, by remaining depth and move number.
+    pub(super) lmr: Arc<LmrTable>,
 }
 
 pub(super) struct RootMove<M> {
@@ -46,6 +51,8 @@ pub(super) struct RootMove<M> {
 pub(super) struct Searcher<'a, G: Game> {
     pub(super) game: G,
     pub(super) shared: &'a Shared<'a>,
+    /// The shared tuning numbers, copied next to the rest of this thread's state.
+    pub(super) tuning: SearchTuning,
     pub(super) main: bool,
     pub(super) moves: Vec<Vec<G::Move>>,
     pub(super) order: Vec<Vec<i32>>,
@@ -77,20 +84,26 @@ pub(super) struct Searcher<'a, G: Game> {
     pub(super) stopped: bool,
 }
 
-/// Late-move reductions by remaining depth and move number (see [`LMR_BASE`]). Made once: every search used to
-/// make its own, 4,096 logarithms, a few percent of a self-play game's time at 1,500 nodes a move.
-pub(super) static LMR: std::sync::LazyLock<[[u8; LMR_TABLE_SIZE]; LMR_TABLE_SIZE]> = std::sync::LazyLock::new(|| {
-    std::array::from_fn(|depth| {
-        std::array::from_fn(|count| {
-            if depth > 0 && count > 0 {
-                let v = LMR_BASE + (depth as f64).ln() * (count as f64).ln() / LMR_DIVISOR;
-                v.max(0.0) as u8
-            } else {
-                0
-            }
-        })
-    })
-});
+/// The reduction table of `tuning`'s LMR numbers, made once for each pair of them: every search used to make
+/// its own, 4,096 logarithms, a few percent of a self-play game's time at 1,500 nodes a move.
+pub(super) fn lmr_for(tuning: &SearchTuning) -> Arc<LmrTable> {
+    /// Tables by (base, divisor); self-play tuning tries many pairs, so at most this many are kept.
+    const KEPT: usize = 64;
+    /// A table and the (base, divisor) it was made for.
+    type Kept = ((i32, i32), Arc<LmrTable>);
+    static TABLES: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    let key = (tuning.lmr_base_percent, tuning.lmr_divisor_percent);
+    let mut tables = TABLES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, table)) = tables.iter().find(|(k, _)| *k == key) {
+        return table.clone();
+    }
+    if tables.len() >= KEPT {
+        tables.clear();
+    }
+    let table = Arc::new(lmr_table(key.0, key.1));
+    tables.push((key, table.clone()));
+    table
+}
 
 pub(super) fn end_score(end: GameEnd, side_to_move: crate::game::Side, ply: usize) -> i32 {
     match end.outcome {
@@ -128,6 +141,7 @@ impl<'a, G: Game> Searcher<'a, G> {
         Searcher {
             game: game.clone(),
             shared,
+            tuning: shared.tuning,
             main,
             moves: (0..plies).map(|_| Vec::with_capacity(64)).collect(),
             order: (0..plies).map(|_| Vec::with_capacity(64)).collect(),

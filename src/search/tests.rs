@@ -135,6 +135,8 @@ fn the_evaluation_cache_answers_what_the_evaluation_does() {
             neval: std::sync::atomic::AtomicU64::new(0),
             budget: super::time::TimeBudget::new(&Limits::depth(1), Instant::now()),
             node_limit: None,
+            tuning: G::SEARCH_TUNING,
+            lmr: super::searcher::lmr_for(&G::SEARCH_TUNING),
         };
         let mut searcher = super::searcher::Searcher::new(&G::start(), &shared, true);
         let mut rng = 0x2545_F491_4F6C_DD1Du64;
@@ -234,4 +236,29 @@ fn reported_lines_are_legal_and_longer_than_one_move() {
     check::<crate::games::hive::Hive>(6);
     check::<crate::games::chess::Chess>(9);
     check::<crate::games::xiangqi::Xiangqi>(8);
+}
+
+/// A search given other tuning numbers ([`SearchOptions::tuning`]) searches with them, and one given the game's
+/// own searches exactly as one given none; the reduction table of the defaults is the one the constants make.
+#[test]
+fn a_search_searches_with_the_tuning_numbers_it_is_given() {
+    use crate::games::chess::Chess;
+    let game = Chess::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
+    let nodes = |tuning: Option<SearchTuning>| {
+        let tt = Arc::new(TranspositionTable::new(4));
+        let stop = Arc::new(AtomicBool::new(false));
+        let options = SearchOptions { tuning, ..SearchOptions::default() };
+        search(&game, &Limits::depth(8), &options, &tt, &stop, &mut |_| {}).nodes
+    };
+    let own = nodes(None);
+    assert_eq!(nodes(Some(Chess::SEARCH_TUNING)), own);
+    let reduced_more = SearchTuning { lmr_base_percent: 150, ..Chess::SEARCH_TUNING };
+    assert!(nodes(Some(reduced_more)) < own, "larger reductions search fewer nodes");
+    let pruned_less = SearchTuning { reverse_futility_margin: 400, futility_margin: 400, ..Chess::SEARCH_TUNING };
+    assert!(nodes(Some(pruned_less)) > own, "wider margins prune less");
+    // The defaults' hundredths are the constants exactly, so the shipped table is the one they make.
+    let defaults = SearchTuning::DEFAULT;
+    assert_eq!(f64::from(defaults.lmr_base_percent) / 100.0, super::params::LMR_BASE);
+    assert_eq!(f64::from(defaults.lmr_divisor_percent) / 100.0, super::params::LMR_DIVISOR);
+    assert_eq!(super::params::lmr_table(50, 225)[10][10], (0.5 + 10f64.ln() * 10f64.ln() / 2.25) as u8);
 }

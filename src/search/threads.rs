@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::params::{ROOT_ORDER_NOISY, ROOT_ORDER_TT_MOVE};
 use super::root::{nps, score_of};
-use super::searcher::{INF, RootMove, Searcher, Shared};
+use super::searcher::{INF, RootMove, Searcher, Shared, lmr_for};
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
 use super::{Done, Event, Limits, Line, MAX_MULTIPV, SearchOptions, to_score};
@@ -24,6 +24,7 @@ pub(super) fn run<G: Game>(
 ) -> Done<G::Move> {
     let start = Instant::now();
     tt.new_search();
+    let tuning = options.tuning.unwrap_or(G::SEARCH_TUNING);
     let shared = Shared {
         tt,
         stop,
@@ -32,6 +33,8 @@ pub(super) fn run<G: Game>(
         neval: AtomicU64::new(0),
         budget: TimeBudget::new(limits, start),
         node_limit: if limits.infinite { None } else { limits.nodes },
+        tuning,
+        lmr: lmr_for(&tuning),
     };
     let game_end = game.rule_end(0);
 

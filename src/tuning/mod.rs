@@ -13,6 +13,7 @@
 pub mod fit;
 pub mod net;
 pub mod selfplay;
+pub mod spsa;
 
 use crate::game::Game;
 

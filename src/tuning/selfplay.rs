@@ -81,25 +81,27 @@ pub struct Played<G> {
 
 /// Play `game` to its end against itself, the first side at `nodes[0]` a move and the second at `nodes[1]`.
 pub fn play_game<G: Tunable>(game: G, nodes: [u64; 2], settings: &Settings, tt: &Arc<TranspositionTable>) -> Played<G> {
-    play_game_between(game, nodes, settings, [tt, tt], &|g: &G, _| g.clone())
+    let options = SearchOptions::default();
+    play_game_between(game, nodes, settings, [tt, tt], &|g: &G, _| g.clone(), [&options, &options])
 }
 
 /// Play `game` to its end between two players, the first at `nodes[0]` a move and the second at `nodes[1]`:
 /// the first side searches with `tables[0]` what `prepare(position, Side::First)` gives (the position with its
-/// own evaluation, say), the second with `tables[1]`. Adjudicated and recorded as [`play_game`].
+/// own evaluation, say), the second with `tables[1]`; each side searches with its `options` (self-play tuning's
+/// trial numbers, say). Adjudicated and recorded as [`play_game`].
 pub fn play_game_between<G: Tunable>(
     mut game: G,
     nodes: [u64; 2],
     settings: &Settings,
     tables: [&Arc<TranspositionTable>; 2],
     prepare: &dyn Fn(&G, Side) -> G,
+    options: [&SearchOptions; 2],
 ) -> Played<G> {
     for tt in tables {
         tt.clear();
     }
     let stop = Arc::new(AtomicBool::new(false));
     let limits = nodes.map(Limits::nodes);
-    let options = SearchOptions::default();
     let mut legal = Vec::new();
     let mut positions = Vec::new();
     let (mut decisive_run, mut drawish_run, mut last_sign) = (0usize, 0usize, 0i32);
@@ -117,7 +119,8 @@ pub fn play_game_between<G: Tunable>(
         }
         let side = game.side_to_move();
         let mover = prepare(&game, side);
-        let done = search(&mover, &limits[side.index()], &options, tables[side.index()], &stop, &mut |_| {});
+        let done =
+            search(&mover, &limits[side.index()], options[side.index()], tables[side.index()], &stop, &mut |_| {});
         let Some(best) = done.best else { break 0.5 };
         match done.lines.first().map_or(Score::Cp(0), |l| l.score) {
             Score::Mate(n) => break if (n > 0) == (side == Side::First) { 1.0 } else { 0.0 },
