@@ -167,31 +167,31 @@ pub(super) const MATE_STOP_MARGIN: u32 = 4;
 /// [`SearchOptions::tuning`]: crate::search::SearchOptions::tuning
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchTuning {
-    /// [`REVERSE_FUTILITY_MARGIN`].
+    /// The default is `REVERSE_FUTILITY_MARGIN`.
     pub reverse_futility_margin: i32,
-    /// [`FUTILITY_BASE`].
+    /// The default is `FUTILITY_BASE`.
     pub futility_base: i32,
-    /// [`FUTILITY_MARGIN`].
+    /// The default is `FUTILITY_MARGIN`.
     pub futility_margin: i32,
-    /// [`LMP_BASE`].
+    /// The default is `LMP_BASE`.
     pub lmp_base: i32,
-    /// [`SEE_PRUNE_NOISY`].
+    /// The default is `SEE_PRUNE_NOISY`.
     pub see_prune_noisy: i32,
-    /// [`SEE_PRUNE_QUIET`].
+    /// The default is `SEE_PRUNE_QUIET`.
     pub see_prune_quiet: i32,
-    /// [`NULL_MOVE_EVAL_DIVISOR`].
+    /// The default is `NULL_MOVE_EVAL_DIVISOR`.
     pub null_move_eval_divisor: i32,
-    /// [`LMR_BASE`], in hundredths.
+    /// The default is `LMR_BASE`, in hundredths.
     pub lmr_base_percent: i32,
-    /// [`LMR_DIVISOR`], in hundredths.
+    /// The default is `LMR_DIVISOR`, in hundredths.
     pub lmr_divisor_percent: i32,
-    /// [`LMR_HISTORY_DIVISOR`].
+    /// The default is `LMR_HISTORY_DIVISOR`.
     pub lmr_history_divisor: i32,
-    /// [`SINGULAR_MARGIN`].
+    /// The default is `SINGULAR_MARGIN`.
     pub singular_margin: i32,
-    /// [`ASPIRATION_DELTA`].
+    /// The default is `ASPIRATION_DELTA`.
     pub aspiration_delta: i32,
-    /// [`HISTORY_BONUS_SCALE`].
+    /// The default is `HISTORY_BONUS_SCALE`.
     pub history_bonus_scale: i32,
 }
 

@@ -219,7 +219,7 @@ pub fn format(params: &[Param], theta: &[f64]) -> String {
     params.iter().zip(theta).map(|(p, t)| format!("{} {:.2}\n", p.name, t)).collect()
 }
 
-/// Start values from `name value` lines ([`format`]'s), over `params`' starts; an unknown name or a value that
+/// Start values from `name value` lines ([`format()`]'s), over `params`' starts; an unknown name or a value that
 /// is not a number is an error naming the line.
 pub fn read(text: &str, params: &mut [Param]) -> Result<(), String> {
     for (n, line) in text.lines().enumerate() {
