@@ -100,7 +100,8 @@ fn spsa_run<G: Tunable>(args: &[String]) -> Result<()> {
         );
         write(&o.theta);
     });
-    write(&done.theta);
+    // The reports' writes only warn (the run goes on); the last one is the command's result.
+    std::fs::write(&out, spsa::format(&params, &done.theta)).with_context(|| format!("cannot write {out}"))?;
     print!("{}", spsa::format(&params, &done.theta));
     Ok(())
 }

@@ -125,9 +125,9 @@ fn apply(theta: &mut [f64], params: &[Param], schedule: &Schedule, k: usize, fli
     }
 }
 
-/// What a run ends with: the numbers, and θ⁺'s record over all pairs.
+/// Where a run stands, at each report and at its end: the numbers, and θ⁺'s record over the pairs so far.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub struct Standing {
     pub theta: Vec<f64>,
     pub wins: usize,
     pub draws: usize,
@@ -144,11 +144,11 @@ pub fn run<G: Tunable>(
     seed: u64,
     threads: usize,
     report: usize,
-    progress: &(dyn Fn(usize, &Outcome) + Sync),
-) -> Outcome {
+    progress: &(dyn Fn(usize, &Standing) + Sync),
+) -> Standing {
     let schedule = Schedule::new(params, iterations);
     let settings = G::self_play_settings();
-    let state = Mutex::new(Outcome { theta: params.iter().map(|p| p.start).collect(), wins: 0, draws: 0, losses: 0 });
+    let state = Mutex::new(Standing { theta: params.iter().map(|p| p.start).collect(), wins: 0, draws: 0, losses: 0 });
     let next = AtomicUsize::new(1);
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
