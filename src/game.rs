@@ -365,6 +365,11 @@ pub trait Game: Clone + Send + Sync + 'static {
     const FORCED_CAPTURES: bool;
     /// Extend the search by one ply when the side to move is in check (chess, xiangqi).
     const CHECK_EXTENSION: bool = false;
+    /// Most entries (a power of two, 8 bytes each) of each search thread's cache of static evaluations: a search
+    /// limited to fewer nodes gets fewer (`search/params.rs`, `eval_cache_entries`). Larger pays where an
+    /// evaluation costs far more than a memory access (chess's tables and network); 16,384 keep the cache in
+    /// the nearest memory where the evaluation is cheap.
+    const EVAL_CACHE_ENTRIES: usize = 1 << 14;
     /// Deepest the search may go (plies); also the size of its per-ply stacks.
     const MAX_PLY: usize = 128;
     /// Plies quiescence may search beyond the horizon before it stands pat whatever the position (where

@@ -36,8 +36,24 @@ pub(super) const ROOT_ORDER_NOISY: i64 = 1 << 32;
 
 // --- Evaluation cache ------------------------------------------------------------------------------------
 
-/// Entries of each search thread's cache of static evaluations (a power of two; 8 bytes each).
-pub(super) const EVAL_CACHE_ENTRIES: usize = 1 << 14;
+/// Fewest entries of each search thread's cache of static evaluations (8 bytes each; the most are the game's
+/// `Game::EVAL_CACHE_ENTRIES`): a search limited to a few nodes gets four to eight entries a node (at least
+/// these), few enough that self-play's short searches do not each clear a large table, enough that their
+/// evaluations seldom meet in an entry.
+pub(super) const EVAL_CACHE_MIN_ENTRIES: usize = 1 << 10;
+
+/// The number of entries of the evaluation cache of a search limited to `node_limit` nodes (if any), in a game
+/// whose searches have at most `max` (a power of two).
+pub(super) fn eval_cache_entries(node_limit: Option<u64>, max: usize) -> usize {
+    match node_limit {
+        Some(n) => usize::try_from(n.saturating_mul(4))
+            .unwrap_or(usize::MAX)
+            .checked_next_power_of_two()
+            .unwrap_or(max)
+            .clamp(EVAL_CACHE_MIN_ENTRIES, max.max(EVAL_CACHE_MIN_ENTRIES)),
+        None => max,
+    }
+}
 
 /// Picking the next move to search scans the rest of the list in two passes (the highest order, then where it
 /// is) from this many moves on, and in one below.

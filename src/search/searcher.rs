@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::params::{
-    EVAL_CACHE_ENTRIES, HISTORY_MAX, HISTORY_SIZE, LmrTable, ORDER_COUNTER, ORDER_KILLER_1, ORDER_KILLER_2,
-    ORDER_LOSING_NOISY, ORDER_NOISY, ORDER_TT_MOVE, PICK_PASSES_FROM, POLL_INTERVAL, SearchTuning, lmr_table,
+    HISTORY_MAX, HISTORY_SIZE, LmrTable, ORDER_COUNTER, ORDER_KILLER_1, ORDER_KILLER_2, ORDER_LOSING_NOISY,
+    ORDER_NOISY, ORDER_TT_MOVE, PICK_PASSES_FROM, POLL_INTERVAL, SearchTuning, eval_cache_entries, lmr_table,
 };
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
@@ -152,7 +152,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             played: vec![0; plies],
             excluded: vec![0; plies],
             evals: vec![NO_EVAL; plies],
-            eval_cache: vec![0; EVAL_CACHE_ENTRIES],
+            eval_cache: vec![0; eval_cache_entries(shared.node_limit, G::EVAL_CACHE_ENTRIES)],
             root: Vec::new(),
             root_depth: 0,
             pending_nodes: 0,
@@ -206,7 +206,8 @@ impl<'a, G: Game> Searcher<'a, G> {
     pub(super) fn evaluate(&mut self) -> i32 {
         self.pending_neval += 1;
         let key = self.game.hash();
-        let slot = &mut self.eval_cache[key as usize & (EVAL_CACHE_ENTRIES - 1)];
+        let mask = self.eval_cache.len() - 1;
+        let slot = &mut self.eval_cache[key as usize & mask];
         if *slot != 0 && (*slot ^ key) >> 16 == 0 {
             return *slot as u16 as i16 as i32;
         }

@@ -262,3 +262,31 @@ fn a_search_searches_with_the_tuning_numbers_it_is_given() {
     assert_eq!(f64::from(defaults.lmr_divisor_percent) / 100.0, super::params::LMR_DIVISOR);
     assert_eq!(super::params::lmr_table(50, 225)[10][10], (0.5 + 10f64.ln() * 10f64.ln() / 2.25) as u8);
 }
+
+/// The evaluation cache of a search limited to a few nodes has four to eight entries a node, never below the
+/// least size nor above the game's largest, which a search without a node limit gets; every game's largest is a
+/// power of two.
+#[test]
+fn the_evaluation_cache_is_sized_by_the_node_limit() {
+    use super::params::{EVAL_CACHE_MIN_ENTRIES, eval_cache_entries};
+    let max = 1 << 17;
+    assert_eq!(eval_cache_entries(None, max), max);
+    assert_eq!(eval_cache_entries(Some(1_500), max), 8_192);
+    assert_eq!(eval_cache_entries(Some(4_096), max), 16_384);
+    assert_eq!(eval_cache_entries(Some(4_097), max), 32_768);
+    assert_eq!(eval_cache_entries(Some(0), max), EVAL_CACHE_MIN_ENTRIES);
+    assert_eq!(eval_cache_entries(Some(1), max), EVAL_CACHE_MIN_ENTRIES);
+    assert_eq!(eval_cache_entries(Some(max as u64 / 4 + 1), max), max);
+    assert_eq!(eval_cache_entries(Some(u64::MAX), max), max);
+    assert_eq!(eval_cache_entries(Some(1_000_000), 1 << 14), 1 << 14);
+    assert!(EVAL_CACHE_MIN_ENTRIES.is_power_of_two());
+    for largest in [
+        crate::games::chess::Chess::EVAL_CACHE_ENTRIES,
+        crate::games::checkers::Checkers::EVAL_CACHE_ENTRIES,
+        crate::games::draughts::Draughts::EVAL_CACHE_ENTRIES,
+        crate::games::hive::Hive::EVAL_CACHE_ENTRIES,
+        crate::games::xiangqi::Xiangqi::EVAL_CACHE_ENTRIES,
+    ] {
+        assert!(largest.is_power_of_two() && largest >= EVAL_CACHE_MIN_ENTRIES, "{largest}");
+    }
+}

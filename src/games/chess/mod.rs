@@ -351,6 +351,9 @@ impl Game for Chess {
     const FORWARD_PRUNING: bool = true;
     const SEARCH_REFINEMENTS: bool = true;
     const SINGULAR_EXTENSIONS: bool = true;
+    /// 1 MiB a thread: an evaluation (tables and network) costs thousands of instructions, a probe of this much
+    /// memory tens of cycles (BENCHMARKS.md, "The evaluation cache made larger in chess").
+    const EVAL_CACHE_ENTRIES: usize = 1 << 17;
     const FORCED_CAPTURES: bool = false;
     const CHECK_EXTENSION: bool = true;
 
