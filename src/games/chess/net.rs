@@ -84,18 +84,19 @@ pub const FLAG_RESIDUAL: u32 = 1;
 #[derive(Clone)]
 pub struct Network {
     /// `kings` × [`INPUTS`] rows.
-    w1: Vec<[i16; HIDDEN]>,
+    w1: Vec<Row>,
     /// King regions: 1 (none) or [`KING_BUCKETS`].
     kings: usize,
-    b1: [i16; HIDDEN],
+    b1: Row,
     /// Per output bucket: the side to move's half, the other's.
-    w2: Vec<[[i16; HIDDEN]; 2]>,
+    w2: Vec<[Row; 2]>,
     b2: Vec<i32>,
     /// Centi-pawns per output unit.
     scale: f32,
     /// The output corrects the hand-written evaluation instead of replacing it.
     pub residual: bool,
-    /// The processor has AVX2: the hidden layer's loops run 16 values at a time instead of 8.
+    /// The processor has AVX2 (and the bit instructions of its time, [`has_avx2`]): the hidden layer's loops run
+    /// 16 values at a time instead of 8.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     avx2: bool,
 }
@@ -242,18 +243,18 @@ impl Network {
         if hidden != HIDDEN {
             return Err(format!("the network has {hidden} hidden values; this engine is built for {HIDDEN}"));
         }
-        let mut w1 = vec![[0i16; HIDDEN]; kings * INPUTS];
+        let mut w1 = vec![Row::ZERO; kings * INPUTS];
         for row in &mut w1 {
-            i16s(b, row, "the first layer's weights")?;
+            i16s(b, &mut row.0, "the first layer's weights")?;
         }
-        let mut b1 = [0i16; HIDDEN];
-        i16s(b, &mut b1, "the first layer's biases")?;
-        let mut w2 = vec![[[0i16; HIDDEN]; 2]; buckets];
+        let mut b1 = Row::ZERO;
+        i16s(b, &mut b1.0, "the first layer's biases")?;
+        let mut w2 = vec![[Row::ZERO; 2]; buckets];
         for half in w2.iter_mut().flatten() {
-            i16s(b, half, "the output weights")?;
+            i16s(b, &mut half.0, "the output weights")?;
         }
         // Each term QA² · |w2| of the output's sum must leave the vector forms' 32-bit lanes room.
-        if let Some(w) = w2.iter().flatten().flatten().find(|w| i32::from(w.unsigned_abs()) > 2 * QB) {
+        if let Some(w) = w2.iter().flatten().flat_map(|r| &r.0).find(|w| i32::from(w.unsigned_abs()) > 2 * QB) {
             return Err(format!("an output weight {w} is beyond ±{} (the sum could overflow)", 2 * QB));
         }
         let mut b2 = Vec::with_capacity(buckets);
@@ -283,7 +284,7 @@ impl Network {
     }
 
     /// `view`'s hidden values for `board`, summed from every piece.
-    fn accumulate_view(&self, board: &Board, view: Color, out: &mut [i16; HIDDEN]) {
+    fn accumulate_view(&self, board: &Board, view: Color, out: &mut Row) {
         *out = self.b1;
         let region = self.king_offset(board, view);
         for color in [Color::White, Color::Black] {
@@ -312,21 +313,22 @@ impl Network {
     pub fn update(&self, prev: &Accumulator, next: &mut Accumulator, before: &Board, after: &Board) {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
-            // SAFETY: `avx2` is set only where the processor has AVX2.
+            // SAFETY: `avx2` is set only where the processor has every feature `update_avx2` is compiled for.
             return unsafe { self.update_avx2(prev, next, before, after) };
         }
-        self.update_any(prev, next, before, after)
+        self.update_any::<false>(prev, next, before, after)
     }
 
     /// [`Network::update`] compiled for AVX2.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
     fn update_avx2(&self, prev: &Accumulator, next: &mut Accumulator, before: &Board, after: &Board) {
-        self.update_any(prev, next, before, after)
+        self.update_any::<true>(prev, next, before, after)
     }
 
+    /// [`Network::update`]; `AVX2`: called where the processor has AVX2 (from a function compiled for it).
     #[inline(always)]
-    fn update_any(&self, prev: &Accumulator, next: &mut Accumulator, before: &Board, after: &Board) {
+    fn update_any<const AVX2: bool>(&self, prev: &Accumulator, next: &mut Accumulator, before: &Board, after: &Board) {
         // The White-view features that left (`gone`) and arrived (`came`).
         let (mut gone, mut came) = ([0usize; 2], [0usize; 2]);
         let (mut n_gone, mut n_came) = (0, 0);
@@ -364,24 +366,9 @@ impl Network {
             let row = |white: usize| &self.w1[region + if view == 0 { white } else { black_view(white) }];
             let (from, to) = (&prev.0[view], &mut next.0[view]);
             match (n_gone, n_came) {
-                (1, 1) => {
-                    let (g, c) = (row(gone[0]), row(came[0]));
-                    for i in 0..HIDDEN {
-                        to[i] = from[i].wrapping_sub(g[i]).wrapping_add(c[i]);
-                    }
-                }
-                (2, 1) => {
-                    let (g0, g1, c) = (row(gone[0]), row(gone[1]), row(came[0]));
-                    for i in 0..HIDDEN {
-                        to[i] = from[i].wrapping_sub(g0[i]).wrapping_sub(g1[i]).wrapping_add(c[i]);
-                    }
-                }
-                (2, 2) => {
-                    let (g0, g1, c0, c1) = (row(gone[0]), row(gone[1]), row(came[0]), row(came[1]));
-                    for i in 0..HIDDEN {
-                        to[i] = from[i].wrapping_sub(g0[i]).wrapping_sub(g1[i]).wrapping_add(c0[i]).wrapping_add(c1[i]);
-                    }
-                }
+                (1, 1) => combine::<AVX2, 1, 1>(to, from, [row(gone[0])], [row(came[0])]),
+                (2, 1) => combine::<AVX2, 2, 1>(to, from, [row(gone[0]), row(gone[1])], [row(came[0])]),
+                (2, 2) => combine::<AVX2, 2, 2>(to, from, [row(gone[0]), row(gone[1])], [row(came[0]), row(came[1])]),
                 _ => {
                     *to = *from;
                     for &g in &gone[..n_gone] {
@@ -397,6 +384,24 @@ impl Network {
 
     /// The output for `board`'s side to move from its hidden values `acc`, in centi-pawns.
     pub fn evaluate_from(&self, acc: &Accumulator, board: &Board) -> i32 {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: `avx2` is set only where the processor has every feature `evaluate_from_avx2` is compiled
+            // for.
+            return unsafe { self.evaluate_from_avx2(acc, board) };
+        }
+        self.evaluate_from_any(acc, board)
+    }
+
+    /// [`Network::evaluate_from`] compiled for AVX2, the activations inlined.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    fn evaluate_from_avx2(&self, acc: &Accumulator, board: &Board) -> i32 {
+        self.evaluate_from_any(acc, board)
+    }
+
+    #[inline(always)]
+    fn evaluate_from_any(&self, acc: &Accumulator, board: &Board) -> i32 {
         let stm = board.side_to_move();
         let bucket = output_bucket(board.occupied().len() as usize, self.b2.len());
         let (own, other) = (&acc.0[stm as usize], &acc.0[!stm as usize]);
@@ -408,8 +413,8 @@ impl Network {
 
     /// Σ clip(h)² · w over one side's hidden values, the fastest way this processor has (the same sum as
     /// [`activate`] always).
-    #[inline]
-    fn activate(&self, acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
+    #[inline(always)]
+    fn activate(&self, acc: &Row, w: &Row) -> i64 {
         #[cfg(target_arch = "x86_64")]
         {
             if self.avx2 {
@@ -420,7 +425,7 @@ impl Network {
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        activate(acc, w)
+        activate(&acc.0, &w.0)
     }
 
     /// The output for the side to move of `board`, in centi-pawns, summed from the board.
@@ -431,34 +436,77 @@ impl Network {
 
 /// The hidden values before activation, from White's view and from Black's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Accumulator([[i16; HIDDEN]; 2]);
+pub struct Accumulator([Row; 2]);
 
 impl Default for Accumulator {
     fn default() -> Accumulator {
-        Accumulator([[0; HIDDEN]; 2])
+        Accumulator([Row::ZERO; 2])
     }
 }
 
-/// Whether the processor has AVX2 (asked once; the answer is cached).
-fn has_avx2() -> bool {
+/// One side's hidden values, or one input's (or output's) weights to them, on a cache line of their own: the
+/// vector forms then load whole vectors (a 32-byte load the compiler cannot prove aligned, it splits in two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct Row(pub [i16; HIDDEN]);
+
+impl Row {
+    const ZERO: Row = Row([0; HIDDEN]);
+}
+
+/// Whether the processor has AVX2 and the bit instructions of its time (BMI1, BMI2, LZCNT, POPCNT): every
+/// feature the AVX2 forms here, and the hand-written evaluation's, are compiled for. Asked once.
+pub(super) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx2")
+        static HAS: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+            std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("bmi2")
+                && std::is_x86_feature_detected!("lzcnt")
+                && std::is_x86_feature_detected!("popcnt")
+        });
+        *HAS
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
 }
 
+/// `to` = `from` − every row of `gone` + every row of `came`, in one pass; `AVX2`: the processor has it.
 #[inline(always)]
-fn add(acc: &mut [i16; HIDDEN], w: &[i16; HIDDEN]) {
-    for (a, w) in acc.iter_mut().zip(w) {
+fn combine<const AVX2: bool, const G: usize, const C: usize>(
+    to: &mut Row,
+    from: &Row,
+    gone: [&Row; G],
+    came: [&Row; C],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: `AVX2` is true only where the processor has AVX2.
+        return unsafe { simd::combine_avx2(to, from, gone, came) };
+    }
+    for i in 0..HIDDEN {
+        let mut v = from.0[i];
+        for g in gone {
+            v = v.wrapping_sub(g.0[i]);
+        }
+        for c in came {
+            v = v.wrapping_add(c.0[i]);
+        }
+        to.0[i] = v;
+    }
+}
+
+#[inline(always)]
+fn add(acc: &mut Row, w: &Row) {
+    for (a, w) in acc.0.iter_mut().zip(&w.0) {
         *a = a.wrapping_add(*w);
     }
 }
 
 #[inline(always)]
-fn sub(acc: &mut [i16; HIDDEN], w: &[i16; HIDDEN]) {
-    for (a, w) in acc.iter_mut().zip(w) {
+fn sub(acc: &mut Row, w: &Row) {
+    for (a, w) in acc.0.iter_mut().zip(&w.0) {
         *a = a.wrapping_sub(*w);
     }
 }
@@ -480,7 +528,7 @@ fn activate(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
 /// [`activate`] makes. The compiler does not find this form itself (it widens to 32 bits first).
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    use super::{HIDDEN, QA};
+    use super::{HIDDEN, QA, Row};
     use std::arch::x86_64::*;
 
     const _: () = assert!(HIDDEN.is_multiple_of(16));
@@ -497,14 +545,14 @@ mod simd {
 
     /// With SSE2, which every x86-64 processor has.
     #[inline]
-    pub(super) fn activate_sse2(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
-        // SAFETY: SSE2 is part of every x86-64 processor; each chunk is 8 values, 16 bytes, and an unaligned
-        // load needs no alignment.
+    pub(super) fn activate_sse2(acc: &Row, w: &Row) -> i64 {
+        // SAFETY: SSE2 is part of every x86-64 processor; each chunk is 8 values, 16 bytes, at a multiple of 16
+        // bytes from the start of a row, which is aligned to 64.
         unsafe {
             let (zero, qa) = (_mm_setzero_si128(), _mm_set1_epi16(QA as i16));
             let mut sum = _mm_setzero_si128();
-            for (a, w) in acc.chunks_exact(8).zip(w.chunks_exact(8)) {
-                let (a, w) = (_mm_loadu_si128(a.as_ptr().cast()), _mm_loadu_si128(w.as_ptr().cast()));
+            for (a, w) in acc.0.chunks_exact(8).zip(w.0.chunks_exact(8)) {
+                let (a, w) = (_mm_load_si128(a.as_ptr().cast()), _mm_load_si128(w.as_ptr().cast()));
                 let h = _mm_min_epi16(_mm_max_epi16(a, zero), qa);
                 sum = _mm_add_epi32(sum, _mm_madd_epi16(h, _mm_mullo_epi16(h, w)));
             }
@@ -512,14 +560,43 @@ mod simd {
         }
     }
 
+    /// [`super::combine`] with AVX2, 16 values at a time.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn combine_avx2<const G: usize, const C: usize>(
+        to: &mut Row,
+        from: &Row,
+        gone: [&Row; G],
+        came: [&Row; C],
+    ) {
+        const VECTORS: usize = HIDDEN / 16;
+        // SAFETY: a row is VECTORS vectors of 16 values, 32 bytes, in a row aligned to 64: every load and store
+        // below is within its row and aligned.
+        unsafe {
+            let at = |r: &Row, k: usize| r.0.as_ptr().cast::<__m256i>().add(k);
+            let out = to.0.as_mut_ptr().cast::<__m256i>();
+            for k in 0..VECTORS {
+                let mut v = _mm256_load_si256(at(from, k));
+                for g in gone {
+                    v = _mm256_sub_epi16(v, _mm256_load_si256(at(g, k)));
+                }
+                for c in came {
+                    v = _mm256_add_epi16(v, _mm256_load_si256(at(c, k)));
+                }
+                _mm256_store_si256(out.add(k), v);
+            }
+        }
+    }
+
     /// With AVX2, 16 values at a time.
     #[target_feature(enable = "avx2")]
-    pub(super) fn activate_avx2(acc: &[i16; HIDDEN], w: &[i16; HIDDEN]) -> i64 {
+    pub(super) fn activate_avx2(acc: &Row, w: &Row) -> i64 {
         let (zero, qa) = (_mm256_setzero_si256(), _mm256_set1_epi16(QA as i16));
         let mut sum = _mm256_setzero_si256();
-        for (a, w) in acc.chunks_exact(16).zip(w.chunks_exact(16)) {
-            // SAFETY: each chunk is 16 values, 32 bytes; an unaligned load needs no alignment.
-            let (a, w) = unsafe { (_mm256_loadu_si256(a.as_ptr().cast()), _mm256_loadu_si256(w.as_ptr().cast())) };
+        for (a, w) in acc.0.chunks_exact(16).zip(w.0.chunks_exact(16)) {
+            // SAFETY: each chunk is 16 values, 32 bytes, at a multiple of 32 bytes from the start of a row, which
+            // is aligned to 64.
+            let (a, w) = unsafe { (_mm256_load_si256(a.as_ptr().cast()), _mm256_load_si256(w.as_ptr().cast())) };
             let h = _mm256_min_epi16(_mm256_max_epi16(a, zero), qa);
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(h, _mm256_mullo_epi16(h, w)));
         }
@@ -584,9 +661,8 @@ mod tests {
         let mut rng = crate::matchplay::Rng(0x9E37_79B9_7F4A_7C15);
         let extremes = [i16::MIN, -1, 0, 1, QA as i16 - 1, QA as i16, QA as i16 + 1, i16::MAX];
         for round in 0..2000 {
-            let mut acc = [0i16; HIDDEN];
-            let mut w = [0i16; HIDDEN];
-            for (i, (a, w)) in acc.iter_mut().zip(&mut w).enumerate() {
+            let (mut acc, mut w) = (Row::ZERO, Row::ZERO);
+            for (i, (a, w)) in acc.0.iter_mut().zip(&mut w.0).enumerate() {
                 let r = rng.next_u64();
                 *a = match round % 3 {
                     0 => extremes[(r % 8) as usize],
@@ -599,7 +675,7 @@ mod tests {
                     ((r >> 32) % (4 * QB as u64 + 1)) as i16 - 2 * QB as i16
                 };
             }
-            let want = activate(&acc, &w);
+            let want = activate(&acc.0, &w.0);
             assert_eq!(simd::activate_sse2(&acc, &w), want, "SSE2, round {round}");
             if has_avx2() {
                 // SAFETY: the processor has AVX2.
