@@ -252,10 +252,12 @@ fn a_search_searches_with_the_tuning_numbers_it_is_given() {
     };
     let own = nodes(None);
     assert_eq!(nodes(Some(Chess::SEARCH_TUNING)), own);
-    let reduced_more = SearchTuning { lmr_base_percent: 150, ..Chess::SEARCH_TUNING };
-    assert!(nodes(Some(reduced_more)) < own, "larger reductions search fewer nodes");
-    let pruned_less = SearchTuning { reverse_futility_margin: 400, futility_margin: 400, ..Chess::SEARCH_TUNING };
-    assert!(nodes(Some(pruned_less)) > own, "wider margins prune less");
+    // Against the constants (a tree's size need not move the same way from every starting set of numbers).
+    let constants = nodes(Some(SearchTuning::DEFAULT));
+    let reduced_more = SearchTuning { lmr_base_percent: 150, ..SearchTuning::DEFAULT };
+    assert!(nodes(Some(reduced_more)) < constants, "larger reductions search fewer nodes");
+    let pruned_less = SearchTuning { reverse_futility_margin: 400, futility_margin: 400, ..SearchTuning::DEFAULT };
+    assert!(nodes(Some(pruned_less)) > constants, "wider margins prune less");
     // The defaults' hundredths are the constants exactly, so the shipped table is the one they make.
     let defaults = SearchTuning::DEFAULT;
     assert_eq!(f64::from(defaults.lmr_base_percent) / 100.0, super::params::LMR_BASE);

@@ -351,6 +351,23 @@ impl Game for Chess {
     const FORWARD_PRUNING: bool = true;
     const SEARCH_REFINEMENTS: bool = true;
     const SINGULAR_EXTENSIONS: bool = true;
+    /// Tuned by SPSA on self-play at 20,000 nodes a move (BENCHMARKS.md, "The search's numbers tuned by SPSA at
+    /// 20,000 nodes: landed").
+    const SEARCH_TUNING: crate::search::SearchTuning = crate::search::SearchTuning {
+        reverse_futility_margin: 76,
+        futility_base: 56,
+        futility_margin: 101,
+        lmp_base: 6,
+        see_prune_noisy: 109,
+        see_prune_quiet: 33,
+        null_move_eval_divisor: 157,
+        lmr_base_percent: 37,
+        lmr_divisor_percent: 208,
+        lmr_history_divisor: 7607,
+        singular_margin: 2,
+        aspiration_delta: 26,
+        history_bonus_scale: 32,
+    };
     /// 1 MiB a thread: an evaluation (tables and network) costs thousands of instructions, a probe of this much
     /// memory tens of cycles (BENCHMARKS.md, "The evaluation cache made larger in chess").
     const EVAL_CACHE_ENTRIES: usize = 1 << 17;
