@@ -448,7 +448,7 @@ impl Default for Accumulator {
 /// vector forms then load whole vectors (a 32-byte load the compiler cannot prove aligned, it splits in two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
-pub struct Row(pub [i16; HIDDEN]);
+struct Row([i16; HIDDEN]);
 
 impl Row {
     const ZERO: Row = Row([0; HIDDEN]);
