@@ -4,10 +4,9 @@
 //! over to quiescence (`quiescence.rs`).
 
 use super::params::{
-    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, HISTORY_BONUS_MAX, IIR_MIN_DEPTH, LMP_MAX_DEPTH, LMR_MIN_DEPTH,
-    LMR_MIN_MOVE_INDEX, LMR_PV_LESS, LMR_TABLE_SIZE, NULL_MOVE_EVAL_MAX, NULL_MOVE_MIN_DEPTH, NULL_MOVE_REDUCTION,
-    NULL_MOVE_REDUCTION_DIVISOR, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MAX_DEPTH, SEE_PRUNE_MAX_DEPTH, SINGULAR_MIN_DEPTH,
-    SINGULAR_TT_DEPTH_SLACK,
+    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, IIR_MIN_DEPTH, LMP_MAX_DEPTH, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX,
+    LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MAX_DEPTH, SEE_PRUNE_MAX_DEPTH,
+    SINGULAR_MIN_DEPTH, SINGULAR_TT_DEPTH_SLACK,
 };
 use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
 use super::tt::Bound;
@@ -85,7 +84,11 @@ impl<G: Game> Searcher<'_, G> {
         if G::FORWARD_PRUNING
             && depth <= REVERSE_FUTILITY_MAX_DEPTH
             && let Some(eval) = prune_eval
-            && eval - self.tuning.reverse_futility_margin * (depth - i32::from(improving)) >= beta
+            && eval
+                - self.tuning.reverse_futility_margin
+                    * (100 * depth - self.tuning.reverse_futility_improving_percent * i32::from(improving))
+                    / 100
+                >= beta
         {
             return eval;
         }
@@ -97,9 +100,9 @@ impl<G: Game> Searcher<'_, G> {
             && eval >= beta
             && self.game.make_null()
         {
-            let mut r = NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR;
+            let mut r = (self.tuning.null_move_reduction_percent + self.tuning.null_move_depth_percent * depth) / 100;
             if G::SEARCH_REFINEMENTS {
-                r += ((eval - beta) / self.tuning.null_move_eval_divisor).min(NULL_MOVE_EVAL_MAX);
+                r += ((eval - beta) / self.tuning.null_move_eval_divisor).min(self.tuning.null_move_eval_max);
             }
             self.played[ply] = 0;
             let score = -self.search(depth - 1 - r, -beta, -beta + 1, ply + 1, false);
@@ -169,7 +172,11 @@ impl<G: Game> Searcher<'_, G> {
             && prune_eval.is_some_and(|e| e + self.tuning.futility_base + self.tuning.futility_margin * depth <= alpha);
         let late_after = if G::FORWARD_PRUNING && prune_eval.is_some() && depth <= LMP_MAX_DEPTH {
             let n = (self.tuning.lmp_base + depth * depth) as usize;
-            if improving || !G::SEARCH_REFINEMENTS { n } else { n / 2 }
+            if improving || !G::SEARCH_REFINEMENTS {
+                n
+            } else {
+                n * self.tuning.lmp_not_improving_percent as usize / 100
+            }
         } else {
             usize::MAX
         };
@@ -232,12 +239,14 @@ impl<G: Game> Searcher<'_, G> {
                 let mut r = 0;
                 if G::LMR && depth >= LMR_MIN_DEPTH && i >= LMR_MIN_MOVE_INDEX && quiet && !in_check && !is_killer {
                     r = self.shared.lmr[(depth as usize).min(LMR_TABLE_SIZE - 1)][i.min(LMR_TABLE_SIZE - 1)] as i32;
-                    if pv_node {
-                        r -= LMR_PV_LESS;
-                    }
+                    // The adjustments in hundredths of a ply, summed and then rounded down.
+                    let mut adjust = if pv_node { -self.tuning.lmr_pv_less_percent } else { 0 };
                     if G::SEARCH_REFINEMENTS {
-                        r += i32::from(!improving) - i32::from(is_counter) - history / self.tuning.lmr_history_divisor;
+                        adjust += self.tuning.lmr_not_improving_percent * i32::from(!improving)
+                            - self.tuning.lmr_counter_less_percent * i32::from(is_counter);
+                        r -= history / self.tuning.lmr_history_divisor;
                     }
+                    r += adjust.div_euclid(100);
                     r = r.clamp(0, new_depth - 1);
                 }
                 let mut s = -self.search(new_depth - r, -alpha - 1, -alpha, ply + 1, true);
@@ -272,7 +281,8 @@ impl<G: Game> Searcher<'_, G> {
                             if G::SEARCH_REFINEMENTS {
                                 self.update_counter(ply, mk);
                             }
-                            let bonus = (self.tuning.history_bonus_scale * depth * depth).min(HISTORY_BONUS_MAX);
+                            let bonus =
+                                (self.tuning.history_bonus_scale * depth * depth).min(self.tuning.history_bonus_max);
                             self.update_history(mk, bonus);
                             for &q in &quiets_tried[..quiet_count] {
                                 self.update_history(q, -bonus);

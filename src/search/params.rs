@@ -68,7 +68,7 @@ pub(super) const HISTORY_MAX: i32 = 1 << 14;
 /// History bonus of a quiet move that fails high at `depth`: `HISTORY_BONUS_SCALE * depth * depth`, capped at
 /// [`HISTORY_BONUS_MAX`]; the quiet moves tried before it get the same amount as a malus.
 pub(super) const HISTORY_BONUS_SCALE: i32 = 32;
-/// The largest history bonus (or malus) given at once.
+/// The largest history bonus (or malus) given at once (at most [`HISTORY_MAX`]).
 pub(super) const HISTORY_BONUS_MAX: i32 = HISTORY_MAX / 4;
 /// Quiet moves remembered per node for the history malus when a later quiet move fails high.
 pub(super) const QUIETS_TRIED_MAX: usize = 32;
@@ -77,26 +77,29 @@ pub(super) const QUIETS_TRIED_MAX: usize = 32;
 
 /// Null move pruning is tried from this remaining depth on (and never in PV nodes, in check, or near mates).
 pub(super) const NULL_MOVE_MIN_DEPTH: i32 = 3;
-/// Depth reduction of the null-move search: `NULL_MOVE_REDUCTION + depth / NULL_MOVE_REDUCTION_DIVISOR`, on
+/// Depth reduction of the null-move search, in hundredths of a ply: `NULL_MOVE_REDUCTION_PERCENT +
+/// NULL_MOVE_DEPTH_PERCENT * depth`, rounded down to whole plies (3 plies and one more for every 4 of depth), on
 /// top of the ply the null move itself uses; in games with `Game::SEARCH_REFINEMENTS`, one more ply for each
 /// [`NULL_MOVE_EVAL_DIVISOR`] the static evaluation stands above beta, up to [`NULL_MOVE_EVAL_MAX`].
-pub(super) const NULL_MOVE_REDUCTION: i32 = 3;
-/// See [`NULL_MOVE_REDUCTION`].
-pub(super) const NULL_MOVE_REDUCTION_DIVISOR: i32 = 4;
-/// See [`NULL_MOVE_REDUCTION`] (centi-units).
+pub(super) const NULL_MOVE_REDUCTION_PERCENT: i32 = 300;
+/// See [`NULL_MOVE_REDUCTION_PERCENT`].
+pub(super) const NULL_MOVE_DEPTH_PERCENT: i32 = 25;
+/// See [`NULL_MOVE_REDUCTION_PERCENT`] (centi-units).
 pub(super) const NULL_MOVE_EVAL_DIVISOR: i32 = 200;
-/// See [`NULL_MOVE_REDUCTION`].
+/// See [`NULL_MOVE_REDUCTION_PERCENT`].
 pub(super) const NULL_MOVE_EVAL_MAX: i32 = 3;
 
 // --- Forward pruning (games with `Game::FORWARD_PRUNING`) ------------------------------------------------
 
 /// Reverse futility pruning: a non-PV node at remaining depth up to this, not in check, whose static evaluation
-/// is at least beta plus [`REVERSE_FUTILITY_MARGIN`] per ply of depth (one ply fewer when the evaluation is
-/// improving, in games with `Game::SEARCH_REFINEMENTS`: higher than at the side's previous move), returns
-/// its evaluation.
+/// is at least beta plus [`REVERSE_FUTILITY_MARGIN`] per ply of depth (less [`REVERSE_FUTILITY_IMPROVING_PERCENT`]
+/// hundredths of a ply when the evaluation is improving, in games with `Game::SEARCH_REFINEMENTS`: higher than
+/// at the side's previous move), returns its evaluation.
 pub(super) const REVERSE_FUTILITY_MAX_DEPTH: i32 = 6;
 /// See [`REVERSE_FUTILITY_MAX_DEPTH`] (centi-units per ply).
 pub(super) const REVERSE_FUTILITY_MARGIN: i32 = 90;
+/// See [`REVERSE_FUTILITY_MAX_DEPTH`] (hundredths of a ply).
+pub(super) const REVERSE_FUTILITY_IMPROVING_PERCENT: i32 = 100;
 /// Futility pruning: at remaining depth up to this, in a non-PV node not in check, a quiet move that does not
 /// give check is skipped when the static evaluation plus [`FUTILITY_MARGIN`] per ply of depth (plus
 /// [`FUTILITY_BASE`]) is still at most alpha.
@@ -107,10 +110,13 @@ pub(super) const FUTILITY_BASE: i32 = 60;
 pub(super) const FUTILITY_MARGIN: i32 = 100;
 /// Late-move pruning: at remaining depth up to this, in a non-PV node not in check, quiet moves that do not
 /// give check are skipped once `LMP_BASE + depth * depth` moves have been searched (with
-/// `Game::SEARCH_REFINEMENTS`, half as many when the evaluation is not improving).
+/// `Game::SEARCH_REFINEMENTS`, [`LMP_NOT_IMPROVING_PERCENT`] of them, rounded down, when the evaluation is not
+/// improving).
 pub(super) const LMP_MAX_DEPTH: i32 = 4;
 /// See [`LMP_MAX_DEPTH`].
 pub(super) const LMP_BASE: usize = 4;
+/// See [`LMP_MAX_DEPTH`] (percent).
+pub(super) const LMP_NOT_IMPROVING_PERCENT: i32 = 50;
 /// Static exchange pruning (`Game::SEARCH_REFINEMENTS`): at remaining depth up to this, not in check, once a
 /// move has been searched, a move whose static exchange loses more than its margin is skipped
 /// (`Game::exchange_at_least`).
@@ -154,10 +160,17 @@ pub(super) const LMR_DIVISOR: f64 = 2.25;
 pub(super) const LMR_MIN_DEPTH: i32 = 3;
 /// Moves before this index (in search order) are never reduced.
 pub(super) const LMR_MIN_MOVE_INDEX: usize = 2;
-/// Plies taken off the reduction in PV nodes.
-pub(super) const LMR_PV_LESS: i32 = 1;
+/// Hundredths of a ply taken off the reduction in PV nodes. This and the next two adjustments are summed, and
+/// the sum rounded down to whole plies is added to the table's reduction (at 100 each, one ply each).
+pub(super) const LMR_PV_LESS_PERCENT: i32 = 100;
+/// In games with `Game::SEARCH_REFINEMENTS`: hundredths of a ply added to the reduction where the evaluation is
+/// not improving (see [`LMR_PV_LESS_PERCENT`]).
+pub(super) const LMR_NOT_IMPROVING_PERCENT: i32 = 100;
+/// In games with `Game::SEARCH_REFINEMENTS`: hundredths of a ply taken off the reduction of the counter move
+/// (see [`LMR_PV_LESS_PERCENT`]).
+pub(super) const LMR_COUNTER_LESS_PERCENT: i32 = 100;
 /// In games with `Game::SEARCH_REFINEMENTS`: a quiet move's reduction shrinks by one ply per this much history
-/// score (and grows for a negative one), and grows by one where the evaluation is not improving.
+/// score (and grows for a negative one).
 pub(super) const LMR_HISTORY_DIVISOR: i32 = 8192;
 
 // --- Iterative deepening and aspiration windows ----------------------------------------------------------
@@ -209,6 +222,24 @@ pub struct SearchTuning {
     pub aspiration_delta: i32,
     /// The default is `HISTORY_BONUS_SCALE`.
     pub history_bonus_scale: i32,
+    /// The default is `HISTORY_BONUS_MAX`.
+    pub history_bonus_max: i32,
+    /// The default is `NULL_MOVE_REDUCTION_PERCENT`.
+    pub null_move_reduction_percent: i32,
+    /// The default is `NULL_MOVE_DEPTH_PERCENT`.
+    pub null_move_depth_percent: i32,
+    /// The default is `NULL_MOVE_EVAL_MAX`.
+    pub null_move_eval_max: i32,
+    /// The default is `REVERSE_FUTILITY_IMPROVING_PERCENT`.
+    pub reverse_futility_improving_percent: i32,
+    /// The default is `LMP_NOT_IMPROVING_PERCENT`.
+    pub lmp_not_improving_percent: i32,
+    /// The default is `LMR_PV_LESS_PERCENT`.
+    pub lmr_pv_less_percent: i32,
+    /// The default is `LMR_NOT_IMPROVING_PERCENT`.
+    pub lmr_not_improving_percent: i32,
+    /// The default is `LMR_COUNTER_LESS_PERCENT`.
+    pub lmr_counter_less_percent: i32,
 }
 
 impl SearchTuning {
@@ -227,10 +258,22 @@ impl SearchTuning {
         singular_margin: SINGULAR_MARGIN,
         aspiration_delta: ASPIRATION_DELTA,
         history_bonus_scale: HISTORY_BONUS_SCALE,
+        history_bonus_max: HISTORY_BONUS_MAX,
+        null_move_reduction_percent: NULL_MOVE_REDUCTION_PERCENT,
+        null_move_depth_percent: NULL_MOVE_DEPTH_PERCENT,
+        null_move_eval_max: NULL_MOVE_EVAL_MAX,
+        reverse_futility_improving_percent: REVERSE_FUTILITY_IMPROVING_PERCENT,
+        lmp_not_improving_percent: LMP_NOT_IMPROVING_PERCENT,
+        lmr_pv_less_percent: LMR_PV_LESS_PERCENT,
+        lmr_not_improving_percent: LMR_NOT_IMPROVING_PERCENT,
+        lmr_counter_less_percent: LMR_COUNTER_LESS_PERCENT,
     };
 
+    /// How many numbers there are.
+    pub const COUNT: usize = 22;
+
     /// The fields' names, in the order of [`SearchTuning::values`].
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; Self::COUNT] = [
         "reverse_futility_margin",
         "futility_base",
         "futility_margin",
@@ -244,10 +287,19 @@ impl SearchTuning {
         "singular_margin",
         "aspiration_delta",
         "history_bonus_scale",
+        "history_bonus_max",
+        "null_move_reduction_percent",
+        "null_move_depth_percent",
+        "null_move_eval_max",
+        "reverse_futility_improving_percent",
+        "lmp_not_improving_percent",
+        "lmr_pv_less_percent",
+        "lmr_not_improving_percent",
+        "lmr_counter_less_percent",
     ];
 
     /// The numbers in the order of [`SearchTuning::NAMES`].
-    pub fn values(&self) -> [i32; 13] {
+    pub fn values(&self) -> [i32; Self::COUNT] {
         [
             self.reverse_futility_margin,
             self.futility_base,
@@ -262,12 +314,22 @@ impl SearchTuning {
             self.singular_margin,
             self.aspiration_delta,
             self.history_bonus_scale,
+            self.history_bonus_max,
+            self.null_move_reduction_percent,
+            self.null_move_depth_percent,
+            self.null_move_eval_max,
+            self.reverse_futility_improving_percent,
+            self.lmp_not_improving_percent,
+            self.lmr_pv_less_percent,
+            self.lmr_not_improving_percent,
+            self.lmr_counter_less_percent,
         ]
     }
 
-    /// The numbers from [`SearchTuning::values`]' order. A divisor below 1 is 1, and every number but the
-    /// LMR base is at least 0: any values make a search that ends.
-    pub fn from_values(v: [i32; 13]) -> SearchTuning {
+    /// The numbers from [`SearchTuning::values`]' order. A divisor below 1 is 1, the null move's reduction at
+    /// least a ply, and every number but the LMR base and its adjustments at least 0: any values make a search
+    /// that ends.
+    pub fn from_values(v: [i32; Self::COUNT]) -> SearchTuning {
         SearchTuning {
             reverse_futility_margin: v[0].max(0),
             futility_base: v[1].max(0),
@@ -282,6 +344,15 @@ impl SearchTuning {
             singular_margin: v[10].max(0),
             aspiration_delta: v[11].max(1),
             history_bonus_scale: v[12].max(0),
+            history_bonus_max: v[13].clamp(0, HISTORY_MAX),
+            null_move_reduction_percent: v[14].max(100),
+            null_move_depth_percent: v[15].max(0),
+            null_move_eval_max: v[16].max(0),
+            reverse_futility_improving_percent: v[17].max(0),
+            lmp_not_improving_percent: v[18].max(0),
+            lmr_pv_less_percent: v[19],
+            lmr_not_improving_percent: v[20],
+            lmr_counter_less_percent: v[21],
         }
     }
 }

@@ -244,12 +244,13 @@ fn reported_lines_are_legal_and_longer_than_one_move() {
 fn a_search_searches_with_the_tuning_numbers_it_is_given() {
     use crate::games::chess::Chess;
     let game = Chess::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
-    let nodes = |tuning: Option<SearchTuning>| {
+    let nodes_at = |depth: u32, tuning: Option<SearchTuning>| {
         let tt = Arc::new(TranspositionTable::new(4));
         let stop = Arc::new(AtomicBool::new(false));
         let options = SearchOptions { tuning, ..SearchOptions::default() };
-        search(&game, &Limits::depth(8), &options, &tt, &stop, &mut |_| {}).nodes
+        search(&game, &Limits::depth(depth), &options, &tt, &stop, &mut |_| {}).nodes
     };
+    let nodes = |tuning: Option<SearchTuning>| nodes_at(8, tuning);
     let own = nodes(None);
     assert_eq!(nodes(Some(Chess::SEARCH_TUNING)), own);
     // Against the constants (a tree's size need not move the same way from every starting set of numbers).
@@ -258,6 +259,20 @@ fn a_search_searches_with_the_tuning_numbers_it_is_given() {
     assert!(nodes(Some(reduced_more)) < constants, "larger reductions search fewer nodes");
     let pruned_less = SearchTuning { reverse_futility_margin: 400, futility_margin: 400, ..SearchTuning::DEFAULT };
     assert!(nodes(Some(pruned_less)) > constants, "wider margins prune less");
+    // Every number is read: each moved far from its default (within the tuner's bounds) changes the tree, deep
+    // enough for singular extensions.
+    let deeper = nodes_at(11, Some(SearchTuning::DEFAULT));
+    let far: [i32; SearchTuning::COUNT] =
+        [200, 150, 250, 12, 20, 100, 60, 120, 140, 2000, 8, 8, 128, 1024, 600, 0, 0, 0, 20, -100, 300, -100];
+    let default_values = SearchTuning::DEFAULT.values();
+    for (i, &v) in far.iter().enumerate() {
+        assert_ne!(v, default_values[i], "{}", SearchTuning::NAMES[i]);
+        let mut values = default_values;
+        values[i] = v;
+        let moved = SearchTuning::from_values(values);
+        assert_eq!(moved.values()[i], v, "{} is kept as given", SearchTuning::NAMES[i]);
+        assert_ne!(nodes_at(11, Some(moved)), deeper, "{} changes the search", SearchTuning::NAMES[i]);
+    }
     // The defaults' hundredths are the constants exactly, so the shipped table is the one they make.
     let defaults = SearchTuning::DEFAULT;
     assert_eq!(f64::from(defaults.lmr_base_percent) / 100.0, super::params::LMR_BASE);

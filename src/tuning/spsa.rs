@@ -46,7 +46,7 @@ pub struct Param {
 
 /// The bounds and last step of each number of [`SearchTuning`], in the order of its `NAMES`: each step about
 /// what moves the search by a few Elo, each range wide enough for any value worth trying.
-const RANGES: [(f64, f64, f64); 13] = [
+const RANGES: [(f64, f64, f64); SearchTuning::COUNT] = [
     (30.0, 200.0, 8.0),       // reverse_futility_margin
     (0.0, 200.0, 8.0),        // futility_base
     (30.0, 250.0, 8.0),       // futility_margin
@@ -60,6 +60,15 @@ const RANGES: [(f64, f64, f64); 13] = [
     (0.0, 8.0, 1.0),          // singular_margin
     (8.0, 100.0, 3.0),        // aspiration_delta
     (8.0, 128.0, 4.0),        // history_bonus_scale
+    (1024.0, 16384.0, 400.0), // history_bonus_max
+    (100.0, 600.0, 25.0),     // null_move_reduction_percent
+    (0.0, 60.0, 3.0),         // null_move_depth_percent
+    (0.0, 8.0, 0.7),          // null_move_eval_max
+    (0.0, 200.0, 15.0),       // reverse_futility_improving_percent
+    (20.0, 100.0, 6.0),       // lmp_not_improving_percent
+    (-100.0, 300.0, 20.0),    // lmr_pv_less_percent
+    (-100.0, 300.0, 20.0),    // lmr_not_improving_percent
+    (-100.0, 300.0, 20.0),    // lmr_counter_less_percent
 ];
 
 /// The final learning rate engine testing frameworks suggest for runs of tens of thousands of games; a run of a
@@ -86,7 +95,7 @@ pub fn params(start: &SearchTuning, r_end: f64) -> Vec<Param> {
 
 /// The numbers as a search plays them: each rounded to a whole value.
 pub fn tuning_of(theta: &[f64]) -> SearchTuning {
-    let mut v = [0i32; 13];
+    let mut v = [0i32; SearchTuning::COUNT];
     for (o, t) in v.iter_mut().zip(theta) {
         *o = t.round() as i32;
     }

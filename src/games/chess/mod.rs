@@ -367,6 +367,7 @@ impl Game for Chess {
         singular_margin: 2,
         aspiration_delta: 26,
         history_bonus_scale: 32,
+        ..crate::search::SearchTuning::DEFAULT
     };
     /// 1 MiB a thread: an evaluation (tables and network) costs thousands of instructions, a probe of this much
     /// memory tens of cycles (BENCHMARKS.md, "The evaluation cache made larger in chess").
