@@ -738,38 +738,65 @@ pub fn trace(board: &Board) -> Trace {
 /// Material values for exchanges (pawn, knight, bishop, rook, queen, king).
 pub const SEE_VALUE: [i32; 6] = [100, 320, 330, 500, 950, 20000];
 
+/// An exchange on the target square once the first move is made: what it captured (with a promotion's gain),
+/// the piece now standing there, the squares still occupied, and the sliders of both sides (diagonal, straight).
+struct Exchange {
+    captured: i32,
+    moving: Piece,
+    occ: u64,
+    bishops: u64,
+    rooks: u64,
+}
+
+impl Exchange {
+    /// `None` without a piece on `from`.
+    #[inline]
+    fn start(board: &Board, from: Square, to: Square, promotion: Option<Piece>) -> Option<Exchange> {
+        let mut moving = board.piece_on(from)?;
+        let mut captured = match board.piece_on(to) {
+            Some(p) if board.color_on(to) != board.color_on(from) => SEE_VALUE[p as usize],
+            _ if moving == Piece::Pawn && from.file() != to.file() => SEE_VALUE[0],
+            _ => 0,
+        };
+        let mut occ = board.occupied().0 & !from.bitboard().0;
+        if moving == Piece::Pawn && from.file() != to.file() && board.piece_on(to).is_none() {
+            // En passant: the captured pawn leaves its square too.
+            occ &= !Square::new(to.file(), from.rank()).bitboard().0;
+        }
+        if let Some(p) = promotion {
+            captured += SEE_VALUE[p as usize] - SEE_VALUE[0];
+            moving = p;
+        }
+        let bishops = (board.pieces(Piece::Bishop) | board.pieces(Piece::Queen)).0;
+        let rooks = (board.pieces(Piece::Rook) | board.pieces(Piece::Queen)).0;
+        Some(Exchange { captured, moving, occ, bishops, rooks })
+    }
+}
+
+/// The pieces of either side on `occ` attacking `to` through `occ` (`bishops` and `rooks`: the diagonal and
+/// straight sliders, queens in both).
+#[inline]
+fn exchange_attackers(board: &Board, to: Square, occ: u64, bishops: u64, rooks: u64) -> u64 {
+    let o = BitBoard(occ);
+    ((get_knight_moves(to).0 & board.pieces(Piece::Knight).0)
+        | (get_king_moves(to).0 & board.pieces(Piece::King).0)
+        | (get_bishop_moves(to, o).0 & bishops)
+        | (get_rook_moves(to, o).0 & rooks)
+        | (cozy_chess::get_pawn_attacks(to, Color::Black).0 & board.colored_pieces(Color::White, Piece::Pawn).0)
+        | (cozy_chess::get_pawn_attacks(to, Color::White).0 & board.colored_pieces(Color::Black, Piece::Pawn).0))
+        & occ
+}
+
 /// Static exchange evaluation of a capture (or any move) `from -> to`: the material the side to move wins
 /// with the best sequence of recaptures on `to`, both sides free to stop. Pins are ignored.
 pub fn see(board: &Board, from: Square, to: Square, promotion: Option<Piece>) -> i32 {
-    let Some(mut moving) = board.piece_on(from) else { return 0 };
+    let Some(Exchange { captured, moving, mut occ, bishops, rooks }) = Exchange::start(board, from, to, promotion)
+    else {
+        return 0;
+    };
     let mut gain = [0i32; 34];
-    let mut captured = match board.piece_on(to) {
-        Some(p) if board.color_on(to) != board.color_on(from) => SEE_VALUE[p as usize],
-        _ if moving == Piece::Pawn && from.file() != to.file() => SEE_VALUE[0],
-        _ => 0,
-    };
-    if let Some(p) = promotion {
-        captured += SEE_VALUE[p as usize] - SEE_VALUE[0];
-        moving = p;
-    }
-    let bishops = (board.pieces(Piece::Bishop) | board.pieces(Piece::Queen)).0;
-    let rooks = (board.pieces(Piece::Rook) | board.pieces(Piece::Queen)).0;
-    let mut occ = board.occupied().0 & !from.bitboard().0;
-    if moving == Piece::Pawn && from.file() != to.file() && board.piece_on(to).is_none() {
-        // En passant: the captured pawn leaves its square too.
-        let victim = Square::new(to.file(), from.rank());
-        occ &= !victim.bitboard().0;
-    }
-    let attackers_to = |occ: u64| -> u64 {
-        let o = BitBoard(occ);
-        (get_knight_moves(to).0 & board.pieces(Piece::Knight).0)
-            | (get_king_moves(to).0 & board.pieces(Piece::King).0)
-            | (get_bishop_moves(to, o).0 & bishops)
-            | (get_rook_moves(to, o).0 & rooks)
-            | (cozy_chess::get_pawn_attacks(to, Color::Black).0 & board.colored_pieces(Color::White, Piece::Pawn).0)
-            | (cozy_chess::get_pawn_attacks(to, Color::White).0 & board.colored_pieces(Color::Black, Piece::Pawn).0)
-    };
-    let mut attackers = attackers_to(occ) & occ;
+    let attackers_to = |occ: u64| exchange_attackers(board, to, occ, bishops, rooks);
+    let mut attackers = attackers_to(occ);
     let mut side = !board.side_to_move();
     gain[0] = captured;
     let mut on_square = SEE_VALUE[moving as usize];
@@ -798,7 +825,7 @@ pub fn see(board: &Board, from: Square, to: Square, promotion: Option<Piece>) ->
         }
         on_square = SEE_VALUE[p as usize];
         occ &= !bit;
-        attackers = attackers_to(occ) & occ;
+        attackers = attackers_to(occ);
         side = !side;
     }
     while d > 0 {
@@ -808,9 +835,110 @@ pub fn see(board: &Board, from: Square, to: Square, promotion: Option<Piece>) ->
     gain[0]
 }
 
+/// Whether [`see`] of the move is at least `threshold`, without the whole exchange where it is not needed: the
+/// same answer (a test compares them), in the usual swap form that stops as soon as the side to recapture can no
+/// longer change it, adding only the sliders a capture uncovers instead of finding every attacker again.
+pub fn see_at_least(board: &Board, from: Square, to: Square, promotion: Option<Piece>, threshold: i32) -> bool {
+    let Some(Exchange { captured, moving, mut occ, bishops, rooks }) = Exchange::start(board, from, to, promotion)
+    else {
+        return 0 >= threshold;
+    };
+    // `swap`: what the side that captured last stands to keep beyond the threshold if the other side stops.
+    let mut swap = captured - threshold;
+    if swap < 0 {
+        // Even unanswered, the capture is not enough.
+        return false;
+    }
+    swap = SEE_VALUE[moving as usize] - swap;
+    if swap <= 0 {
+        // Even losing the capturing piece for nothing leaves enough.
+        return true;
+    }
+    let mut attackers = exchange_attackers(board, to, occ, bishops, rooks);
+    let mut side = board.side_to_move();
+    // Whether the side to move gets at least the threshold, if the exchange stopped after the last capture.
+    let mut enough = true;
+    loop {
+        side = !side;
+        attackers &= occ;
+        let mine = attackers & board.colors(side).0;
+        if mine == 0 {
+            break;
+        }
+        enough = !enough;
+        // The least valuable attacker (the lowest square of its kind).
+        let Some((piece, bit)) = Piece::ALL.into_iter().find_map(|p| {
+            let set = mine & board.pieces(p).0;
+            (set != 0).then(|| (p, set & set.wrapping_neg()))
+        }) else {
+            break;
+        };
+        if piece == Piece::King {
+            // The king captures only where nothing can take it back.
+            return if attackers & board.colors(!side).0 != 0 { !enough } else { enough };
+        }
+        swap = SEE_VALUE[piece as usize] - swap;
+        if swap < i32::from(enough) {
+            break;
+        }
+        occ &= !bit;
+        // The sliders behind the piece that captured.
+        if matches!(piece, Piece::Pawn | Piece::Bishop | Piece::Queen) {
+            attackers |= get_bishop_moves(to, BitBoard(occ)).0 & bishops;
+        }
+        if matches!(piece, Piece::Rook | Piece::Queen) {
+            attackers |= get_rook_moves(to, BitBoard(occ)).0 & rooks;
+        }
+    }
+    enough
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `see_at_least` answers as `see` does, for every move of positions along random games (captures,
+    /// recaptures, promotions, en passant, quiet moves) at thresholds around every exchange's values.
+    #[test]
+    fn see_at_least_answers_as_the_whole_exchange_does() {
+        let mut rng = crate::matchplay::Rng(0x5EE0_A7EA_5700_0001);
+        let thresholds = [-20_000, -1_000, -951, -950, -620, -501, -500, -330, -320, -101, -100, -1, 0, 1, 99, 100, 101];
+        let (mut moves_tried, mut not_zero) = (0, 0);
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        ] {
+            for _ in 0..30 {
+                let mut board: Board = fen.parse().unwrap();
+                for _ in 0..100 {
+                    let mut moves = Vec::new();
+                    board.generate_moves(|pm| {
+                        moves.extend(pm);
+                        false
+                    });
+                    if moves.is_empty() {
+                        break;
+                    }
+                    for m in &moves {
+                        let value = see(&board, m.from, m.to, m.promotion);
+                        not_zero += usize::from(value != 0);
+                        moves_tried += 1;
+                        for t in thresholds.into_iter().chain([value - 1, value, value + 1]) {
+                            assert_eq!(
+                                see_at_least(&board, m.from, m.to, m.promotion, t),
+                                value >= t,
+                                "{board} {m} see {value} threshold {t}"
+                            );
+                        }
+                    }
+                    board.play_unchecked(moves[(rng.next_u64() % moves.len() as u64) as usize]);
+                }
+            }
+        }
+        assert!(moves_tried > 100_000 && not_zero > 5_000, "{moves_tried} {not_zero}");
+    }
 
     /// The evaluation compiled for AVX2 and BMI2 (where this processor has them, as `evaluate_with` chooses) and
     /// for any x86-64 processor give the same score, along random games.

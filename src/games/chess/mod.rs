@@ -206,6 +206,11 @@ impl Chess {
         eval::see(&self.board, m.from, m.to, m.promotion)
     }
 
+    /// Whether [`Chess::see`] of `m` is at least `threshold` (sooner than the whole exchange).
+    pub fn see_at_least(&self, m: Move, threshold: i32) -> bool {
+        eval::see_at_least(&self.board, m.from, m.to, m.promotion, threshold)
+    }
+
     /// Neither side can ever mate, whatever is played.
     pub fn insufficient_material(&self) -> bool {
         let b = &self.board;
@@ -542,7 +547,7 @@ impl Game for Chess {
         let attacker = b.piece_on(m.from).map_or(0, |p| PIECE_ORDER[p as usize]);
         let promo = if m.promotion.is_some() { 8 } else { 0 };
         let base = (victim + promo) * 32 - attacker;
-        if attacker > victim + promo && self.see(m) < 0 { base - 10_000 } else { base }
+        if attacker > victim + promo && !self.see_at_least(m, 0) { base - 10_000 } else { base }
     }
 
     fn skip_in_quiescence(&self, m: Move, hint: i32) -> bool {
@@ -551,7 +556,7 @@ impl Game for Chess {
     }
 
     fn exchange_at_least(&self, m: Move, threshold: i32) -> bool {
-        self.see(m) >= threshold
+        self.see_at_least(m, threshold)
     }
 
     /// The attacks on the enemy king with the moved piece on its new square: direct and discovered checks,

@@ -86,7 +86,7 @@ impl Tunable for Chess {
         }
         let mut noisy = Vec::new();
         self.generate_noisy(&mut noisy);
-        noisy.iter().all(|&m| self.see(m) <= 0)
+        noisy.iter().all(|&m| !self.see_at_least(m, 1))
     }
 
     fn self_play_settings() -> selfplay::Settings {
