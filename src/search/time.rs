@@ -46,13 +46,15 @@ impl TimeBudget {
         self.start.elapsed()
     }
 
-    /// Whether an iteration that just finished after `elapsed` leaves time for the next one (each iteration
-    /// costs a few times the one before).
+    /// Whether an iteration that just finished after `elapsed` should be followed by the next one. On a clock,
+    /// only if it is likely to finish (each iteration costs a few times the one before): time not spent now is
+    /// kept for later moves. A move time alone is the time this move has, and nothing is gained by leaving some
+    /// of it: the next iteration starts, and the stop cuts it short (its root moves searched to the end count,
+    /// a new best among them included).
     pub fn next_iteration_fits(&self, elapsed: Duration) -> bool {
-        match (self.soft, self.hard) {
-            (Some(soft), _) => elapsed < soft / 2,
-            (None, Some(hard)) => elapsed < hard * 6 / 10,
-            (None, None) => true,
+        match self.soft {
+            Some(soft) => elapsed < soft / 2,
+            None => true,
         }
     }
 }
@@ -94,6 +96,8 @@ mod tests {
     fn movetime_is_a_hard_limit_and_infinite_has_none() {
         let b = TimeBudget::new(&Limits::movetime(Duration::from_millis(500)), Instant::now());
         assert_eq!(b.hard, Some(Duration::from_millis(500)));
+        // The whole move time is used: every iteration is followed by another until the stop.
+        assert!(b.next_iteration_fits(Duration::from_millis(499)));
         let b = TimeBudget::new(&Limits::infinite(), Instant::now());
         assert!(b.hard.is_none() && b.soft.is_none());
     }
