@@ -897,46 +897,61 @@ pub fn see_at_least(board: &Board, from: Square, to: Square, promotion: Option<P
 mod tests {
     use super::*;
 
-    /// `see_at_least` answers as `see` does, for every move of positions along random games (captures,
-    /// recaptures, promotions, en passant, quiet moves) at thresholds around every exchange's values.
-    #[test]
-    fn see_at_least_answers_as_the_whole_exchange_does() {
-        let mut rng = crate::matchplay::Rng(0x5EE0_A7EA_5700_0001);
-        let thresholds = [-20_000, -1_000, -951, -950, -620, -501, -500, -330, -320, -101, -100, -1, 0, 1, 99, 100, 101];
-        let (mut moves_tried, mut not_zero) = (0, 0);
-        for fen in [
-            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
-            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
-        ] {
-            for _ in 0..30 {
+    /// `games` random games of at most `plies` plies from each of `fens` (generator seeded with `seed`), calling
+    /// `visit` with every position on the way and its legal moves (also the last, which has none).
+    fn along_random_games(
+        fens: &[&str],
+        games: usize,
+        plies: usize,
+        seed: u64,
+        mut visit: impl FnMut(&Board, &[cozy_chess::Move]),
+    ) {
+        let mut rng = crate::matchplay::Rng(seed);
+        for fen in fens {
+            for _ in 0..games {
                 let mut board: Board = fen.parse().unwrap();
-                for _ in 0..100 {
+                for _ in 0..plies {
                     let mut moves = Vec::new();
                     board.generate_moves(|pm| {
                         moves.extend(pm);
                         false
                     });
+                    visit(&board, &moves);
                     if moves.is_empty() {
                         break;
-                    }
-                    for m in &moves {
-                        let value = see(&board, m.from, m.to, m.promotion);
-                        not_zero += usize::from(value != 0);
-                        moves_tried += 1;
-                        for t in thresholds.into_iter().chain([value - 1, value, value + 1]) {
-                            assert_eq!(
-                                see_at_least(&board, m.from, m.to, m.promotion, t),
-                                value >= t,
-                                "{board} {m} see {value} threshold {t}"
-                            );
-                        }
                     }
                     board.play_unchecked(moves[(rng.next_u64() % moves.len() as u64) as usize]);
                 }
             }
         }
+    }
+
+    /// `see_at_least` answers as `see` does, for every move of positions along random games (captures,
+    /// recaptures, promotions, en passant, quiet moves) at thresholds around every exchange's values.
+    #[test]
+    fn see_at_least_answers_as_the_whole_exchange_does() {
+        let thresholds = [-20_000, -1_000, -951, -950, -620, -501, -500, -330, -320, -101, -100, -1, 0, 1, 99, 100, 101];
+        let (mut moves_tried, mut not_zero) = (0, 0);
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        ];
+        along_random_games(&fens, 30, 100, 0x5EE0_A7EA_5700_0001, |board, moves| {
+            for m in moves {
+                let value = see(board, m.from, m.to, m.promotion);
+                not_zero += usize::from(value != 0);
+                moves_tried += 1;
+                for t in thresholds.into_iter().chain([value - 1, value, value + 1]) {
+                    assert_eq!(
+                        see_at_least(board, m.from, m.to, m.promotion, t),
+                        value >= t,
+                        "{board} {m} see {value} threshold {t}"
+                    );
+                }
+            }
+        });
         assert!(moves_tried > 100_000 && not_zero > 5_000, "{moves_tried} {not_zero}");
     }
 
@@ -944,29 +959,15 @@ mod tests {
     /// for any x86-64 processor give the same score, along random games.
     #[test]
     fn the_evaluation_is_the_same_whatever_it_is_compiled_for() {
-        let mut rng = crate::matchplay::Rng(0x0DDB_1A5E_5BAD_5EED);
         let mut positions = 0;
-        for fen in [
+        let fens = [
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-        ] {
-            for _ in 0..20 {
-                let mut board: Board = fen.parse().unwrap();
-                for _ in 0..120 {
-                    assert_eq!(evaluate_with(&TABLES, &board), evaluate_any(&TABLES, &board), "{board}");
-                    positions += 1;
-                    let mut moves = Vec::new();
-                    board.generate_moves(|pm| {
-                        moves.extend(pm);
-                        false
-                    });
-                    if moves.is_empty() {
-                        break;
-                    }
-                    board.play_unchecked(moves[(rng.next_u64() % moves.len() as u64) as usize]);
-                }
-            }
-        }
+        ];
+        along_random_games(&fens, 20, 120, 0x0DDB_1A5E_5BAD_5EED, |board, _| {
+            assert_eq!(evaluate_with(&TABLES, board), evaluate_any(&TABLES, board), "{board}");
+            positions += 1;
+        });
         assert!(positions > 3_000, "{positions}");
     }
 
