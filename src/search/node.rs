@@ -8,7 +8,7 @@ use super::params::{
     LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MAX_DEPTH, SEE_PRUNE_MAX_DEPTH,
     SINGULAR_MIN_DEPTH, SINGULAR_TT_DEPTH_SLACK,
 };
-use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, to_tt};
+use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, refine_eval, to_tt};
 use super::tt::Bound;
 use crate::game::Game;
 
@@ -79,7 +79,9 @@ impl<G: Game> Searcher<'_, G> {
         let improving = G::SEARCH_REFINEMENTS
             && ply >= 2
             && static_eval.is_some_and(|e| self.evals[ply - 2] != NO_EVAL && e > self.evals[ply - 2]);
-        let prune_eval = static_eval.filter(|_| prunable);
+        let prune_eval = static_eval
+            .filter(|_| prunable)
+            .map(|eval| if G::QUIESCENCE_TABLE && excluded == 0 { refine_eval(eval, entry, ply) } else { eval });
         // Reverse futility: far enough above beta that no quiet continuation is expected to fall back.
         if G::FORWARD_PRUNING
             && depth <= REVERSE_FUTILITY_MAX_DEPTH

@@ -28,6 +28,8 @@ pub(super) const ORDER_LOSING_NOISY: i32 = -(1 << 20);
 /// Ordering score of a noisy move in quiescence, before adding its hint (quiet moves, only searched there
 /// when in check, score 0).
 pub(super) const QUIESCENCE_ORDER_NOISY: i32 = 1_000_000;
+/// Ordering score in quiescence of the transposition table's move (above every noisy move's).
+pub(super) const QUIESCENCE_ORDER_TT: i32 = 2_000_000_000;
 /// Initial order of the root moves: the table's move first.
 pub(super) const ROOT_ORDER_TT_MOVE: i64 = i64::MAX;
 /// Initial order of the root moves: a noisy move's key is this plus its hint, so noisy moves come after the

@@ -2,8 +2,9 @@
 //! score from the static evaluation. In check (in games that extend checks) every move is searched, and where
 //! captures are compulsory there is no standing pat while one is available.
 
-use super::params::QUIESCENCE_ORDER_NOISY;
-use super::searcher::{INF, Searcher, end_score};
+use super::params::{QUIESCENCE_ORDER_NOISY, QUIESCENCE_ORDER_TT};
+use super::searcher::{INF, Searcher, end_score, from_tt, refine_eval, to_tt};
+use super::tt::Bound;
 use crate::game::Game;
 
 impl<G: Game> Searcher<'_, G> {
@@ -24,6 +25,25 @@ impl<G: Game> Searcher<'_, G> {
         if let Some(end) = self.game.rule_end(ply) {
             return end_score(end, stm, ply);
         }
+        // The table (where the game uses it here): a bound that settles a null window ends the node.
+        let pv_node = beta - alpha > 1;
+        let key = self.game.hash();
+        let entry = if G::QUIESCENCE_TABLE { self.shared.tt.probe(key) } else { None };
+        if let Some(e) = entry
+            && !pv_node
+        {
+            let s = from_tt(e.score, ply);
+            let settles = match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => s >= beta,
+                Bound::Upper => s <= alpha,
+            };
+            if settles {
+                return s;
+            }
+        }
+        let tt_key = entry.map(|e| e.move_key).filter(|&k| k != 0);
+        let original_alpha = alpha;
         let in_check = G::CHECK_EXTENSION && self.game.in_check();
         let mut moves = std::mem::take(&mut self.moves[ply]);
         let mut best;
@@ -44,8 +64,9 @@ impl<G: Game> Searcher<'_, G> {
                 return self.evaluate();
             }
         } else {
-            // Standing pat first: a position that fails high on its evaluation needs no move generation.
-            let stand = self.evaluate();
+            // Standing pat first: a position that fails high on its evaluation needs no move generation. A
+            // table bound beyond the evaluation (a search of this position found more, or less) stands instead.
+            let stand = refine_eval(self.evaluate(), entry, ply);
             if stand >= beta || qply >= G::QUIESCENCE_PLIES {
                 self.moves[ply] = moves;
                 return stand;
@@ -63,13 +84,28 @@ impl<G: Game> Searcher<'_, G> {
         let mut order = std::mem::take(&mut self.order[ply]);
         order.clear();
         for &m in &self.moves[ply] {
-            order.push(if self.game.is_noisy(m) { QUIESCENCE_ORDER_NOISY + self.game.noisy_order(m) } else { 0 });
+            order.push(if tt_key == Some(G::move_key(m)) {
+                QUIESCENCE_ORDER_TT
+            } else if self.game.is_noisy(m) {
+                QUIESCENCE_ORDER_NOISY + self.game.noisy_order(m)
+            } else {
+                0
+            });
         }
         self.order[ply] = order;
+        let mut best_key = 0;
         for i in 0..count {
             let m = self.pick(ply, i);
-            if !in_check && self.game.skip_in_quiescence(m, self.order[ply][i] - QUIESCENCE_ORDER_NOISY) {
-                continue;
+            if !in_check {
+                let order = self.order[ply][i];
+                let hint = if order == QUIESCENCE_ORDER_TT {
+                    self.game.noisy_order(m)
+                } else {
+                    order - QUIESCENCE_ORDER_NOISY
+                };
+                if self.game.skip_in_quiescence(m, hint) {
+                    continue;
+                }
             }
             self.game.make(m);
             let score = -self.quiesce(-beta, -alpha, ply + 1, qply + 1);
@@ -81,12 +117,23 @@ impl<G: Game> Searcher<'_, G> {
                 best = score;
                 if score > alpha {
                     alpha = score;
+                    best_key = G::move_key(m);
                     self.update_pv(ply, m);
                     if score >= beta {
                         break;
                     }
                 }
             }
+        }
+        if G::QUIESCENCE_TABLE && best > -INF {
+            let bound = if best >= beta {
+                Bound::Lower
+            } else if pv_node && best > original_alpha {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            self.shared.tt.store(key, best_key, to_tt(best, ply), 0, bound);
         }
         best
     }

@@ -11,7 +11,7 @@ use super::params::{
     ORDER_NOISY, ORDER_TT_MOVE, PICK_PASSES_FROM, POLL_INTERVAL, SearchTuning, eval_cache_entries, lmr_table,
 };
 use super::time::TimeBudget;
-use super::tt::TranspositionTable;
+use super::tt::{Bound, TranspositionTable, TtEntry};
 use crate::game::{Game, GameEnd, Outcome};
 
 /// A win at the root scores `MATE`; a win `n` plies away scores `MATE - n`.
@@ -133,6 +133,20 @@ pub(super) fn from_tt(score: i16, ply: usize) -> i32 {
     } else {
         s
     }
+}
+
+/// A static evaluation refined by the position's table entry (where the game's quiescence uses the table,
+/// [`Game::QUIESCENCE_TABLE`]): a bound beyond the evaluation, or an exact score, is what a search of the
+/// position found, and stands in its place; mate scores do not.
+pub(super) fn refine_eval(eval: i32, entry: Option<TtEntry>, ply: usize) -> i32 {
+    let Some(e) = entry else { return eval };
+    let s = from_tt(e.score, ply);
+    let beyond = match e.bound {
+        Bound::Exact => true,
+        Bound::Lower => s > eval,
+        Bound::Upper => s < eval,
+    };
+    if beyond && s.abs() < MATE_BOUND { s } else { eval }
 }
 
 impl<'a, G: Game> Searcher<'a, G> {

@@ -356,6 +356,7 @@ impl Game for Chess {
     const FORWARD_PRUNING: bool = true;
     const SEARCH_REFINEMENTS: bool = true;
     const SINGULAR_EXTENSIONS: bool = true;
+    const QUIESCENCE_TABLE: bool = true;
     /// Tuned by SPSA on self-play at 20,000 nodes a move (BENCHMARKS.md, "The search's numbers tuned by SPSA at
     /// 20,000 nodes: landed").
     const SEARCH_TUNING: crate::search::SearchTuning = crate::search::SearchTuning {
