@@ -223,7 +223,7 @@ impl<G: Game> Searcher<'_, G> {
                 (true, true)
             };
             self.game.make(m);
-            if depth > 1 {
+            if depth > 1 || G::QUIESCENCE_TABLE {
                 self.shared.tt.prefetch(self.game.hash());
             }
             let gives_check = G::CHECK_EXTENSION && self.game.in_check();

@@ -25,6 +25,10 @@ impl<G: Game> Searcher<'_, G> {
         if let Some(end) = self.game.rule_end(ply) {
             return end_score(end, stm, ply);
         }
+        let in_check = G::CHECK_EXTENSION && self.game.in_check();
+        // The standing score's evaluation comes before the table's probe, which then finds the line the parent
+        // asked for when it made the move already in the cache.
+        let evaluation = if in_check || G::FORCED_CAPTURES { 0 } else { self.evaluate() };
         // The table (where the game uses it here): a bound that settles a null window ends the node.
         let pv_node = beta - alpha > 1;
         let key = self.game.hash();
@@ -44,7 +48,6 @@ impl<G: Game> Searcher<'_, G> {
         }
         let tt_key = entry.map(|e| e.move_key).filter(|&k| k != 0);
         let original_alpha = alpha;
-        let in_check = G::CHECK_EXTENSION && self.game.in_check();
         let mut moves = std::mem::take(&mut self.moves[ply]);
         let mut best;
         if in_check {
@@ -66,7 +69,7 @@ impl<G: Game> Searcher<'_, G> {
         } else {
             // Standing pat first: a position that fails high on its evaluation needs no move generation. A
             // table bound beyond the evaluation (a search of this position found more, or less) stands instead.
-            let stand = refine_eval(self.evaluate(), entry, ply);
+            let stand = refine_eval(evaluation, entry, ply);
             if stand >= beta || qply >= G::QUIESCENCE_PLIES {
                 self.moves[ply] = moves;
                 return stand;
@@ -108,6 +111,9 @@ impl<G: Game> Searcher<'_, G> {
                 }
             }
             self.game.make(m);
+            if G::QUIESCENCE_TABLE {
+                self.shared.tt.prefetch(self.game.hash());
+            }
             let score = -self.quiesce(-beta, -alpha, ply + 1, qply + 1);
             self.game.unmake();
             if self.stopped {
