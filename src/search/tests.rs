@@ -307,3 +307,44 @@ fn the_evaluation_cache_is_sized_by_the_node_limit() {
         assert!(largest.is_power_of_two() && largest >= EVAL_CACHE_MIN_ENTRIES, "{largest}");
     }
 }
+
+/// The evaluation refined by a table entry: a bound beyond it (or an exact score) stands in its place, a bound
+/// on its near side or a mate score does not.
+#[test]
+fn a_table_bound_beyond_the_evaluation_replaces_it() {
+    use super::searcher::{MATE, refine_eval, to_tt};
+    use super::tt::{Bound, TtEntry};
+    let entry = |score: i32, bound| Some(TtEntry { move_key: 0, score: to_tt(score, 3), depth: 5, bound });
+    assert_eq!(refine_eval(40, None, 3), 40);
+    assert_eq!(refine_eval(40, entry(90, Bound::Lower), 3), 90);
+    assert_eq!(refine_eval(40, entry(10, Bound::Lower), 3), 40);
+    assert_eq!(refine_eval(40, entry(10, Bound::Upper), 3), 10);
+    assert_eq!(refine_eval(40, entry(90, Bound::Upper), 3), 40);
+    assert_eq!(refine_eval(40, entry(-25, Bound::Exact), 3), -25);
+    assert_eq!(refine_eval(40, entry(MATE - 9, Bound::Lower), 3), 40);
+    assert_eq!(refine_eval(40, entry(-(MATE - 9), Bound::Upper), 3), 40);
+}
+
+/// Chess's quiescence leaves its results in the table at depth 0, with the move that raised alpha: after a
+/// one-ply search, the position after a capture holds the recapture that quiescence found best there. The
+/// entries a quiescence search leaves are read back by the next search: the same depth again searches fewer
+/// nodes on the filled table.
+#[test]
+fn chess_quiescence_stores_its_results_in_the_table() {
+    use super::tt::Bound;
+    use crate::games::chess::Chess;
+    // White's queen takes a pawn on d5 that Black's knight on f6 and queen on d8 defend.
+    let game = Chess::from_fen("rnbqkb1r/ppp1pppp/5n2/3p4/8/3Q4/PPPPPPPP/RNB1KBNR w KQkq - 0 1").unwrap();
+    let tt = Arc::new(TranspositionTable::new(4));
+    let stop = Arc::new(AtomicBool::new(false));
+    let first = search(&game, &Limits::depth(1), &SearchOptions::default(), &tt, &stop, &mut |_| {}).nodes;
+    let mut after = game.clone();
+    after.make(game.parse_move("d3d5").unwrap());
+    let entry = tt.probe(after.hash()).expect("quiescence stored the position after the capture");
+    assert_eq!(entry.depth, 0);
+    assert_ne!(entry.bound, Bound::Upper, "a recapture raised alpha there");
+    let recaptures = [after.parse_move("f6d5").unwrap(), after.parse_move("d8d5").unwrap()];
+    assert!(recaptures.iter().any(|&m| Chess::move_key(m) == entry.move_key), "{entry:?}");
+    let again = search(&game, &Limits::depth(1), &SearchOptions::default(), &tt, &stop, &mut |_| {}).nodes;
+    assert!(again < first, "{again} nodes on the filled table, {first} on the empty one");
+}
