@@ -377,8 +377,8 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// be played ([`Game::FORCED_CAPTURES`]) and check evasions are searched at any depth.
     const QUIESCENCE_PLIES: usize = 128;
     /// Quiescence reads and writes the transposition table (chess): outside PV windows an entry whose bound
-    /// settles the window ends the node, an entry's bound on the side of the static evaluation replaces it as
-    /// the standing score, the entry's move is tried first, and each node's result is stored at depth 0 (which
+    /// settles the window ends the node, an entry's bound beyond the static evaluation (or an exact score)
+    /// replaces it as the standing score, the entry's move is tried first, and each node's result is stored at depth 0 (which
     /// no full-width node takes for a cut). The same table entry also refines the static evaluation that the
     /// full-width nodes prune by.
     const QUIESCENCE_TABLE: bool = false;

@@ -8,7 +8,7 @@ use super::params::{
     LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MAX_DEPTH, SEE_PRUNE_MAX_DEPTH,
     SINGULAR_MIN_DEPTH, SINGULAR_TT_DEPTH_SLACK,
 };
-use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, refine_eval, to_tt};
+use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, refine_eval, settles, to_tt};
 use super::tt::Bound;
 use crate::game::Game;
 
@@ -51,12 +51,7 @@ impl<G: Game> Searcher<'_, G> {
             && e.depth as i32 >= depth
         {
             let s = from_tt(e.score, ply);
-            let usable = match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => s >= beta,
-                Bound::Upper => s <= alpha,
-            };
-            if usable {
+            if settles(e.bound, s, alpha, beta) {
                 return s;
             }
         }

@@ -3,7 +3,7 @@
 //! captures are compulsory there is no standing pat while one is available.
 
 use super::params::{QUIESCENCE_ORDER_NOISY, QUIESCENCE_ORDER_TT};
-use super::searcher::{INF, Searcher, end_score, from_tt, refine_eval, to_tt};
+use super::searcher::{INF, Searcher, end_score, from_tt, refine_eval, settles, to_tt};
 use super::tt::Bound;
 use crate::game::Game;
 
@@ -27,7 +27,8 @@ impl<G: Game> Searcher<'_, G> {
         }
         let in_check = G::CHECK_EXTENSION && self.game.in_check();
         // The standing score's evaluation comes before the table's probe, which then finds the line the parent
-        // asked for when it made the move already in the cache.
+        // asked for when it made the move already in the cache. (In check, or where captures are compulsory,
+        // there is no standing pat, and no evaluation is made here.)
         let evaluation = if in_check || G::FORCED_CAPTURES { 0 } else { self.evaluate() };
         // The table (where the game uses it here): a bound that settles a null window ends the node.
         let pv_node = beta - alpha > 1;
@@ -37,12 +38,7 @@ impl<G: Game> Searcher<'_, G> {
             && !pv_node
         {
             let s = from_tt(e.score, ply);
-            let settles = match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => s >= beta,
-                Bound::Upper => s <= alpha,
-            };
-            if settles {
+            if settles(e.bound, s, alpha, beta) {
                 return s;
             }
         }

@@ -135,6 +135,16 @@ pub(super) fn from_tt(score: i16, ply: usize) -> i32 {
     }
 }
 
+/// Whether a table entry's score `score` (already from [`from_tt`]) with its `bound` settles the window
+/// `(alpha, beta)`: an exact score always, a lower bound at or above beta, an upper bound at or below alpha.
+pub(super) fn settles(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
+    match bound {
+        Bound::Exact => true,
+        Bound::Lower => score >= beta,
+        Bound::Upper => score <= alpha,
+    }
+}
+
 /// A static evaluation refined by the position's table entry (where the game's quiescence uses the table,
 /// [`Game::QUIESCENCE_TABLE`]): a bound beyond the evaluation, or an exact score, is what a search of the
 /// position found, and stands in its place; mate scores do not.
