@@ -497,6 +497,10 @@ pub trait Game: Clone + Send + Sync + 'static {
         None
     }
 
+    /// Whether [`Game::gives_check`] answers for most moves (not `None`): where it does, a node whose later quiet
+    /// moves are all pruned unless they give check takes those it can tell do not out of its list at once.
+    const TELLS_CHECKS: bool = false;
+
     /// A compact key for a move in this position, stored in the transposition table and used to index the
     /// history heuristic. Different legal moves of one position should get different keys; a rare clash only
     /// costs move ordering, never correctness (the search only plays moves it generated).

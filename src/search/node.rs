@@ -186,8 +186,32 @@ impl<G: Game> Searcher<'_, G> {
         let mut best_move = None;
         let mut quiets_tried: [u32; QUIETS_TRIED_MAX] = [0; QUIETS_TRIED_MAX];
         let mut quiet_count = 0;
-        for i in 0..count {
-            let m = self.pick(ply, i);
+        // Once every later quiet move is pruned unless it gives check, those known not to are taken out of the
+        // list at once (`take_out_pruned`), so that `pick` no longer scans them for each move it picks; a
+        // move picked after that is numbered as if they were still there (`taken` holds their orders).
+        let mut count = count;
+        let mut taken = std::mem::take(&mut self.taken[ply]);
+        taken.clear();
+        let mut taken_out = false;
+        let mut at = 0;
+        while at < count {
+            if !taken_out && at > 0 && (futile || at >= late_after) && (G::TELLS_CHECKS || !G::CHECK_EXTENSION) {
+                taken_out = true;
+                count = self.take_out_pruned(ply, at, &mut taken);
+                if at >= count {
+                    break;
+                }
+            }
+            let m = self.pick(ply, at);
+            // The move's number: its place in the list, with the moves taken out that `pick` would have
+            // chosen before it (a higher order).
+            let i = if taken.is_empty() {
+                at
+            } else {
+                let o = self.order[ply][at];
+                at + taken.iter().filter(|&&t| t > o).count()
+            };
+            at += 1;
             let mk = G::move_key(m);
             if mk == excluded {
                 continue;
@@ -294,6 +318,7 @@ impl<G: Game> Searcher<'_, G> {
                 quiet_count += 1;
             }
         }
+        self.taken[ply] = taken;
         if excluded != 0 {
             // Every other move was pruned or there was none: nothing reached the window.
             return if best == -INF { alpha } else { best };

@@ -56,6 +56,8 @@ pub(super) struct Searcher<'a, G: Game> {
     pub(super) main: bool,
     pub(super) moves: Vec<Vec<G::Move>>,
     pub(super) order: Vec<Vec<i32>>,
+    /// The orders of the moves a node took out of its list unsearched (`take_out_pruned`), by ply.
+    pub(super) taken: Vec<Vec<i32>>,
     pub(super) pv: Vec<Vec<G::Move>>,
     pub(super) killers: Vec<[Option<u32>; 2]>,
     pub(super) history: Vec<i32>,
@@ -169,6 +171,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             main,
             moves: (0..plies).map(|_| Vec::with_capacity(64)).collect(),
             order: (0..plies).map(|_| Vec::with_capacity(64)).collect(),
+            taken: (0..plies).map(|_| Vec::with_capacity(64)).collect(),
             pv: (0..plies).map(|_| Vec::with_capacity(16)).collect(),
             killers: vec![[None; 2]; plies],
             history: vec![0; 2 * HISTORY_SIZE],
@@ -308,6 +311,29 @@ impl<'a, G: Game> Searcher<'a, G> {
             order.push(s);
         }
         self.order[ply] = order;
+    }
+
+    /// Take out of the move list at `ply`, from index `from` on, the quiet moves known not to give check (the
+    /// game can tell without making them, or has no check extension), every later quiet move being pruned
+    /// unless it gives check; the rest keep their order;
+    /// their orders go to `taken`. Returns the list's new length.
+    pub(super) fn take_out_pruned(&mut self, ply: usize, from: usize, taken: &mut Vec<i32>) -> usize {
+        let moves = &mut self.moves[ply];
+        let order = &mut self.order[ply];
+        let mut kept = from;
+        for j in from..moves.len() {
+            let m = moves[j];
+            if !self.game.is_noisy(m) && (!G::CHECK_EXTENSION || self.game.gives_check(m) == Some(false)) {
+                taken.push(order[j]);
+            } else {
+                moves[kept] = m;
+                order[kept] = order[j];
+                kept += 1;
+            }
+        }
+        moves.truncate(kept);
+        order.truncate(kept);
+        kept
     }
 
     /// Move the best-ordered remaining move to index `i` and return it.

@@ -348,3 +348,69 @@ fn chess_quiescence_stores_its_results_in_the_table() {
     let again = search(&game, &Limits::depth(1), &SearchOptions::default(), &tt, &stop, &mut |_| {}).nodes;
     assert!(again < first, "{again} nodes on the filled table, {first} on the empty one");
 }
+
+/// A node's taking out of quiet moves known not to give check (`take_out_pruned`), along random chess games:
+/// the moves before the point are untouched, exactly the quiet moves that do not give check (by making them)
+/// are taken out with their orders, and the rest keep their order.
+#[test]
+fn pruned_quiet_moves_taken_out_are_exactly_those_without_check() {
+    use crate::games::chess::Chess;
+    let tt = TranspositionTable::new(1);
+    let stop = AtomicBool::new(false);
+    let shared = super::searcher::Shared {
+        tt: &tt,
+        stop: &stop,
+        finished: AtomicBool::new(false),
+        nodes: std::sync::atomic::AtomicU64::new(0),
+        neval: std::sync::atomic::AtomicU64::new(0),
+        budget: super::time::TimeBudget::new(&Limits::depth(1), Instant::now()),
+        node_limit: None,
+        tuning: Chess::SEARCH_TUNING,
+        lmr: super::searcher::lmr_for(&Chess::SEARCH_TUNING),
+    };
+    let mut searcher = super::searcher::Searcher::new(&Chess::start(), &shared, true);
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let (mut taken_total, mut kept_checks) = (0, 0);
+    for _ in 0..600 {
+        let mut moves = Vec::new();
+        searcher.game.generate_moves(&mut moves);
+        if moves.is_empty() || searcher.game.rule_end(0).is_some() || searcher.game.plies() > 100 {
+            searcher.game = Chess::start();
+            continue;
+        }
+        searcher.moves[0] = moves.clone();
+        searcher.score_moves(0, None, 0);
+        let order = searcher.order[0].clone();
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let from = 1 + (rng >> 8) as usize % moves.len();
+        let mut taken = Vec::new();
+        let kept = searcher.take_out_pruned(0, from, &mut taken);
+        assert_eq!(kept, searcher.moves[0].len());
+        assert_eq!(kept, searcher.order[0].len());
+        assert_eq!(&searcher.moves[0][..from.min(kept)], &moves[..from.min(moves.len())]);
+        let (mut expected_moves, mut expected_taken) = (moves[..from.min(moves.len())].to_vec(), Vec::new());
+        let mut expected_order = order[..from.min(order.len())].to_vec();
+        for j in from..moves.len() {
+            let m = moves[j];
+            let quiet = !searcher.game.is_noisy(m);
+            searcher.game.make(m);
+            let check = searcher.game.in_check();
+            searcher.game.unmake();
+            if quiet && !check && searcher.game.gives_check(m).is_some() {
+                expected_taken.push(order[j]);
+            } else {
+                kept_checks += usize::from(quiet);
+                expected_moves.push(m);
+                expected_order.push(order[j]);
+            }
+        }
+        assert_eq!(searcher.moves[0], expected_moves, "{}", searcher.game.to_fen());
+        assert_eq!(searcher.order[0], expected_order);
+        assert_eq!(taken, expected_taken);
+        taken_total += taken.len();
+        searcher.game.make(moves[(rng >> 20) as usize % moves.len()]);
+    }
+    assert!(taken_total > 1000 && kept_checks > 20, "{taken_total} taken out, {kept_checks} quiet checks kept");
+}

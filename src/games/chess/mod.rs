@@ -380,6 +380,7 @@ impl Game for Chess {
     const EVAL_CACHE_ENTRIES: usize = 1 << 17;
     const FORCED_CAPTURES: bool = false;
     const CHECK_EXTENSION: bool = true;
+    const TELLS_CHECKS: bool = true;
 
     fn start() -> Self {
         Chess::from_board(Board::default(), false)
