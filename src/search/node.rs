@@ -4,9 +4,8 @@
 //! over to quiescence (`quiescence.rs`).
 
 use super::params::{
-    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, IIR_MIN_DEPTH, LMP_MAX_DEPTH, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX,
-    LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, REVERSE_FUTILITY_MAX_DEPTH, SEE_PRUNE_MAX_DEPTH,
-    SINGULAR_MIN_DEPTH, SINGULAR_TT_DEPTH_SLACK,
+    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, IIR_MIN_DEPTH, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_TABLE_SIZE,
+    NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, SEE_PRUNE_MAX_DEPTH, SINGULAR_MIN_DEPTH, SINGULAR_TT_DEPTH_SLACK,
 };
 use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, refine_eval, settles, to_tt};
 use super::tt::Bound;
@@ -63,7 +62,7 @@ impl<G: Game> Searcher<'_, G> {
         let static_eval = if G::SEARCH_REFINEMENTS && !in_check
             || prunable
                 && (G::NULL_MOVE && null_ok && depth >= NULL_MOVE_MIN_DEPTH
-                    || G::FORWARD_PRUNING && depth <= REVERSE_FUTILITY_MAX_DEPTH.max(FUTILITY_MAX_DEPTH))
+                    || G::FORWARD_PRUNING && depth <= self.tuning.reverse_futility_max_depth.max(FUTILITY_MAX_DEPTH))
         {
             Some(self.evaluate())
         } else {
@@ -79,7 +78,7 @@ impl<G: Game> Searcher<'_, G> {
             .map(|eval| if G::QUIESCENCE_TABLE && excluded == 0 { refine_eval(eval, entry, ply) } else { eval });
         // Reverse futility: far enough above beta that no quiet continuation is expected to fall back.
         if G::FORWARD_PRUNING
-            && depth <= REVERSE_FUTILITY_MAX_DEPTH
+            && depth <= self.tuning.reverse_futility_max_depth
             && let Some(eval) = prune_eval
             && eval
                 - self.tuning.reverse_futility_margin
@@ -167,7 +166,7 @@ impl<G: Game> Searcher<'_, G> {
         let futile = G::FORWARD_PRUNING
             && depth <= FUTILITY_MAX_DEPTH
             && prune_eval.is_some_and(|e| e + self.tuning.futility_base + self.tuning.futility_margin * depth <= alpha);
-        let late_after = if G::FORWARD_PRUNING && prune_eval.is_some() && depth <= LMP_MAX_DEPTH {
+        let late_after = if G::FORWARD_PRUNING && prune_eval.is_some() && depth <= self.tuning.lmp_max_depth {
             let n = (self.tuning.lmp_base + depth * depth) as usize;
             if improving || !G::SEARCH_REFINEMENTS {
                 n

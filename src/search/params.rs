@@ -93,7 +93,8 @@ pub(super) const NULL_MOVE_EVAL_MAX: i32 = 3;
 
 // --- Forward pruning (games with `Game::FORWARD_PRUNING`) ------------------------------------------------
 
-/// Reverse futility pruning: a non-PV node at remaining depth up to this, not in check, whose static evaluation
+/// Reverse futility pruning: a non-PV node at remaining depth up to this (the default of
+/// `SearchTuning::reverse_futility_max_depth`), not in check, whose static evaluation
 /// is at least beta plus [`REVERSE_FUTILITY_MARGIN`] per ply of depth (less [`REVERSE_FUTILITY_IMPROVING_PERCENT`]
 /// hundredths of a ply when the evaluation is improving, in games with `Game::SEARCH_REFINEMENTS`: higher than
 /// at the side's previous move), returns its evaluation.
@@ -110,7 +111,7 @@ pub(super) const FUTILITY_MAX_DEPTH: i32 = 4;
 pub(super) const FUTILITY_BASE: i32 = 60;
 /// See [`FUTILITY_MAX_DEPTH`] (centi-units per ply).
 pub(super) const FUTILITY_MARGIN: i32 = 100;
-/// Late-move pruning: at remaining depth up to this, in a non-PV node not in check, quiet moves that do not
+/// Late-move pruning: at remaining depth up to this (the default of `SearchTuning::lmp_max_depth`), in a non-PV node not in check, quiet moves that do not
 /// give check are skipped once `LMP_BASE + depth * depth` moves have been searched (with
 /// `Game::SEARCH_REFINEMENTS`, [`LMP_NOT_IMPROVING_PERCENT`] of them, rounded down, when the evaluation is not
 /// improving).
@@ -242,6 +243,8 @@ pub struct SearchTuning {
     pub lmr_not_improving_percent: i32,
     /// The default is `LMR_COUNTER_LESS_PERCENT`.
     pub lmr_counter_less_percent: i32,
+    pub reverse_futility_max_depth: i32,
+    pub lmp_max_depth: i32,
 }
 
 impl SearchTuning {
@@ -269,10 +272,12 @@ impl SearchTuning {
         lmr_pv_less_percent: LMR_PV_LESS_PERCENT,
         lmr_not_improving_percent: LMR_NOT_IMPROVING_PERCENT,
         lmr_counter_less_percent: LMR_COUNTER_LESS_PERCENT,
+        reverse_futility_max_depth: REVERSE_FUTILITY_MAX_DEPTH,
+        lmp_max_depth: LMP_MAX_DEPTH,
     };
 
     /// How many numbers there are.
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 24;
 
     /// The fields' names, in the order of [`SearchTuning::values`].
     pub const NAMES: [&'static str; Self::COUNT] = [
@@ -298,6 +303,8 @@ impl SearchTuning {
         "lmr_pv_less_percent",
         "lmr_not_improving_percent",
         "lmr_counter_less_percent",
+        "reverse_futility_max_depth",
+        "lmp_max_depth",
     ];
 
     /// The numbers in the order of [`SearchTuning::NAMES`].
@@ -325,6 +332,8 @@ impl SearchTuning {
             self.lmr_pv_less_percent,
             self.lmr_not_improving_percent,
             self.lmr_counter_less_percent,
+            self.reverse_futility_max_depth,
+            self.lmp_max_depth,
         ]
     }
 
@@ -355,6 +364,8 @@ impl SearchTuning {
             lmr_pv_less_percent: v[19],
             lmr_not_improving_percent: v[20],
             lmr_counter_less_percent: v[21],
+            reverse_futility_max_depth: v[22].max(0),
+            lmp_max_depth: v[23].max(0),
         }
     }
 }

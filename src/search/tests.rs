@@ -263,7 +263,7 @@ fn a_search_searches_with_the_tuning_numbers_it_is_given() {
     // enough for singular extensions.
     let deeper = nodes_at(11, Some(SearchTuning::DEFAULT));
     let far: [i32; SearchTuning::COUNT] =
-        [200, 150, 250, 12, 20, 100, 60, 120, 140, 2000, 8, 8, 128, 1024, 600, 0, 0, 0, 20, -100, 300, -100];
+        [200, 150, 250, 12, 20, 100, 60, 120, 140, 2000, 8, 8, 128, 1024, 600, 0, 0, 0, 20, -100, 300, -100, 12, 10];
     let default_values = SearchTuning::DEFAULT.values();
     for (i, &v) in far.iter().enumerate() {
         assert_ne!(v, default_values[i], "{}", SearchTuning::NAMES[i]);
