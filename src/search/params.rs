@@ -94,10 +94,10 @@ pub(super) const NULL_MOVE_EVAL_MAX: i32 = 3;
 // --- Forward pruning (games with `Game::FORWARD_PRUNING`) ------------------------------------------------
 
 /// Reverse futility pruning: a non-PV node at remaining depth up to this (the default of
-/// `SearchTuning::reverse_futility_max_depth`), not in check, whose static evaluation
-/// is at least beta plus [`REVERSE_FUTILITY_MARGIN`] per ply of depth (less [`REVERSE_FUTILITY_IMPROVING_PERCENT`]
-/// hundredths of a ply when the evaluation is improving, in games with `Game::SEARCH_REFINEMENTS`: higher than
-/// at the side's previous move), returns its evaluation.
+/// `SearchTuning::reverse_futility_max_depth`), not in check, whose static evaluation is at least beta plus
+/// [`REVERSE_FUTILITY_MARGIN`] per ply of depth (less [`REVERSE_FUTILITY_IMPROVING_PERCENT`] hundredths of a ply when
+/// the evaluation is improving, in games with `Game::SEARCH_REFINEMENTS`: higher than at the side's previous move),
+/// returns its evaluation.
 pub(super) const REVERSE_FUTILITY_MAX_DEPTH: i32 = 6;
 /// See [`REVERSE_FUTILITY_MAX_DEPTH`] (centi-units per ply).
 pub(super) const REVERSE_FUTILITY_MARGIN: i32 = 90;
@@ -111,10 +111,10 @@ pub(super) const FUTILITY_MAX_DEPTH: i32 = 4;
 pub(super) const FUTILITY_BASE: i32 = 60;
 /// See [`FUTILITY_MAX_DEPTH`] (centi-units per ply).
 pub(super) const FUTILITY_MARGIN: i32 = 100;
-/// Late-move pruning: at remaining depth up to this (the default of `SearchTuning::lmp_max_depth`), in a non-PV node not in check, quiet moves that do not
-/// give check are skipped once `LMP_BASE + depth * depth` moves have been searched (with
-/// `Game::SEARCH_REFINEMENTS`, [`LMP_NOT_IMPROVING_PERCENT`] of them, rounded down, when the evaluation is not
-/// improving).
+/// Late-move pruning: at remaining depth up to this (the default of `SearchTuning::lmp_max_depth`), in a non-PV node
+/// not in check, quiet moves that do not give check are skipped once `LMP_BASE + depth * depth` moves have been
+/// searched (with `Game::SEARCH_REFINEMENTS`, [`LMP_NOT_IMPROVING_PERCENT`] of them, rounded down, when the evaluation
+/// is not improving).
 pub(super) const LMP_MAX_DEPTH: i32 = 4;
 /// See [`LMP_MAX_DEPTH`].
 pub(super) const LMP_BASE: usize = 4;
@@ -243,7 +243,9 @@ pub struct SearchTuning {
     pub lmr_not_improving_percent: i32,
     /// The default is `LMR_COUNTER_LESS_PERCENT`.
     pub lmr_counter_less_percent: i32,
+    /// The default is `REVERSE_FUTILITY_MAX_DEPTH`.
     pub reverse_futility_max_depth: i32,
+    /// The default is `LMP_MAX_DEPTH`.
     pub lmp_max_depth: i32,
 }
 

@@ -314,9 +314,9 @@ impl<'a, G: Game> Searcher<'a, G> {
     }
 
     /// Take out of the move list at `ply`, from index `from` on, the quiet moves known not to give check (the
-    /// game can tell without making them, or has no check extension), every later quiet move being pruned
-    /// unless it gives check; the rest keep their order;
-    /// their orders go to `taken`. Returns the list's new length.
+    /// game tells without making them, or has no check extension), for a node that prunes every later quiet
+    /// move unless it gives check. Their orders go to `taken`; the other moves keep their order. Returns the
+    /// list's new length.
     pub(super) fn take_out_pruned(&mut self, ply: usize, from: usize, taken: &mut Vec<i32>) -> usize {
         let moves = &mut self.moves[ply];
         let order = &mut self.order[ply];

@@ -120,6 +120,22 @@ fn excluded_root_moves_are_not_played() {
     assert_eq!(done.best, Some(2));
 }
 
+/// What a [`super::searcher::Searcher`] made directly by a test shares: `tt`, `stop`, and game `G`'s own tuning,
+/// with no limit.
+fn searcher_shared<'a, G: Game>(tt: &'a TranspositionTable, stop: &'a AtomicBool) -> super::searcher::Shared<'a> {
+    super::searcher::Shared {
+        tt,
+        stop,
+        finished: AtomicBool::new(false),
+        nodes: std::sync::atomic::AtomicU64::new(0),
+        neval: std::sync::atomic::AtomicU64::new(0),
+        budget: super::time::TimeBudget::new(&Limits::depth(1), Instant::now()),
+        node_limit: None,
+        tuning: G::SEARCH_TUNING,
+        lmr: super::searcher::lmr_for(&G::SEARCH_TUNING),
+    }
+}
+
 /// The evaluation cache answers exactly what the game's evaluation does, for positions met again (hits) and
 /// for new ones, along random games of every kind whose evaluation is costly or incremental.
 #[test]
@@ -127,17 +143,7 @@ fn the_evaluation_cache_answers_what_the_evaluation_does() {
     fn walk<G: Game>() {
         let tt = TranspositionTable::new(1);
         let stop = AtomicBool::new(false);
-        let shared = super::searcher::Shared {
-            tt: &tt,
-            stop: &stop,
-            finished: AtomicBool::new(false),
-            nodes: std::sync::atomic::AtomicU64::new(0),
-            neval: std::sync::atomic::AtomicU64::new(0),
-            budget: super::time::TimeBudget::new(&Limits::depth(1), Instant::now()),
-            node_limit: None,
-            tuning: G::SEARCH_TUNING,
-            lmr: super::searcher::lmr_for(&G::SEARCH_TUNING),
-        };
+        let shared = searcher_shared::<G>(&tt, &stop);
         let mut searcher = super::searcher::Searcher::new(&G::start(), &shared, true);
         let mut rng = 0x2545_F491_4F6C_DD1Du64;
         let mut moves = Vec::new();
@@ -357,17 +363,7 @@ fn pruned_quiet_moves_taken_out_are_exactly_those_without_check() {
     use crate::games::chess::Chess;
     let tt = TranspositionTable::new(1);
     let stop = AtomicBool::new(false);
-    let shared = super::searcher::Shared {
-        tt: &tt,
-        stop: &stop,
-        finished: AtomicBool::new(false),
-        nodes: std::sync::atomic::AtomicU64::new(0),
-        neval: std::sync::atomic::AtomicU64::new(0),
-        budget: super::time::TimeBudget::new(&Limits::depth(1), Instant::now()),
-        node_limit: None,
-        tuning: Chess::SEARCH_TUNING,
-        lmr: super::searcher::lmr_for(&Chess::SEARCH_TUNING),
-    };
+    let shared = searcher_shared::<Chess>(&tt, &stop);
     let mut searcher = super::searcher::Searcher::new(&Chess::start(), &shared, true);
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     let (mut taken_total, mut kept_checks) = (0, 0);
@@ -389,9 +385,10 @@ fn pruned_quiet_moves_taken_out_are_exactly_those_without_check() {
         let kept = searcher.take_out_pruned(0, from, &mut taken);
         assert_eq!(kept, searcher.moves[0].len());
         assert_eq!(kept, searcher.order[0].len());
-        assert_eq!(&searcher.moves[0][..from.min(kept)], &moves[..from.min(moves.len())]);
-        let (mut expected_moves, mut expected_taken) = (moves[..from.min(moves.len())].to_vec(), Vec::new());
-        let mut expected_order = order[..from.min(order.len())].to_vec();
+        // `from` is 1 to the list's length: the moves before it stay.
+        assert_eq!(&searcher.moves[0][..from], &moves[..from]);
+        let (mut expected_moves, mut expected_taken) = (moves[..from].to_vec(), Vec::new());
+        let mut expected_order = order[..from].to_vec();
         for j in from..moves.len() {
             let m = moves[j];
             let quiet = !searcher.game.is_noisy(m);
