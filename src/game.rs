@@ -308,6 +308,9 @@ pub struct PlyNote<M> {
 pub trait Game: Clone + Send + Sync + 'static {
     /// A move in the game's own compact representation.
     type Move: Copy + Eq + Debug + Send + Sync + 'static;
+    /// What [`Game::threats`] finds in a position for ordering its quiet moves ([`Game::threat_order`]); `()` in a
+    /// game that orders them by history alone.
+    type Threats: Copy + Default;
 
     /// The name the registry and the API know the game by (`checkers`, `draughts`, ...).
     const NAME: &'static str;
@@ -472,6 +475,19 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// marks a move expected to lose material (a capture losing by static exchange): the node search tries it
     /// after the quiet moves.
     fn noisy_order(&self, _m: Self::Move) -> i32 {
+        0
+    }
+
+    /// The threats the side to move's pieces stand under, made once for a node whose quiet moves are ordered
+    /// ([`Game::threat_order`]). The default finds none.
+    fn threats(&self) -> Self::Threats {
+        Self::Threats::default()
+    }
+
+    /// An adjustment to quiet move `m`'s history order, from `threats` (this position's [`Game::threats`]): larger
+    /// for a piece leaving a square where a lesser piece attacks it for one where none does. The default, 0, orders
+    /// by history alone.
+    fn threat_order(&self, _m: Self::Move, _threats: &Self::Threats) -> i32 {
         0
     }
 

@@ -23,7 +23,8 @@ pub(super) const ORDER_KILLER_2: i32 = 800_000_000;
 /// Ordering score of the counter move: the quiet move that last refuted the opponent's previous move.
 pub(super) const ORDER_COUNTER: i32 = 700_000_000;
 /// Ordering score of a noisy move whose hint is negative (a capture expected to lose material), before adding
-/// the hint: after every quiet move, whose history scores stay within `±HISTORY_MAX`.
+/// the hint: after every quiet move, whose history scores stay within `±HISTORY_MAX` and whose threat adjustments
+/// (`Game::threat_order`) are far smaller than this.
 pub(super) const ORDER_LOSING_NOISY: i32 = -(1 << 20);
 /// Ordering score of a noisy move in quiescence, before adding its hint (quiet moves, only searched there
 /// when in check, score 0).

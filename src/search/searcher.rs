@@ -285,11 +285,13 @@ impl<'a, G: Game> Searcher<'a, G> {
     }
 
     /// Score the moves at `ply` for ordering: the table's move, then noisy moves, killers, the counter move
-    /// (`counter`, 0 for none), history, and last the noisy moves with a negative hint (losing captures).
+    /// (`counter`, 0 for none), history (adjusted by the threats the moved piece escapes or meets,
+    /// [`Game::threat_order`]), and last the noisy moves with a negative hint (losing captures).
     pub(super) fn score_moves(&mut self, ply: usize, tt_key: Option<u32>, counter: u32) {
         let mut order = std::mem::take(&mut self.order[ply]);
         order.clear();
         let killers = self.killers[ply];
+        let threats = self.game.threats();
         for &m in &self.moves[ply] {
             let key = G::move_key(m);
             let s = if Some(key) == tt_key {
@@ -306,7 +308,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             } else if key == counter && counter != 0 {
                 ORDER_COUNTER
             } else {
-                self.history_of(key)
+                self.history_of(key) + self.game.threat_order(m, &threats)
             };
             order.push(s);
         }

@@ -12,6 +12,7 @@ pub(crate) struct Nim {
 
 impl Game for Nim {
     type Move = u32;
+    type Threats = ();
     const NAME: &'static str = "nim";
     const POSITION_FORMATS: &'static [&'static str] = &["count"];
     const MOVE_FORMATS: &'static [&'static str] = &["count"];
@@ -124,6 +125,7 @@ impl TicTacToe {
 
 impl Game for TicTacToe {
     type Move = u8;
+    type Threats = ();
     const NAME: &'static str = "tictactoe";
     const POSITION_FORMATS: &'static [&'static str] = &["cells"];
     const MOVE_FORMATS: &'static [&'static str] = &["cell"];

@@ -160,6 +160,7 @@ fn play(b: &Board, m: Move) -> Board {
 
 impl Game for Checkers {
     type Move = Move;
+    type Threats = ();
 
     const NAME: &'static str = "checkers";
     const POSITION_FORMATS: &'static [&'static str] = &["fen"];

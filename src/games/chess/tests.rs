@@ -700,3 +700,44 @@ fn hidden_values_follow_the_moves(net: &'static net::Network) {
     }
     assert!(checked > 300, "{checked}");
 }
+
+#[test]
+fn quiet_moves_ordered_first_when_they_escape_a_threat() {
+    // (position, move in UCI, its threat adjustment): each also with the colours swapped and the board turned.
+    let cases: &[(&str, &str, i32)] = &[
+        // A knight attacked by a pawn: away to a safe square, to another square a pawn attacks, or a pawn and
+        // the king moving (none).
+        ("4k3/2p5/8/3p4/2N5/8/7P/4K3 w - - 0 1", "c4a5", 12_288),
+        ("4k3/2p5/8/3p4/2N5/8/7P/4K3 w - - 0 1", "c4e5", 12_288),
+        ("4k3/2p5/8/3p4/2N5/8/7P/4K3 w - - 0 1", "c4d6", 0),
+        ("4k3/2p5/8/3p4/2N5/8/7P/4K3 w - - 0 1", "h2h3", 0),
+        ("4k3/2p5/8/3p4/2N5/8/7P/4K3 w - - 0 1", "e1e2", 0),
+        // A knight not attacked, into a pawn's attack or not: nothing either way.
+        ("4k3/8/8/8/4p3/8/8/4K1N1 w - - 0 1", "g1f3", 0),
+        ("4k3/8/8/8/4p3/8/8/4K1N1 w - - 0 1", "g1h3", 0),
+        // A queen attacked by a rook; attacked by a queen only (no threat); moving into a rook's attack (nothing).
+        ("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1", "d1a4", 32_768),
+        ("3rk3/8/8/8/8/8/8/3QK3 w - - 0 1", "d1d4", 0),
+        ("3qk3/8/8/8/8/8/8/3QK3 w - - 0 1", "d1a4", 0),
+        ("r3k3/8/8/8/8/8/8/3QK3 w - - 0 1", "d1a4", 0),
+        ("r3k3/8/8/8/8/8/8/3QK3 w - - 0 1", "d1d4", 0),
+        // A rook attacked by a knight: to a square the knight does not reach, or one it does.
+        ("4k3/8/8/8/8/1n6/8/R3K3 w - - 0 1", "a1a2", 16_384),
+        ("4k3/8/8/8/8/1n6/8/R3K3 w - - 0 1", "a1c1", 0),
+        // A bishop's attack on a rook seen through the empty squares, not through a piece.
+        ("4k3/8/8/8/8/8/1b6/R3K3 w - - 0 1", "a1a2", 16_384),
+        ("4k3/8/8/8/8/8/1b6/R3K3 w - - 0 1", "a1a3", 0),
+        ("4k3/8/8/8/3b4/8/1P6/R3K3 w - - 0 1", "a1a2", 0),
+    ];
+    let turn = |uci: &str| -> String {
+        uci.chars().map(|c| if c.is_ascii_digit() { char::from(b'9' - (c as u8 - b'0')) } else { c }).collect()
+    };
+    for &(fen, uci, expected) in cases {
+        for (fen, uci) in [(fen.to_string(), uci.to_string()), (mirror(fen), turn(uci))] {
+            let g = game(&fen);
+            let m = g.parse_move(&uci).unwrap_or_else(|e| panic!("{fen} {uci}: {e}"));
+            assert!(!g.is_noisy(m), "{fen} {uci}");
+            assert_eq!(g.threat_order(m, &g.threats()), expected, "{fen} {uci}");
+        }
+    }
+}

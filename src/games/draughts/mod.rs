@@ -265,6 +265,7 @@ fn perft_board(b: &Board, depth: u32, bufs: &mut [Vec<Move>]) -> u64 {
 
 impl Game for Draughts {
     type Move = Move;
+    type Threats = ();
 
     const NAME: &'static str = "draughts";
     const POSITION_FORMATS: &'static [&'static str] = &["fen", "guide"];

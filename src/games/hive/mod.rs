@@ -213,6 +213,7 @@ fn side_of(color: usize) -> Side {
 
 impl Game for Hive {
     type Move = Move;
+    type Threats = ();
 
     const NAME: &'static str = "hive";
     const POSITION_FORMATS: &'static [&'static str] = &["gamestring"];

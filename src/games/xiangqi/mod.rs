@@ -191,6 +191,7 @@ impl Xiangqi {
 
 impl Game for Xiangqi {
     type Move = Move;
+    type Threats = ();
 
     const NAME: &'static str = "xiangqi";
     const POSITION_FORMATS: &'static [&'static str] = &["fen"];
