@@ -285,8 +285,8 @@ impl<'a, G: Game> Searcher<'a, G> {
     }
 
     /// Score the moves at `ply` for ordering: the table's move, then noisy moves, killers, the counter move
-    /// (`counter`, 0 for none), history (adjusted by the threats the moved piece escapes or meets,
-    /// [`Game::threat_order`]), and last the noisy moves with a negative hint (losing captures).
+    /// (`counter`, 0 for none), history (raised for a piece escaping a threat, [`Game::threat_order`]), and last
+    /// the noisy moves with a negative hint (losing captures).
     pub(super) fn score_moves(&mut self, ply: usize, tt_key: Option<u32>, counter: u32) {
         let mut order = std::mem::take(&mut self.order[ply]);
         order.clear();
