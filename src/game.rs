@@ -485,8 +485,9 @@ pub trait Game: Clone + Send + Sync + 'static {
     }
 
     /// An adjustment to quiet move `m`'s history order, from `threats` (this position's [`Game::threats`]): larger
-    /// for a piece that leaves a square a lesser piece attacks for one no lesser piece attacks. The default, 0,
-    /// orders by history alone.
+    /// for a piece that leaves a square a lesser piece attacks for one no lesser piece attacks. The search also
+    /// reduces a late move with a positive adjustment less (`LMR_ESCAPE_LESS_PERCENT`). The default, 0, orders by
+    /// history alone.
     fn threat_order(&self, _m: Self::Move, _threats: &Self::Threats) -> i32 {
         0
     }

@@ -4,8 +4,9 @@
 //! over to quiescence (`quiescence.rs`).
 
 use super::params::{
-    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, IIR_MIN_DEPTH, LMR_MIN_DEPTH, LMR_MIN_MOVE_INDEX, LMR_TABLE_SIZE,
-    NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, SEE_PRUNE_MAX_DEPTH, SINGULAR_MIN_DEPTH, SINGULAR_TT_DEPTH_SLACK,
+    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, IIR_MIN_DEPTH, LMR_ESCAPE_LESS_PERCENT, LMR_MIN_DEPTH,
+    LMR_MIN_MOVE_INDEX, LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, SEE_PRUNE_MAX_DEPTH, SINGULAR_MIN_DEPTH,
+    SINGULAR_TT_DEPTH_SLACK,
 };
 use super::searcher::{INF, MATE, MATE_BOUND, NO_EVAL, Searcher, end_score, from_tt, refine_eval, settles, to_tt};
 use super::tt::Bound;
@@ -161,7 +162,7 @@ impl<G: Game> Searcher<'_, G> {
         }
 
         let counter = if G::SEARCH_REFINEMENTS { self.counter_at(ply) } else { 0 };
-        self.score_moves(ply, tt_key, counter);
+        let threats = self.score_moves(ply, tt_key, counter);
         // Futility and late-move pruning of quiet moves near the leaves (never the first move).
         let futile = G::FORWARD_PRUNING
             && depth <= FUTILITY_MAX_DEPTH
@@ -219,6 +220,8 @@ impl<G: Game> Searcher<'_, G> {
             let is_killer = self.killers[ply].contains(&Some(mk));
             let is_counter = counter != 0 && mk == counter;
             let history = if quiet && G::SEARCH_REFINEMENTS { self.history_of(mk) } else { 0 };
+            // A quiet move that takes a piece out of a lesser piece's attack is reduced less.
+            let escapes = quiet && G::SEARCH_REFINEMENTS && self.game.threat_order(m, &threats) > 0;
             // A quiet move futility or late-move pruning leaves out unless it gives check: where the game can
             // tell that it does not without making it, it is left out here (the same moves as below, sooner).
             let pruned_unless_check = i > 0 && quiet && (futile || i >= late_after);
@@ -263,7 +266,8 @@ impl<G: Game> Searcher<'_, G> {
                     let mut adjust = if pv_node { -self.tuning.lmr_pv_less_percent } else { 0 };
                     if G::SEARCH_REFINEMENTS {
                         adjust += self.tuning.lmr_not_improving_percent * i32::from(!improving)
-                            - self.tuning.lmr_counter_less_percent * i32::from(is_counter);
+                            - self.tuning.lmr_counter_less_percent * i32::from(is_counter)
+                            - LMR_ESCAPE_LESS_PERCENT * i32::from(escapes);
                         r -= history / self.tuning.lmr_history_divisor;
                     }
                     r += adjust.div_euclid(100);

@@ -173,6 +173,9 @@ pub(super) const LMR_NOT_IMPROVING_PERCENT: i32 = 100;
 /// In games with `Game::SEARCH_REFINEMENTS`: hundredths of a ply taken off the reduction of the counter move
 /// (see [`LMR_PV_LESS_PERCENT`]).
 pub(super) const LMR_COUNTER_LESS_PERCENT: i32 = 100;
+/// In games with `Game::SEARCH_REFINEMENTS`: hundredths of a ply taken off the reduction of a quiet move that
+/// takes a piece out of a lesser piece's attack (`Game::threat_order`; see [`LMR_PV_LESS_PERCENT`]).
+pub(super) const LMR_ESCAPE_LESS_PERCENT: i32 = 100;
 /// In games with `Game::SEARCH_REFINEMENTS`: a quiet move's reduction shrinks by one ply per this much history
 /// score (and grows for a negative one).
 pub(super) const LMR_HISTORY_DIVISOR: i32 = 8192;

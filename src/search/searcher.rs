@@ -286,8 +286,8 @@ impl<'a, G: Game> Searcher<'a, G> {
 
     /// Score the moves at `ply` for ordering: the table's move, then noisy moves, killers, the counter move
     /// (`counter`, 0 for none), history (raised for a piece escaping a threat, [`Game::threat_order`]), and last
-    /// the noisy moves with a negative hint (losing captures).
-    pub(super) fn score_moves(&mut self, ply: usize, tt_key: Option<u32>, counter: u32) {
+    /// the noisy moves with a negative hint (losing captures). Returns the position's threats, for the reductions.
+    pub(super) fn score_moves(&mut self, ply: usize, tt_key: Option<u32>, counter: u32) -> G::Threats {
         let mut order = std::mem::take(&mut self.order[ply]);
         order.clear();
         let killers = self.killers[ply];
@@ -313,6 +313,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             order.push(s);
         }
         self.order[ply] = order;
+        threats
     }
 
     /// Take out of the move list at `ply`, from index `from` on, the quiet moves known not to give check (the
