@@ -220,8 +220,6 @@ impl<G: Game> Searcher<'_, G> {
             let is_killer = self.killers[ply].contains(&Some(mk));
             let is_counter = counter != 0 && mk == counter;
             let history = if quiet && G::SEARCH_REFINEMENTS { self.history_of(mk) } else { 0 };
-            // A quiet move that takes a piece out of a lesser piece's attack is reduced less.
-            let escapes = quiet && G::SEARCH_REFINEMENTS && self.game.threat_order(m, &threats) > 0;
             // A quiet move futility or late-move pruning leaves out unless it gives check: where the game can
             // tell that it does not without making it, it is left out here (the same moves as below, sooner).
             let pruned_unless_check = i > 0 && quiet && (futile || i >= late_after);
@@ -243,6 +241,11 @@ impl<G: Game> Searcher<'_, G> {
             } else {
                 (true, true)
             };
+            // Whether late-move reductions may apply, as far as is known before the move is made; and a quiet move
+            // that takes a piece out of a lesser piece's attack is reduced less (asked only where it may be reduced).
+            let reducible =
+                G::LMR && depth >= LMR_MIN_DEPTH && i >= LMR_MIN_MOVE_INDEX && quiet && !in_check && !is_killer;
+            let escapes = reducible && G::SEARCH_REFINEMENTS && self.game.threat_order(m, &threats) > 0;
             self.game.make(m);
             if depth > 1 || G::QUIESCENCE_TABLE {
                 self.shared.tt.prefetch(self.game.hash());
@@ -260,7 +263,7 @@ impl<G: Game> Searcher<'_, G> {
                 -self.search(new_depth, -beta, -alpha, ply + 1, true)
             } else {
                 let mut r = 0;
-                if G::LMR && depth >= LMR_MIN_DEPTH && i >= LMR_MIN_MOVE_INDEX && quiet && !in_check && !is_killer {
+                if reducible {
                     r = self.shared.lmr[(depth as usize).min(LMR_TABLE_SIZE - 1)][i.min(LMR_TABLE_SIZE - 1)] as i32;
                     // The adjustments in hundredths of a ply, summed and then rounded down.
                     let mut adjust = if pv_node { -self.tuning.lmr_pv_less_percent } else { 0 };
