@@ -12,7 +12,10 @@ fn main() {
     for source in ENGINE_SOURCES {
         println!("cargo:rerun-if-changed={source}");
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let digest = engine_sources_digest(root).unwrap_or_else(|e| panic!("digesting the engine's sources: {e}"));
+    // The directory of the crate being built, asked when the script runs: a script built once for one checkout and
+    // reused by another's build (a shared target directory) must digest that other's sources.
+    let root = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR for build scripts");
+    let digest = engine_sources_digest(std::path::Path::new(&root))
+        .unwrap_or_else(|e| panic!("digesting the engine's sources: {e}"));
     println!("cargo:rustc-env=KIBITZ_ENGINE_SOURCES={digest:016x}");
 }
