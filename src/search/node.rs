@@ -4,7 +4,7 @@
 //! over to quiescence (`quiescence.rs`).
 
 use super::params::{
-    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, IIR_MIN_DEPTH, LMR_ESCAPE_LESS_PERCENT, LMR_MIN_DEPTH,
+    EXTENSION_PLY_FACTOR, FUTILITY_MAX_DEPTH, IIR_MIN_DEPTH, LMR_ESCAPE_LESS_PERCENT, LMR_MANY_CUTOFFS, LMR_MIN_DEPTH,
     LMR_MIN_MOVE_INDEX, LMR_TABLE_SIZE, NULL_MOVE_MIN_DEPTH, QUIETS_TRIED_MAX, SEE_PRUNE_MAX_DEPTH, SINGULAR_MIN_DEPTH,
     SINGULAR_TT_DEPTH_SLACK,
 };
@@ -28,6 +28,7 @@ impl<G: Game> Searcher<'_, G> {
         if ply >= G::MAX_PLY {
             return self.evaluate();
         }
+        self.cutoffs[ply + 2] = 0;
         let stm = self.game.side_to_move();
         if let Some(end) = self.game.rule_end(ply) {
             return end_score(end, stm, ply);
@@ -270,7 +271,9 @@ impl<G: Game> Searcher<'_, G> {
                     if G::SEARCH_REFINEMENTS {
                         adjust += self.tuning.lmr_not_improving_percent * i32::from(!improving)
                             - self.tuning.lmr_counter_less_percent * i32::from(is_counter)
-                            - LMR_ESCAPE_LESS_PERCENT * i32::from(escapes);
+                            - LMR_ESCAPE_LESS_PERCENT * i32::from(escapes)
+                            + self.tuning.lmr_cutoffs_more_percent
+                                * i32::from(self.cutoffs[ply + 1] > LMR_MANY_CUTOFFS);
                         r -= history / self.tuning.lmr_history_divisor;
                     }
                     r += adjust.div_euclid(100);
@@ -299,6 +302,7 @@ impl<G: Game> Searcher<'_, G> {
                         self.update_pv(ply, m);
                     }
                     if score >= beta {
+                        self.cutoffs[ply] += 1;
                         if quiet {
                             let k = &mut self.killers[ply];
                             if k[0] != Some(mk) {

@@ -176,6 +176,13 @@ pub(super) const LMR_COUNTER_LESS_PERCENT: i32 = 100;
 /// In games with `Game::SEARCH_REFINEMENTS`: hundredths of a ply taken off the reduction of a quiet move that
 /// takes a piece out of a lesser piece's attack (`Game::threat_order`; see [`LMR_PV_LESS_PERCENT`]).
 pub(super) const LMR_ESCAPE_LESS_PERCENT: i32 = 100;
+/// In games with `Game::SEARCH_REFINEMENTS`: hundredths of a ply added to the reduction of a late move where more
+/// than [`LMR_MANY_CUTOFFS`] fail highs have happened at the child's ply since this node's parent began
+/// (the replies here tend to be cut nodes; see [`LMR_PV_LESS_PERCENT`]). The default is 0 (none); chess
+/// sets its own (`Game::SEARCH_TUNING`).
+pub(super) const LMR_CUTOFFS_MORE_PERCENT: i32 = 0;
+/// See [`LMR_CUTOFFS_MORE_PERCENT`].
+pub(super) const LMR_MANY_CUTOFFS: u32 = 3;
 /// In games with `Game::SEARCH_REFINEMENTS`: a quiet move's reduction shrinks by one ply per this much history
 /// score (and grows for a negative one).
 pub(super) const LMR_HISTORY_DIVISOR: i32 = 8192;
@@ -251,6 +258,8 @@ pub struct SearchTuning {
     pub reverse_futility_max_depth: i32,
     /// The default is `LMP_MAX_DEPTH`.
     pub lmp_max_depth: i32,
+    /// The default is `LMR_CUTOFFS_MORE_PERCENT`.
+    pub lmr_cutoffs_more_percent: i32,
 }
 
 impl SearchTuning {
@@ -280,10 +289,11 @@ impl SearchTuning {
         lmr_counter_less_percent: LMR_COUNTER_LESS_PERCENT,
         reverse_futility_max_depth: REVERSE_FUTILITY_MAX_DEPTH,
         lmp_max_depth: LMP_MAX_DEPTH,
+        lmr_cutoffs_more_percent: LMR_CUTOFFS_MORE_PERCENT,
     };
 
     /// How many numbers there are.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 25;
 
     /// The fields' names, in the order of [`SearchTuning::values`].
     pub const NAMES: [&'static str; Self::COUNT] = [
@@ -311,6 +321,7 @@ impl SearchTuning {
         "lmr_counter_less_percent",
         "reverse_futility_max_depth",
         "lmp_max_depth",
+        "lmr_cutoffs_more_percent",
     ];
 
     /// The numbers in the order of [`SearchTuning::NAMES`].
@@ -340,6 +351,7 @@ impl SearchTuning {
             self.lmr_counter_less_percent,
             self.reverse_futility_max_depth,
             self.lmp_max_depth,
+            self.lmr_cutoffs_more_percent,
         ]
     }
 
@@ -372,6 +384,7 @@ impl SearchTuning {
             lmr_counter_less_percent: v[21],
             reverse_futility_max_depth: v[22].max(0),
             lmp_max_depth: v[23].max(0),
+            lmr_cutoffs_more_percent: v[24],
         }
     }
 }

@@ -21,6 +21,7 @@ impl<G: Game> Searcher<'_, G> {
     ) -> i32 {
         let mut best = -INF;
         self.pv[0].clear();
+        self.cutoffs[2] = 0;
         for i in first..self.root.len() {
             let m = self.root[i].m;
             if self.main && !currmove_after.is_zero() && self.shared.budget.elapsed() >= currmove_after {

@@ -71,6 +71,10 @@ pub(super) struct Searcher<'a, G: Game> {
     /// The static evaluation at each ply of the current line ([`NO_EVAL`] where none was computed, as in
     /// check), to tell whether the side to move's evaluation is improving.
     pub(super) evals: Vec<i32>,
+    /// Fail highs at each ply of the current line, counted since the node two plies up began (the root's
+    /// iteration, for ply 2): many at a node's child ply say its replies tend to be cut nodes
+    /// (`SearchTuning::lmr_cutoffs_more_percent`).
+    pub(super) cutoffs: Vec<u32>,
     /// Static evaluations already computed by this thread, by position hash: `[hash % size]` holds the hash's
     /// upper 48 bits and the score as an `i16` (0: empty). The evaluation is a function of the position, so
     /// a hit returns exactly what [`Game::evaluate`] would: the search is unchanged, only faster.
@@ -179,6 +183,7 @@ impl<'a, G: Game> Searcher<'a, G> {
             played: vec![0; plies],
             excluded: vec![0; plies],
             evals: vec![NO_EVAL; plies],
+            cutoffs: vec![0; plies + 2],
             eval_cache: vec![0; eval_cache_entries(shared.node_limit, G::EVAL_CACHE_ENTRIES)],
             root: Vec::new(),
             root_depth: 0,

@@ -268,8 +268,9 @@ fn a_search_searches_with_the_tuning_numbers_it_is_given() {
     // Every number is read: each moved far from its default (within the tuner's bounds) changes the tree, deep
     // enough for singular extensions.
     let deeper = nodes_at(11, Some(SearchTuning::DEFAULT));
-    let far: [i32; SearchTuning::COUNT] =
-        [200, 150, 250, 12, 20, 100, 60, 120, 140, 2000, 8, 8, 128, 1024, 600, 0, 0, 0, 20, -100, 300, -100, 12, 10];
+    let far: [i32; SearchTuning::COUNT] = [
+        200, 150, 250, 12, 20, 100, 60, 120, 140, 2000, 8, 8, 128, 1024, 600, 0, 0, 0, 20, -100, 300, -100, 12, 10, 300,
+    ];
     let default_values = SearchTuning::DEFAULT.values();
     for (i, &v) in far.iter().enumerate() {
         assert_ne!(v, default_values[i], "{}", SearchTuning::NAMES[i]);

@@ -71,6 +71,7 @@ const RANGES: [(f64, f64, f64); SearchTuning::COUNT] = [
     (-100.0, 300.0, 20.0),    // lmr_counter_less_percent
     (2.0, 12.0, 0.7),         // reverse_futility_max_depth
     (1.0, 10.0, 0.7),         // lmp_max_depth
+    (-100.0, 300.0, 20.0),    // lmr_cutoffs_more_percent
 ];
 
 /// The final learning rate engine testing frameworks suggest for runs of tens of thousands of games; a run of a

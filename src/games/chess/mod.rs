@@ -408,6 +408,8 @@ impl Game for Chess {
         singular_margin: 2,
         aspiration_delta: 26,
         history_bonus_scale: 32,
+        // BENCHMARKS.md, "Five search changes at 20,000 nodes; the fail-high count landed".
+        lmr_cutoffs_more_percent: 100,
         ..crate::search::SearchTuning::DEFAULT
     };
     /// 1 MiB a thread: an evaluation (tables and network) costs thousands of instructions, a probe of this much
