@@ -226,6 +226,11 @@ fn distance(a: Square, b: Square) -> i32 {
     df.max(dr)
 }
 
+/// Steps between two squares along files and ranks (Manhattan distance).
+fn manhattan(a: Square, b: Square) -> i32 {
+    (a.file() as i32 - b.file() as i32).abs() + (a.rank() as i32 - b.rank() as i32).abs()
+}
+
 /// Squares attacked by each side's pieces, gathered while the pieces are evaluated: by knights and bishops, by
 /// rooks, and by anything (pawns and king included once [`Attacks::finish`] has run).
 #[derive(Default)]
@@ -506,6 +511,54 @@ fn evaluate_any(t: &Tables, board: &Board) -> i32 {
         score /= 4;
     }
     if stm == Color::White { score } else { -score }
+}
+
+/// Centi-pawns a lone defending king is worth to the other side for each step it stands nearer the edge
+/// ([`mop_up`]).
+const MOP_UP_EDGE: i32 = 40;
+/// Centi-pawns for each step the kings stand nearer each other, Manhattan distance ([`mop_up`]).
+const MOP_UP_KINGS: i32 = 8;
+/// Centi-pawns for each step (Manhattan distance) the defending king stands nearer a corner of the bishop's
+/// colour, with bishop and knight against a bare king, in place of the edge's ([`mop_up`]).
+const MOP_UP_BISHOP_CORNER: i32 = 30;
+
+/// The technique of pawnless endings won by driving the defending king to the edge (king and queen or rook
+/// against king, bishop and knight against king, queen against rook): where no pawns are left and one side is
+/// at least a rook ahead in pieces (the built-in middlegame values), that side gains for each step the other
+/// king stands nearer the edge (with bishop and knight, nearer a corner of the bishop's colour) and the kings
+/// nearer each other. The evaluation otherwise gives such positions no direction, and the search, finding
+/// no mate within its horizon, shuffles until the fifty-move rule. From the side to move's point of view;
+/// 0 where it does not apply (every position with a pawn).
+pub fn mop_up(board: &Board) -> i32 {
+    if !board.pieces(Piece::Pawn).is_empty() {
+        return 0;
+    }
+    let w = &WEIGHTS;
+    let count = |c: Color, p: Piece| board.colored_pieces(c, p).len() as i32;
+    let pieces = |c: Color| (1..5).map(|p| w[p].0 * count(c, Piece::ALL[p])).sum::<i32>();
+    let (white, black) = (pieces(Color::White), pieces(Color::Black));
+    let strong = if white - black >= w[3].0 {
+        Color::White
+    } else if black - white >= w[3].0 {
+        Color::Black
+    } else {
+        return 0;
+    };
+    let (mine, theirs) = (board.king(strong), board.king(!strong));
+    let mut bonus = MOP_UP_KINGS * (14 - manhattan(mine, theirs));
+    let bare = board.colors(!strong) == theirs.bitboard();
+    let minors_only = count(strong, Piece::Rook) + count(strong, Piece::Queen) == 0;
+    if bare && minors_only && count(strong, Piece::Bishop) == 1 && count(strong, Piece::Knight) == 1 {
+        // Mate is forced only in a corner the bishop can reach: the defending king is driven there.
+        let bishop = board.colored_pieces(strong, Piece::Bishop).next_square().unwrap_or(Square::A1);
+        let dark = (bishop.file() as usize + bishop.rank() as usize).is_multiple_of(2);
+        let corners = if dark { [Square::A1, Square::H8] } else { [Square::H1, Square::A8] };
+        let near = corners.iter().map(|&c| manhattan(c, theirs)).min().unwrap_or(14);
+        bonus += MOP_UP_BISHOP_CORNER * (14 - near);
+    } else {
+        bonus += MOP_UP_EDGE * (6 - centrality(theirs as usize));
+    }
+    if board.side_to_move() == strong { bonus } else { -bonus }
 }
 
 /// The drawish-ending rule of [`evaluate_with`] could scale a score here, whichever side it favoured: a side

@@ -145,9 +145,10 @@ impl Chess {
     /// The static evaluation of the current position, from the side to move's view: the tables' evaluation,
     /// corrected by the network (or replaced by it, for a network trained to replace it). Where the drawish-ending
     /// rule could apply (no pawns for a side), the network's training left the position out, so the tables'
-    /// evaluation stands alone.
+    /// evaluation stands alone (with the technique of the pawnless endings won against a bare king or a rook,
+    /// [`eval::mop_up`]).
     pub fn static_eval(&self) -> i32 {
-        let hand = || eval::evaluate_with(self.tables.0, &self.board);
+        let hand = || eval::evaluate_with(self.tables.0, &self.board) + eval::mop_up(&self.board);
         let Some(net) = self.net else { return hand() };
         if eval::drawish_possible(&self.board) {
             return hand();
