@@ -527,19 +527,19 @@ const MOP_UP_BISHOP_CORNER: i32 = 30;
 /// at least a rook ahead in pieces (the built-in middlegame values), that side gains for each step the other
 /// king stands nearer the edge (with bishop and knight, nearer a corner of the bishop's colour) and the kings
 /// nearer each other. The evaluation otherwise gives such positions no direction, and the search, finding
-/// no mate within its horizon, shuffles until the fifty-move rule. From the side to move's point of view;
-/// 0 where it does not apply (every position with a pawn).
+/// no mate within its horizon, shuffles until the fifty-move rule. (Two knights against a bare king are driven
+/// the same way, harmlessly: they cannot force mate.) From the side to move's point of view; 0 where it does not
+/// apply (every position with a pawn).
 pub fn mop_up(board: &Board) -> i32 {
     if !board.pieces(Piece::Pawn).is_empty() {
         return 0;
     }
-    let w = &WEIGHTS;
+    let rook = WEIGHTS[3].0;
     let count = |c: Color, p: Piece| board.colored_pieces(c, p).len() as i32;
-    let pieces = |c: Color| (1..5).map(|p| w[p].0 * count(c, Piece::ALL[p])).sum::<i32>();
-    let (white, black) = (pieces(Color::White), pieces(Color::Black));
-    let strong = if white - black >= w[3].0 {
+    let (white, black) = (pieces_value(board, Color::White), pieces_value(board, Color::Black));
+    let strong = if white - black >= rook {
         Color::White
-    } else if black - white >= w[3].0 {
+    } else if black - white >= rook {
         Color::Black
     } else {
         return 0;
@@ -553,7 +553,7 @@ pub fn mop_up(board: &Board) -> i32 {
         let bishop = board.colored_pieces(strong, Piece::Bishop).next_square().unwrap_or(Square::A1);
         let dark = (bishop.file() as usize + bishop.rank() as usize).is_multiple_of(2);
         let corners = if dark { [Square::A1, Square::H8] } else { [Square::H1, Square::A8] };
-        let near = corners.iter().map(|&c| manhattan(c, theirs)).min().unwrap_or(14);
+        let near = manhattan(corners[0], theirs).min(manhattan(corners[1], theirs));
         bonus += MOP_UP_BISHOP_CORNER * (14 - near);
     } else {
         bonus += MOP_UP_EDGE * (6 - centrality(theirs as usize));
@@ -564,12 +564,15 @@ pub fn mop_up(board: &Board) -> i32 {
 /// The drawish-ending rule of [`evaluate_with`] could scale a score here, whichever side it favoured: a side
 /// has no pawns and less than a rook more in pieces than the other (at the built-in piece values).
 pub fn drawish_possible(board: &Board) -> bool {
-    let w = &WEIGHTS;
-    let non_pawn =
-        |c: Color| (1..5).map(|p| w[p].0 * board.colored_pieces(c, Piece::ALL[p]).len() as i32).sum::<i32>();
     [Color::White, Color::Black].into_iter().any(|strong| {
-        board.colored_pieces(strong, Piece::Pawn).is_empty() && non_pawn(strong) - non_pawn(!strong) < w[3].0
+        board.colored_pieces(strong, Piece::Pawn).is_empty()
+            && pieces_value(board, strong) - pieces_value(board, !strong) < WEIGHTS[3].0
     })
+}
+
+/// The pieces of `color` other than pawns and king, at the built-in middlegame values.
+fn pieces_value(board: &Board, color: Color) -> i32 {
+    (1..5).map(|p| WEIGHTS[p].0 * board.colored_pieces(color, Piece::ALL[p]).len() as i32).sum()
 }
 
 /// The evaluation of one position as a linear function of the weights: what each weight is multiplied by,

@@ -366,8 +366,8 @@ fn search_finds_a_mate_and_wins_material() {
 #[test]
 fn the_pawnless_mates_are_won_before_the_fifty_move_rule() {
     // Bishop and knight (either colour of bishop), queen against rook, rook: the stronger side, searching 20,000
-    // nodes a move, mates the same search defending. Without the technique of `eval::mop_up`, the first two end
-    // in the fifty-move rule or a repetition.
+    // nodes a move, mates the same search defending. Without the technique of `eval::mop_up`, the first ends in
+    // the fifty-move rule.
     use crate::search::{Limits, SearchOptions, TranspositionTable, search};
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
