@@ -548,10 +548,14 @@ pub fn mop_up(board: &Board) -> i32 {
     let mut bonus = MOP_UP_KINGS * (14 - manhattan(mine, theirs));
     let bare = board.colors(!strong) == theirs.bitboard();
     let minors_only = count(strong, Piece::Rook) + count(strong, Piece::Queen) == 0;
-    if bare && minors_only && count(strong, Piece::Bishop) == 1 && count(strong, Piece::Knight) == 1 {
+    if bare
+        && minors_only
+        && count(strong, Piece::Bishop) == 1
+        && count(strong, Piece::Knight) == 1
+        && let Some(bishop) = board.colored_pieces(strong, Piece::Bishop).next_square()
+    {
         // Mate is forced only in a corner the bishop can reach: the defending king is driven there.
-        let bishop = board.colored_pieces(strong, Piece::Bishop).next_square().unwrap_or(Square::A1);
-        let dark = (bishop.file() as usize + bishop.rank() as usize).is_multiple_of(2);
+        let dark = BitBoard::DARK_SQUARES.has(bishop);
         let corners = if dark { [Square::A1, Square::H8] } else { [Square::H1, Square::A8] };
         let near = manhattan(corners[0], theirs).min(manhattan(corners[1], theirs));
         bonus += MOP_UP_BISHOP_CORNER * (14 - near);
