@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release --example tune -- gen GAME OUT [games 10000] [nodes per move 3000] [seed 1] [threads 2]
 //!                                            [node spread 0]
+//! cargo run --release --example tune -- label GAME IN OUT [nodes 6000] [every 1] [threads 2] [from 0]
 //! cargo run --release --example tune -- spsa GAME OUT [pairs 10000] [nodes per move 6000] [seed 1] [threads 2]
 //!                                            [rate 0.002] [START]
 //! cargo run --release --example tune -- tune GAME DATA... -o OUT [--epochs 300] [--lambda 0.7] [--l2 0]
@@ -14,7 +15,10 @@
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
-//! [`kibitz::tuning::selfplay`]). `spsa` tunes the search's pruning, reduction and extension numbers by pairs of
+//! [`kibitz::tuning::selfplay`]). `label` appends IN's lines again to OUT, each with the score of a fresh search
+//! of `nodes` nodes in place of its own (the game's result kept): every `every`-th line of IN, from line `from`
+//! (0-based; a stopped run's last report names where to take it up), those the search finds quiet
+//! ([`kibitz::tuning::label`]). `spsa` tunes the search's pruning, reduction and extension numbers by pairs of
 //! self-play games between them moved up and moved down ([`kibitz::tuning::spsa`]), the final learning rate
 //! `rate` (larger for shorter runs), from the game's own (or
 //! START's, a file of `name value` lines), and writes them to OUT as such lines (rewritten every 100 pairs, so a
@@ -52,7 +56,7 @@ use kibitz::games::chess::Chess;
 use kibitz::games::draughts::Draughts;
 use kibitz::games::hive::Hive;
 use kibitz::games::xiangqi::Xiangqi;
-use kibitz::tuning::{Tunable, fit, net, selfplay, spsa};
+use kibitz::tuning::{Tunable, fit, label, net, selfplay, spsa};
 
 fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Result<T> {
     match args.get(i) {
@@ -61,8 +65,9 @@ fn positional<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> Re
     }
 }
 
-const USAGE: &str = "usage: tune gen GAME OUT [games] [nodes] [seed] [threads] [node spread] | tune spsa GAME OUT [pairs] [nodes] \
-     [seed] [threads] [rate] [START] | tune GAME DATA... -o OUT [options]";
+const USAGE: &str = "usage: tune gen GAME OUT [games] [nodes] [seed] [threads] [node spread] | tune label GAME IN OUT \
+     [nodes] [every] [threads] [from] | tune spsa GAME OUT [pairs] [nodes] [seed] [threads] [rate] [START] | \
+     tune GAME DATA... -o OUT [options]";
 
 /// `spsa GAME OUT [pairs] [nodes] [seed] [threads] [rate] [START]`: tune the search's numbers by self-play
 /// ([`spsa`]) with the final learning rate `rate`, from the game's own or START's (a file of `name value`
@@ -139,6 +144,17 @@ fn run<G: Tunable>(command: &str, args: &[String]) -> Result<()> {
             let threads = positional(args, 4, 2)?;
             let spread = positional(args, 5, 0)?;
             selfplay::generate::<G>(out, games, nodes, seed, threads, spread).map_err(anyhow::Error::msg)
+        }
+        "label" => {
+            let usage = "label GAME IN OUT [nodes] [every] [threads] [from]";
+            let (input, out) = (args.first().context(usage)?, args.get(1).context(usage)?);
+            let nodes = positional(args, 2, 6000)?;
+            let every = positional(args, 3, 1)?;
+            let threads = positional(args, 4, 2)?;
+            let from = positional(args, 5, 0)?;
+            let tally = label::relabel::<G>(input, out, nodes, every, threads, from).map_err(anyhow::Error::msg)?;
+            eprintln!("{} positions searched, {} written", tally.searched, tally.written);
+            Ok(())
         }
         "tune" => tune::<G>(&TuneArgs::parse(args)?),
         "spsa" => spsa_run::<G>(args),

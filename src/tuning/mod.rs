@@ -1,6 +1,7 @@
 //! Learning evaluation values from kibitz's own games, for every game whose evaluation is (mostly) linear in
 //! its values: self-play positions labelled with the game's result and the search's score
-//! ([`selfplay`]), and a logistic fit of the values to them ([`fit`]). `examples/tune.rs` is the command
+//! ([`selfplay`]), possibly labelled again by a deeper search ([`label`]), and a logistic fit of the values to
+//! them ([`fit`]). `examples/tune.rs` is the command
 //! line over both; the commands that made every shipped weight file are in BENCHMARKS.md.
 //!
 //! A game takes part by implementing [`Tunable`]: its evaluation from the first side's view written as a
@@ -11,6 +12,7 @@
 //! its hand-written evaluation.
 
 pub mod fit;
+pub mod label;
 pub mod net;
 pub mod selfplay;
 pub mod spsa;
