@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::Tunable;
+use super::{Tunable, fit};
 use crate::game::{Score, Side};
 use crate::search::{Limits, SearchOptions, TranspositionTable, search};
 
@@ -38,22 +38,14 @@ pub struct Tally {
 struct Labelled<G> {
     game: G,
     text: String,
-    result: String,
+    result: f32,
 }
 
-/// Read line `number` (1-based, for the error) of a self-play file.
+/// Read line `number` (1-based, for the error) of a self-play file, as the fit reads it ([`fit::parse_line`]).
 fn parse_line<G: Tunable>(line: &str, number: usize) -> Result<Labelled<G>, String> {
-    let mut fields = line.rsplitn(3, ';');
-    let (Some(score), Some(result), Some(text)) = (fields.next(), fields.next(), fields.next()) else {
-        return Err(format!("line {number}: expected `POSITION;result;score`"));
-    };
-    score.trim().parse::<i32>().map_err(|_| format!("line {number}: the score `{score}` is not a whole number"))?;
-    match result.trim().parse::<f64>() {
-        Ok(r) if r == 0.0 || r == 0.5 || r == 1.0 => {}
-        _ => return Err(format!("line {number}: the result `{result}` is not 0.0, 0.5 or 1.0")),
-    }
+    let (text, result, _) = fit::parse_line(line).map_err(|e| format!("line {number}: {e}"))?;
     let game = G::parse_position(text, None).map_err(|e| format!("line {number}: {e}"))?;
-    Ok(Labelled { game, text: text.to_string(), result: result.trim().to_string() })
+    Ok(Labelled { game, text: text.to_string(), result })
 }
 
 /// The deeper search's score of `game` from the first side's view, where the position is one self-play would
@@ -110,7 +102,7 @@ pub fn relabel<G: Tunable>(
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&i) = chunk.get(k) else { return };
                         let labelled = parse_line::<G>(lines[i], i + 1).map(|l| {
-                            deeper_score(&l.game, nodes, tt, stop).map(|s| format!("{};{};{s}\n", l.text, l.result))
+                            deeper_score(&l.game, nodes, tt, stop).map(|s| format!("{};{:.1};{s}\n", l.text, l.result))
                         });
                         *results[k].lock().unwrap() = Some(labelled);
                     }
@@ -230,8 +222,8 @@ mod tests {
         let good = self_play_lines().remove(0);
         for (bad, says) in [
             ("no fields", "line 2: expected"),
-            ("W:W21:B1;0.5;x", "line 2: the score `x`"),
-            ("W:W21:B1;0.7;12", "line 2: the result `0.7`"),
+            ("W:W21:B1;0.5;x", "line 2: score `x`"),
+            ("W:W21:B1;0.7;12", "line 2: result `0.7`"),
             ("nonsense;1.0;12", "line 2:"),
         ] {
             std::fs::write(&input, format!("{good}\n{bad}\n")).unwrap();
