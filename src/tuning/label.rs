@@ -34,6 +34,9 @@ pub struct Tally {
     pub written: usize,
 }
 
+/// A chosen line's outcome: the line to write (`None`: left out), or why the input line is bad.
+type Outcome = Result<Option<String>, String>;
+
 /// One input line read: the position, its text as written, and the game's result.
 struct Labelled<G> {
     game: G,
@@ -91,8 +94,7 @@ pub fn relabel<G: Tunable>(
     let start = Instant::now();
     let mut tally = Tally::default();
     for chunk in chosen.chunks(CHUNK_LINES.div_ceil(every)) {
-        let results: Vec<Mutex<Option<Result<Option<String>, String>>>> =
-            chunk.iter().map(|_| Mutex::new(None)).collect();
+        let results: Vec<Mutex<Option<Outcome>>> = chunk.iter().map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for tt in &tables {
