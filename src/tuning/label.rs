@@ -4,11 +4,10 @@
 //! from searches deeper than the self-play's without playing its games again.
 //!
 //! The lines are chosen by their number in the input: every `every`-th line from the file's start (so that the
-//! same work covers more games), from line `from` on. The output keeps
-//! the input's order whatever the number of threads and is written a chunk at a time; a stopped run is taken
-//! up with `from` set to the last input line its progress report names as done. A position the deeper search
-//! finds not quiet (its best move noisy, or in check), mated, or over by the rules is left out, as self-play
-//! leaves such positions out.
+//! same work covers more games), from line `from` on. The output keeps the input's order whatever the number
+//! of threads and is written a chunk at a time; a stopped run is taken up with `from` set to the last input
+//! line its progress report names as done. A position the deeper search finds not quiet (its best move noisy,
+//! or in check), mated, or over by the rules is left out, as self-play leaves such positions out.
 
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
