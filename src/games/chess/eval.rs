@@ -344,6 +344,92 @@ fn square_ahead(ci: usize, sq: Square) -> u64 {
     if ci == 0 { sq.bitboard().0 << 8 } else { sq.bitboard().0 >> 8 }
 }
 
+/// What [`evaluate_any`] knows of one side while it sums that side's pieces.
+#[derive(Clone, Copy)]
+struct SideView {
+    ci: usize,
+    /// 0 for White, 56 for Black: a square from this side's view (`sq ^ flip`).
+    flip: usize,
+    occ: BitBoard,
+    /// Squares neither this side's own nor attacked by an enemy pawn (where mobility counts).
+    safe: u64,
+    /// The enemy king's square and the squares around it.
+    zone: u64,
+    pawn_att: [u64; 2],
+    enemy_pawns: u64,
+    own_pawns: u64,
+}
+
+/// One side's running sums in [`evaluate_any`]: middlegame and endgame, and the attack on the enemy king.
+#[derive(Default)]
+struct Sums {
+    mg: i32,
+    eg: i32,
+    attack_units: i32,
+    attackers: i32,
+}
+
+impl Sums {
+    /// The table values of the pieces of type `pi` on `set`.
+    #[inline(always)]
+    fn squares(&mut self, t: &Tables, pi: usize, set: BitBoard, flip: usize) {
+        for sq in set {
+            let s = t.pst[pi][sq as usize ^ flip];
+            self.mg += s.0;
+            self.eg += s.1;
+        }
+    }
+
+    /// The knights (`PI` 1), bishops (2), rooks (3) or queens (4) on `set`: table values, mobility, outposts,
+    /// the attack on the enemy king's zone and (rooks) open files; their attacks go to `attacks`. One copy
+    /// for each piece type, so that nothing asks which piece it is square by square.
+    #[inline(always)]
+    fn pieces<const PI: usize>(&mut self, t: &Tables, set: BitBoard, v: &SideView, attacks: &mut Attacks) {
+        let w = &t.weights;
+        let (base, unit) = match PI {
+            1 => (4, 2),
+            2 => (6, 2),
+            3 => (7, 3),
+            _ => (13, 5),
+        };
+        let mw = w[MOBILITY + PI - 1];
+        let ci = v.ci;
+        for sq in set {
+            let rel = sq as usize ^ v.flip;
+            let s = t.pst[PI][rel];
+            self.mg += s.0;
+            self.eg += s.1;
+            let att = match PI {
+                1 => get_knight_moves(sq).0,
+                2 => get_bishop_moves(sq, v.occ).0,
+                3 => get_rook_moves(sq, v.occ).0,
+                _ => get_bishop_moves(sq, v.occ).0 | get_rook_moves(sq, v.occ).0,
+            };
+            attacks.add(ci, Piece::ALL[PI], att);
+            let mob = (att & v.safe).count_ones() as i32 - base;
+            self.mg += mw.0 * mob;
+            self.eg += mw.1 * mob;
+            if PI <= 2 && is_outpost(ci, sq, rel >> 3, v.pawn_att, v.enemy_pawns) {
+                self.mg += w[OUTPOST + PI - 1].0;
+                self.eg += w[OUTPOST + PI - 1].1;
+            }
+            let hits = (att & v.zone).count_ones() as i32;
+            if hits > 0 {
+                self.attackers += 1;
+                self.attack_units += unit * hits;
+            }
+            if PI == 3 {
+                let file = FILE_A << sq.file() as usize;
+                if file & v.own_pawns == 0 {
+                    let k = if file & v.enemy_pawns == 0 { ROOK_OPEN } else { ROOK_SEMI_OPEN };
+                    self.mg += w[k].0;
+                    self.eg += w[k].1;
+                }
+            }
+        }
+    }
+}
+
 /// Evaluation from the side to move's point of view, with the given tables (the tuner's entry point).
 pub fn evaluate_with(t: &Tables, board: &Board) -> i32 {
     #[cfg(target_arch = "x86_64")]
@@ -375,7 +461,11 @@ fn evaluate_any(t: &Tables, board: &Board) -> i32 {
 
     let mut mg = 0i32;
     let mut eg = 0i32;
-    let mut phase = 0i32;
+    let count = |piece: Piece| board.pieces(piece).len() as i32;
+    let phase = PHASE[1] * count(Piece::Knight)
+        + PHASE[2] * count(Piece::Bishop)
+        + PHASE[3] * count(Piece::Rook)
+        + PHASE[4] * count(Piece::Queen);
     let mut non_pawn = [0i32; 2];
     let mut attacks = Attacks::default();
 
@@ -383,59 +473,28 @@ fn evaluate_any(t: &Tables, board: &Board) -> i32 {
         let sign = if ci == 0 { 1 } else { -1 };
         let them = 1 - ci;
         let own = board.colors(color).0;
-        let safe = !own & !pawn_att[them];
-        let mut smg = 0;
-        let mut seg = 0;
-        let mut attack_units = 0;
-        let mut attackers = 0;
-        for (pi, piece) in Piece::ALL.into_iter().enumerate() {
-            let set = board.colored_pieces(color, piece);
-            phase += PHASE[pi] * set.len() as i32;
-            if (1..=4).contains(&pi) {
-                non_pawn[ci] += w[pi].0 * set.len() as i32;
-            }
-            for sq in set {
-                let rel = if ci == 0 { sq as usize } else { sq as usize ^ 56 };
-                let s = t.pst[pi][rel];
-                smg += s.0;
-                seg += s.1;
-                let att = match piece {
-                    Piece::Knight => get_knight_moves(sq).0,
-                    Piece::Bishop => get_bishop_moves(sq, occ).0,
-                    Piece::Rook => get_rook_moves(sq, occ).0,
-                    Piece::Queen => get_bishop_moves(sq, occ).0 | get_rook_moves(sq, occ).0,
-                    _ => continue,
-                };
-                attacks.add(ci, piece, att);
-                let mob = (att & safe).count_ones() as i32;
-                let (base, unit) = match piece {
-                    Piece::Knight => (4, 2),
-                    Piece::Bishop => (6, 2),
-                    Piece::Rook => (7, 3),
-                    _ => (13, 5),
-                };
-                let mw = w[MOBILITY + pi - 1];
-                smg += mw.0 * (mob - base);
-                seg += mw.1 * (mob - base);
-                if pi <= 2 && is_outpost(ci, sq, rel >> 3, pawn_att, pawns_of[them]) {
-                    smg += w[OUTPOST + pi - 1].0;
-                    seg += w[OUTPOST + pi - 1].1;
-                }
-                let hits = (att & zones[them]).count_ones() as i32;
-                if hits > 0 {
-                    attackers += 1;
-                    attack_units += unit * hits;
-                }
-                if piece == Piece::Rook {
-                    let file = FILE_A << sq.file() as usize;
-                    if file & pawns_of[ci] == 0 {
-                        let k = if file & pawns_of[them] == 0 { ROOK_OPEN } else { ROOK_SEMI_OPEN };
-                        smg += w[k].0;
-                        seg += w[k].1;
-                    }
-                }
-            }
+        let view = SideView {
+            ci,
+            flip: if ci == 0 { 0 } else { 56 },
+            occ,
+            safe: !own & !pawn_att[them],
+            zone: zones[them],
+            pawn_att,
+            enemy_pawns: pawns_of[them],
+            own_pawns: pawns_of[ci],
+        };
+        let mut sums = Sums::default();
+        let set = |piece: Piece| board.colored_pieces(color, piece);
+        sums.squares(t, 0, set(Piece::Pawn), view.flip);
+        sums.squares(t, 5, set(Piece::King), view.flip);
+        sums.pieces::<1>(t, set(Piece::Knight), &view, &mut attacks);
+        sums.pieces::<2>(t, set(Piece::Bishop), &view, &mut attacks);
+        sums.pieces::<3>(t, set(Piece::Rook), &view, &mut attacks);
+        sums.pieces::<4>(t, set(Piece::Queen), &view, &mut attacks);
+        for (pi, piece) in [(1, Piece::Knight), (2, Piece::Bishop), (3, Piece::Rook), (4, Piece::Queen)] {
+            non_pawn[ci] += w[pi].0 * set(piece).len() as i32;
         }
+        let Sums { mg: mut smg, eg: mut seg, attack_units, attackers } = sums;
         if attackers >= 2 {
             let u = attack_units.min(24);
             smg += w[KING_ATTACK].0 * u * u / 8;
