@@ -344,6 +344,11 @@ fn square_ahead(ci: usize, sq: Square) -> u64 {
     if ci == 0 { sq.bitboard().0 << 8 } else { sq.bitboard().0 >> 8 }
 }
 
+/// For knights, bishops, rooks and queens: the mobility the mobility weight counts from (fewer safe squares
+/// score below zero), and the units each square of the enemy king's zone it attacks adds to the king attack.
+/// The evaluation and its trace both read it.
+const BASE_AND_UNIT: [(i32, i32); 4] = [(4, 2), (6, 2), (7, 3), (13, 5)];
+
 /// What [`evaluate_any`] knows of one side while it sums that side's pieces.
 #[derive(Clone, Copy)]
 struct SideView {
@@ -386,12 +391,7 @@ impl Sums {
     #[inline(always)]
     fn pieces<const PI: usize>(&mut self, t: &Tables, set: BitBoard, v: &SideView, attacks: &mut Attacks) {
         let w = &t.weights;
-        let (base, unit) = match PI {
-            1 => (4, 2),
-            2 => (6, 2),
-            3 => (7, 3),
-            _ => (13, 5),
-        };
+        let (base, unit) = BASE_AND_UNIT[PI - 1];
         let mw = w[MOBILITY + PI - 1];
         let ci = v.ci;
         for sq in set {
@@ -765,12 +765,7 @@ pub fn trace(board: &Board) -> Trace {
                 };
                 attacks.add(ci, piece, att);
                 let mob = (att & safe).count_ones() as i32;
-                let (base, unit) = match piece {
-                    Piece::Knight => (4, 2),
-                    Piece::Bishop => (6, 2),
-                    Piece::Rook => (7, 3),
-                    _ => (13, 5),
-                };
+                let (base, unit) = BASE_AND_UNIT[pi - 1];
                 both(MOBILITY + pi - 1, (mob - base) as f32, (mob - base) as f32);
                 if pi <= 2 && is_outpost(ci, sq, rel >> 3, pawn_att, pawns_of[them]) {
                     both(OUTPOST + pi - 1, 1.0, 1.0);
