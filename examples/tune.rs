@@ -42,6 +42,9 @@
 //! one, say) instead of random weights, to train it further on new positions: its hidden size and buckets are
 //! the training's, and its weights are kept unless an epoch lowers the held-out error below where it started;
 //! with a larger `--hidden`, it is widened first (its hidden values kept, new ones added that start out unused).
+//! It keeps its centi-pawns an output unit (the K of the training is its, not the one fitted to DATA), so that its
+//! weights stay on the engine's fixed point: the training computes every output through the weights rounded to
+//! it, and each error it reports is the one of the network file it writes.
 //! `--smooth LAMBDA PLIES` trains on each game's scores smoothed along the game: a position's score becomes the
 //! mean of its game's scores from it to PLIES plies later, the one D plies later weighing LAMBDA^D
 //! (`kibitz::tuning::net::Smoothing`).

@@ -10,7 +10,10 @@
 //!
 //! Adam on mini-batches, every tenth block of 1,000 positions held out (whole games, as in [`super::fit`]);
 //! the weights of the epoch with the lowest held-out error are kept. The weights are clipped to what the
-//! engine's quantization can hold.
+//! engine's quantization can hold, and where the game names its fixed point ([`NetTrainable::NET_FIXED_POINT`])
+//! every output and gradient is computed through the weights rounded to it (quantization-aware training,
+//! the rounding passed over as if it were not there on the way back): each error the training reports, and the
+//! network it keeps, is then the one the engine computes, not a float network's that rounding makes worse.
 
 use super::Tunable;
 use super::fit::sigmoid;
@@ -21,6 +24,11 @@ use crate::matchplay::Rng;
 pub trait NetTrainable: Tunable {
     /// How many inputs the network has.
     const NET_INPUTS: usize;
+
+    /// The fixed point the engine stores a network in: a float weight `w` is stored as `round(w · scale)`,
+    /// with one scale for the first layer's weights and biases, one for the output weights and one for the
+    /// output biases. `None` (the default): the network is used in floating point.
+    const NET_FIXED_POINT: Option<[f32; 3]> = None;
 
     /// The inputs that are on in this position, seen from the first side (White); false to leave the
     /// position out.
@@ -361,6 +369,23 @@ fn folded(net: &FloatNet, inputs: usize, regions: usize) -> FloatNet {
     FloatNet { inputs: inputs * regions, w1, ..net.clone() }
 }
 
+/// `net` as the engine computes it, into `out`: each weight rounded to the game's fixed point
+/// ([`NetTrainable::NET_FIXED_POINT`]; a copy where it has none). A factorised first layer keeps its float
+/// weights: the engine stores the sums of its blocks, which a block's own rounding would not give.
+fn rounded<G: NetTrainable>(net: &FloatNet, o: &Options, out: &mut FloatNet) {
+    out.clone_from(net);
+    let Some([first, output, bias]) = G::NET_FIXED_POINT else {
+        return;
+    };
+    let round = |w: &mut f32, scale: f32| *w = (*w * scale).round() / scale;
+    if blocks::<G>(o) <= G::NET_KING_BUCKETS {
+        out.w1.iter_mut().for_each(|w| round(w, first));
+    }
+    out.b1.iter_mut().for_each(|w| round(w, first));
+    out.w2.iter_mut().for_each(|w| round(w, output));
+    out.b2.iter_mut().for_each(|w| round(w, bias));
+}
+
 fn error<G: NetTrainable>(net: &FloatNet, s: &Samples, k: f32, o: &Options) -> f64 {
     let mut acc = vec![0.0; 2 * net.hidden];
     let mut buf = Vec::new();
@@ -496,7 +521,12 @@ pub fn train<G: NetTrainable>(
             valid.len()
         ));
     }
-    let k = fit_k(&train);
+    // A network to start from keeps its scale, so that it starts on the engine's fixed point as its file has
+    // it (a rescaled output layer would round otherwise) and computes exactly what it did.
+    let k = match &o.init {
+        Some((_, init_scale)) if G::NET_FIXED_POINT.is_some() => 1.0 / init_scale,
+        _ => fit_k(&train),
+    };
     let mut rng = Rng(o.seed);
     let mut net = match &o.init {
         Some((init, init_scale)) => {
@@ -533,10 +563,13 @@ pub fn train<G: NetTrainable>(
     let mut order: Vec<u32> = (0..train.len() as u32).collect();
     // A network trained further is kept only where an epoch improves on where it started (epoch 0).
     let mut best = (f64::INFINITY, 0usize, net.clone());
+    // The weights as the engine computes them: every output and gradient goes through these.
+    let mut fixed = net.clone();
     if o.init.is_some() {
-        let start = error::<G>(&net, &valid, k, o);
+        rounded::<G>(&net, o, &mut fixed);
+        let start = error::<G>(&fixed, &valid, k, o);
         report(format!("the starting network's held-out error {start:.6}"));
-        best.0 = start;
+        best = (start, 0, fixed.clone());
     }
     let threads = o.threads.max(1);
     let mut grads = vec![vec![0.0f32; n]; threads];
@@ -548,9 +581,10 @@ pub fn train<G: NetTrainable>(
         let rate = if epoch * 4 > o.epochs * 3 { o.rate * 0.1 } else { o.rate };
         for batch in order.chunks(o.batch.max(1)) {
             let per = batch.len().div_ceil(threads);
+            rounded::<G>(&net, o, &mut fixed);
             std::thread::scope(|scope| {
                 for (g, part) in grads.iter_mut().zip(batch.chunks(per)) {
-                    let (net, train) = (&net, &train);
+                    let (net, train) = (&fixed, &train);
                     scope.spawn(move || {
                         g.iter_mut().for_each(|x| *x = 0.0);
                         gradients::<G>(net, train, part, k, o, g);
@@ -579,10 +613,11 @@ pub fn train<G: NetTrainable>(
                 }
             }
         }
-        let (te, ve) = (error::<G>(&net, &train, k, o), error::<G>(&net, &valid, k, o));
+        rounded::<G>(&net, o, &mut fixed);
+        let (te, ve) = (error::<G>(&fixed, &train, k, o), error::<G>(&fixed, &valid, k, o));
         report(format!("epoch {epoch}: training error {te:.6}, held-out error {ve:.6}"));
         if ve < best.0 {
-            best = (ve, epoch, net.clone());
+            best = (ve, epoch, fixed.clone());
         }
     }
     let net = if o.kings { folded(&best.2, G::NET_INPUTS, G::NET_KING_BUCKETS) } else { best.2 };
@@ -945,6 +980,38 @@ mod tests {
         let bytes = net::write(&trained.net, trained.scale, true).unwrap();
         assert_eq!(&bytes[..8], net::MAGIC_V3);
         assert!(net::Network::from_bytes(&bytes).is_ok());
+    }
+
+    #[test]
+    fn the_error_a_training_reports_is_the_one_its_file_gives() {
+        // Trained through the engine's fixed point, the network kept is one the engine stores exactly: its
+        // file, read back, has the held-out error the training reported. Started from a
+        // network file, the training keeps its scale, so that the file's weights stay on the fixed point, and a
+        // training that cannot improve on it writes the same file back.
+        let path = std::env::temp_dir().join(format!("kibitz-fixed-point-{}.txt", std::process::id()));
+        std::fs::write(&path, random_games(200, 60, 21).join("\n") + "\n").unwrap();
+        let paths = [path.to_string_lossy().into_owned()];
+        let o = Options { hidden: net::HIDDEN, epochs: 2, batch: 64, buckets: 8, lambda: 0.3, ..options() };
+        let trained = train::<Chess>(&paths, &o, &mut |_| {});
+        let (_, valid, _) = load::<Chess>(&paths, false, None).unwrap();
+        let trained = trained.unwrap();
+        assert!(trained.best_epoch >= 1);
+        let bytes = net::write(&trained.net, trained.scale, true).unwrap();
+        let (back, scale, _) = net::read_float(&bytes).unwrap();
+        let reread = error::<Chess>(&back, &valid, 1.0 / scale, &o);
+        // (Within the float rounding of K through the file's scale; a float network rounded only when written
+        // is 0.1% worse or more.)
+        assert!((reread - trained.best_error).abs() <= 1e-6 * reread, "{reread} against {}", trained.best_error);
+        // From that file, at a rate too small to move a weight by a step of the fixed point: the same scale,
+        // the same error, the same bytes.
+        let again = Options { init: Some((back, scale)), rate: 1e-9, ..o };
+        let mut lines = Vec::new();
+        let second = train::<Chess>(&paths, &again, &mut |l| lines.push(l));
+        std::fs::remove_file(&path).unwrap();
+        let second = second.unwrap();
+        assert_eq!(second.scale, scale);
+        assert!((second.best_error - reread).abs() <= 1e-6 * reread, "{lines:?}");
+        assert_eq!(net::write(&second.net, second.scale, true).unwrap(), bytes);
     }
 
     #[test]

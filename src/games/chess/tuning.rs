@@ -137,6 +137,11 @@ pub const SQUARES: Squares = [
 impl NetTrainable for Chess {
     const NET_INPUTS: usize = super::net::INPUTS;
 
+    /// The engine's: the first layer at [`QA`](super::net::QA), the output weights at [`QB`](super::net::QB),
+    /// the output biases at their product.
+    const NET_FIXED_POINT: Option<[f32; 3]> =
+        Some([super::net::QA as f32, super::net::QB as f32, (super::net::QA * super::net::QB) as f32]);
+
     /// Left out where the drawish-ending rule could scale the score (as in [`Tunable::linear_eval`]).
     fn net_features(&self, out: &mut Vec<u16>) -> bool {
         if super::eval::drawish_possible(self.board()) {
