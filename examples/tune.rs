@@ -44,7 +44,8 @@
 //! with a larger `--hidden`, it is widened first (its hidden values kept, new ones added that start out unused).
 //! It keeps its centi-pawns an output unit (the K of the training is its, not the one fitted to DATA), so that its
 //! weights stay on the engine's fixed point: the training computes every output through the weights rounded to
-//! it, and each error it reports is the one of the network file it writes.
+//! it, and each error it reports is the one of the network file it writes (with `--factorise`, the first layer's
+//! blocks are rounded only once summed, when the file is written).
 //! `--smooth LAMBDA PLIES` trains on each game's scores smoothed along the game: a position's score becomes the
 //! mean of its game's scores from it to PLIES plies later, the one D plies later weighing LAMBDA^D
 //! (`kibitz::tuning::net::Smoothing`).

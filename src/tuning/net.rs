@@ -13,7 +13,8 @@
 //! engine's quantization can hold, and where the game names its fixed point ([`NetTrainable::NET_FIXED_POINT`])
 //! every output and gradient is computed through the weights rounded to it (quantization-aware training,
 //! the rounding passed over as if it were not there on the way back): each error the training reports, and the
-//! network it keeps, is then the one the engine computes, not a float network's that rounding makes worse.
+//! network it keeps, is then the one the engine computes, not a float network's that rounding makes worse (but
+//! for a factorised first layer, whose blocks are rounded only once summed, when the file is written).
 
 use super::Tunable;
 use super::fit::sigmoid;
@@ -985,9 +986,9 @@ mod tests {
     #[test]
     fn the_error_a_training_reports_is_the_one_its_file_gives() {
         // Trained through the engine's fixed point, the network kept is one the engine stores exactly: its
-        // file, read back, has the held-out error the training reported. Started from a
-        // network file, the training keeps its scale, so that the file's weights stay on the fixed point, and a
-        // training that cannot improve on it writes the same file back.
+        // file, read back, has the held-out error the training reported. Started from a network file, the
+        // training keeps its scale, so that the file's weights stay on the fixed point, and a training that
+        // cannot improve on it writes the same file back.
         let path = std::env::temp_dir().join(format!("kibitz-fixed-point-{}.txt", std::process::id()));
         std::fs::write(&path, random_games(200, 60, 21).join("\n") + "\n").unwrap();
         let paths = [path.to_string_lossy().into_owned()];
