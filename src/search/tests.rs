@@ -259,9 +259,11 @@ fn a_search_searches_with_the_tuning_numbers_it_is_given() {
     let nodes = |tuning: Option<SearchTuning>| nodes_at(8, tuning);
     let own = nodes(None);
     assert_eq!(nodes(Some(Chess::SEARCH_TUNING)), own);
-    // Against the constants (a tree's size need not move the same way from every starting set of numbers).
+    // Against the constants (a tree's size need not move the same way from every starting set of numbers, nor with
+    // every small step: with the network of session 70 a base of 1.5 searched this position to depth 8 in more nodes
+    // than the constants, 2.0 and 3.0 in fewer; so the step is a large one).
     let constants = nodes(Some(SearchTuning::DEFAULT));
-    let reduced_more = SearchTuning { lmr_base_percent: 150, ..SearchTuning::DEFAULT };
+    let reduced_more = SearchTuning { lmr_base_percent: 300, ..SearchTuning::DEFAULT };
     assert!(nodes(Some(reduced_more)) < constants, "larger reductions search fewer nodes");
     let pruned_less = SearchTuning { reverse_futility_margin: 400, futility_margin: 400, ..SearchTuning::DEFAULT };
     assert!(nodes(Some(pruned_less)) > constants, "wider margins prune less");
