@@ -478,8 +478,9 @@ pub trait Game: Clone + Send + Sync + 'static {
         0
     }
 
-    /// The threats the side to move's pieces stand under, made once for a node whose quiet moves are ordered
-    /// ([`Game::threat_order`]). The default finds none.
+    /// The threats the side to move's pieces stand under, made once for a node whose moves are ordered
+    /// ([`Game::threat_order`]), and whatever else [`Game::gives_check`] and [`Game::exchange_at_least`] answer
+    /// that node's moves from. The default finds none.
     fn threats(&self) -> Self::Threats {
         Self::Threats::default()
     }
@@ -501,16 +502,17 @@ pub trait Game: Clone + Send + Sync + 'static {
 
     /// Whether the move's static exchange (what it wins, less what the opponent's recaptures on its square then
     /// win back) is at least `threshold` centi-units: the search leaves out moves that hang material near the
-    /// leaves. A quiet move's exchange is 0 or the loss of the piece moved. The default, `true`, prunes nothing
-    /// (for games without a static exchange evaluator).
-    fn exchange_at_least(&self, _m: Self::Move, _threshold: i32) -> bool {
+    /// leaves. A quiet move's exchange is 0 or the loss of the piece moved. `threats` is this position's
+    /// [`Game::threats`]. The default, `true`, prunes nothing (for games without a static exchange evaluator).
+    fn exchange_at_least(&self, _m: Self::Move, _threshold: i32, _threats: &Self::Threats) -> bool {
         true
     }
 
     /// Whether legal move `m` would give check, where the game can tell without making it; `None` where it
     /// cannot (the search then makes the move to see). Only asked when [`Game::CHECK_EXTENSION`] is set, for
-    /// quiet moves the search would otherwise prune unless they give check. The default knows nothing.
-    fn gives_check(&self, _m: Self::Move) -> Option<bool> {
+    /// quiet moves the search would otherwise prune unless they give check; `threats` is this position's
+    /// [`Game::threats`]. The default knows nothing.
+    fn gives_check(&self, _m: Self::Move, _threats: &Self::Threats) -> Option<bool> {
         None
     }
 

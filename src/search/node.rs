@@ -198,7 +198,7 @@ impl<G: Game> Searcher<'_, G> {
         while at < count {
             if !taken_out && at > 0 && (futile || at >= late_after) && (G::TELLS_CHECKS || !G::CHECK_EXTENSION) {
                 taken_out = true;
-                count = self.take_out_pruned(ply, at, &mut taken);
+                count = self.take_out_pruned(ply, at, &mut taken, &threats);
                 if at >= count {
                     break;
                 }
@@ -224,16 +224,16 @@ impl<G: Game> Searcher<'_, G> {
             // A quiet move futility or late-move pruning leaves out unless it gives check: where the game can
             // tell that it does not without making it, it is left out here (the same moves as below, sooner).
             let pruned_unless_check = i > 0 && quiet && (futile || i >= late_after);
-            if pruned_unless_check && (!G::CHECK_EXTENSION || self.game.gives_check(m) == Some(false)) {
+            if pruned_unless_check && (!G::CHECK_EXTENSION || self.game.gives_check(m, &threats) == Some(false)) {
                 continue;
             }
             // Static exchange: a quiet move by its margin, a noisy move (and a quiet check, known once the move
             // is made) by the noisy margin or the quiet one, whichever is wider.
             let (see_ok, see_ok_checking) = if see_prune && i > 0 && best > -MATE_BOUND {
                 let noisy_margin = self.tuning.see_prune_noisy * depth;
-                let noisy_ok = |game: &G| game.exchange_at_least(m, -noisy_margin);
+                let noisy_ok = |game: &G| game.exchange_at_least(m, -noisy_margin, &threats);
                 if quiet {
-                    let ok = self.game.exchange_at_least(m, -self.tuning.see_prune_quiet * depth * depth);
+                    let ok = self.game.exchange_at_least(m, -self.tuning.see_prune_quiet * depth * depth, &threats);
                     (ok, ok || noisy_ok(&self.game))
                 } else {
                     let ok = noisy_ok(&self.game);

@@ -325,13 +325,19 @@ impl<'a, G: Game> Searcher<'a, G> {
     /// game tells without making them, or has no check extension), for a node that prunes every later quiet
     /// move unless it gives check. Their orders go to `taken`; the other moves keep their order. Returns the
     /// list's new length.
-    pub(super) fn take_out_pruned(&mut self, ply: usize, from: usize, taken: &mut Vec<i32>) -> usize {
+    pub(super) fn take_out_pruned(
+        &mut self,
+        ply: usize,
+        from: usize,
+        taken: &mut Vec<i32>,
+        threats: &G::Threats,
+    ) -> usize {
         let moves = &mut self.moves[ply];
         let order = &mut self.order[ply];
         let mut kept = from;
         for j in from..moves.len() {
             let m = moves[j];
-            if !self.game.is_noisy(m) && (!G::CHECK_EXTENSION || self.game.gives_check(m) == Some(false)) {
+            if !self.game.is_noisy(m) && (!G::CHECK_EXTENSION || self.game.gives_check(m, threats) == Some(false)) {
                 taken.push(order[j]);
             } else {
                 moves[kept] = m;

@@ -385,7 +385,8 @@ fn pruned_quiet_moves_taken_out_are_exactly_those_without_check() {
         rng ^= rng << 17;
         let from = 1 + (rng >> 8) as usize % moves.len();
         let mut taken = Vec::new();
-        let kept = searcher.take_out_pruned(0, from, &mut taken);
+        let threats = searcher.game.threats();
+        let kept = searcher.take_out_pruned(0, from, &mut taken, &threats);
         assert_eq!(kept, searcher.moves[0].len());
         assert_eq!(kept, searcher.order[0].len());
         // `from` is 1 to the list's length: the moves before it stay.
@@ -398,7 +399,7 @@ fn pruned_quiet_moves_taken_out_are_exactly_those_without_check() {
             searcher.game.make(m);
             let check = searcher.game.in_check();
             searcher.game.unmake();
-            if quiet && !check && searcher.game.gives_check(m).is_some() {
+            if quiet && !check && searcher.game.gives_check(m, &threats).is_some() {
                 expected_taken.push(order[j]);
             } else {
                 kept_checks += usize::from(quiet);

@@ -18,7 +18,8 @@ mod weights;
 
 pub use cozy_chess::Move;
 use cozy_chess::{
-    BitBoard, Board, Color, Piece, Rank, Square, get_bishop_moves, get_knight_moves, get_pawn_attacks, get_rook_moves,
+    BitBoard, Board, Color, Piece, Rank, Square, get_between_rays, get_bishop_moves, get_bishop_rays, get_king_moves,
+    get_knight_moves, get_line_rays, get_pawn_attacks, get_rook_moves, get_rook_rays,
 };
 pub use eval::{
     COUNT as EVAL_WEIGHT_COUNT, NAMES as EVAL_WEIGHT_NAMES, PHASE_MAX, S, SQUARES, Squares, Tables, Trace, WEIGHTS,
@@ -233,6 +234,12 @@ impl Chess {
         b.colors(!b.side_to_move()).has(m.to) || (b.pieces(Piece::Pawn).has(m.from) && m.from.file() != m.to.file())
     }
 
+    /// A pawn's capture onto the empty square behind a pawn that just moved two squares.
+    fn is_en_passant(&self, m: Move) -> bool {
+        let b = &self.board;
+        b.pieces(Piece::Pawn).has(m.from) && m.from.file() != m.to.file() && !b.occupied().has(m.to)
+    }
+
     fn mate_on_board(&self) -> bool {
         !self.board.checkers().is_empty() && !self.board.generate_moves(|_| true)
     }
@@ -339,19 +346,48 @@ const PIECE_ORDER: [i32; 6] = [1, 3, 3, 5, 9, 20];
 /// attack was tried too and lost what the bonus gained: BENCHMARKS.md.)
 const THREAT_ORDER: [i32; 6] = [0, 12_288, 12_288, 16_384, 32_768, 0];
 
+/// What one node's move ordering and pruning ask of its position, made once for the node ([`Game::threats`]).
+///
 /// Where the side not to move attacks with its pawns, with its minor pieces or pawns, and with its rooks, minor
 /// pieces or pawns: the squares where a knight or bishop, a rook, a queen of the side to move stands attacked by a
-/// lesser piece, whether or not it is defended. Made once a node for ordering its quiet moves.
+/// lesser piece, whether or not it is defended (for ordering quiet moves). And what tells, by a lookup a move,
+/// whether a move gives check ([`Game::gives_check`]) and whether it can lose material by exchange at all
+/// ([`Game::exchange_at_least`]).
 #[derive(Clone, Copy)]
 pub struct Threats {
     by_pawn: BitBoard,
     by_minor: BitBoard,
     by_rook: BitBoard,
+    /// Every square a piece of the side not to move attacks, through the board as it stands.
+    by_any: BitBoard,
+    /// The pieces of the side to move that stand attacked by a lesser piece (where [`Threats::against`] them).
+    endangered: BitBoard,
+    /// For each type of piece of the side to move (pawn to king), the squares from which it would attack the
+    /// enemy king through the board as it stands.
+    checks: [BitBoard; 6],
+    /// Every square of `checks`.
+    any_check: BitBoard,
+    /// The pieces of the side to move that alone stand between one of its sliders and the enemy king: one that
+    /// leaves the line between them gives check.
+    discoverers: BitBoard,
+    /// The enemy king's square.
+    king: Square,
 }
 
 impl Default for Threats {
     fn default() -> Self {
-        Threats { by_pawn: BitBoard::EMPTY, by_minor: BitBoard::EMPTY, by_rook: BitBoard::EMPTY }
+        let empty = BitBoard::EMPTY;
+        Threats {
+            by_pawn: empty,
+            by_minor: empty,
+            by_rook: empty,
+            by_any: BitBoard::FULL,
+            endangered: empty,
+            checks: [empty; 6],
+            any_check: empty,
+            discoverers: empty,
+            king: Square::A1,
+        }
     }
 }
 
@@ -592,7 +628,8 @@ impl Game for Chess {
 
     fn threats(&self) -> Threats {
         let b = &self.board;
-        let them = !b.side_to_move();
+        let us = b.side_to_move();
+        let them = !us;
         let occupied = b.occupied();
         let mut by_pawn = BitBoard::EMPTY;
         for sq in b.colored_pieces(them, Piece::Pawn) {
@@ -609,11 +646,44 @@ impl Game for Chess {
         for sq in b.colored_pieces(them, Piece::Rook) {
             by_rook |= get_rook_moves(sq, occupied);
         }
-        Threats { by_pawn, by_minor, by_rook }
+        let mut by_any = by_rook | get_king_moves(b.king(them));
+        for sq in b.colored_pieces(them, Piece::Queen) {
+            by_any |= get_bishop_moves(sq, occupied) | get_rook_moves(sq, occupied);
+        }
+        let king = b.king(them);
+        let (diagonal, straight) = (get_bishop_moves(king, occupied), get_rook_moves(king, occupied));
+        let checks = [
+            get_pawn_attacks(king, them),
+            get_knight_moves(king),
+            diagonal,
+            straight,
+            diagonal | straight,
+            BitBoard::EMPTY,
+        ];
+        let queens = b.pieces(Piece::Queen);
+        let sliders = b.colors(us)
+            & (get_bishop_rays(king) & (b.pieces(Piece::Bishop) | queens)
+                | get_rook_rays(king) & (b.pieces(Piece::Rook) | queens));
+        let mut discoverers = BitBoard::EMPTY;
+        for slider in sliders {
+            let between = get_between_rays(slider, king) & occupied;
+            if between.len() == 1 && between.is_subset(b.colors(us)) {
+                discoverers |= between;
+            }
+        }
+        let ours = |piece: Piece| b.colored_pieces(us, piece);
+        let endangered = (ours(Piece::Knight) | ours(Piece::Bishop)) & by_pawn
+            | ours(Piece::Rook) & by_minor
+            | ours(Piece::Queen) & by_rook;
+        let any_check = checks[0] | checks[1] | checks[4];
+        Threats { by_pawn, by_minor, by_rook, by_any, endangered, checks, any_check, discoverers, king }
     }
 
     #[inline]
     fn threat_order(&self, m: Move, threats: &Threats) -> i32 {
+        if !threats.endangered.has(m.from) {
+            return 0;
+        }
         let Some(piece) = self.board.piece_on(m.from) else { return 0 };
         let attacked = threats.against(piece);
         if attacked.has(m.from) && !attacked.has(m.to) { THREAT_ORDER[piece as usize] } else { 0 }
@@ -624,33 +694,46 @@ impl Game for Chess {
         m.promotion.is_none() && hint < 0
     }
 
-    fn exchange_at_least(&self, m: Move, threshold: i32) -> bool {
+    /// A move whose square no enemy piece attacks, even through the square it leaves, loses nothing by
+    /// exchange (an en passant capture, which empties a third square, is left to the whole exchange).
+    fn exchange_at_least(&self, m: Move, threshold: i32, threats: &Threats) -> bool {
+        let unattacked = !threats.by_any.has(m.to) && !threats.by_any.has(m.from);
+        if threshold <= 0 && unattacked && !self.is_en_passant(m) {
+            return true;
+        }
         self.see_at_least(m, threshold)
     }
 
     /// The attacks on the enemy king with the moved piece on its new square: direct and discovered checks,
-    /// promotions included. Castling and en passant (a second piece moves or leaves) are left to make.
-    fn gives_check(&self, m: Move) -> Option<bool> {
+    /// promotions included. Castling and en passant (a second piece moves or leaves) are left to make. A direct
+    /// check is a lookup in `threats` (the moved piece attacks the king from its new square through the board
+    /// as it stood: the square it left cannot have been in the way, or it attacked the king before), and so is
+    /// a discovered one (a lone piece between a slider and the king leaves the line); a promotion, whose new
+    /// piece may attack through the square the pawn left, is worked out on the board after it.
+    fn gives_check(&self, m: Move, threats: &Threats) -> Option<bool> {
         let b = &self.board;
-        let (us, them) = (b.side_to_move(), !b.side_to_move());
-        let piece = b.piece_on(m.from)?;
-        if b.colors(us).has(m.to) || piece == Piece::Pawn && m.from.file() != m.to.file() && b.piece_on(m.to).is_none()
-        {
+        let us = b.side_to_move();
+        if b.colors(us).has(m.to) || self.is_en_passant(m) {
             return None;
         }
-        let king = b.king(them);
-        let moved = m.promotion.unwrap_or(piece);
-        let (from, to) = (m.from.bitboard(), m.to.bitboard());
-        let occupied = (b.occupied() & !from) | to;
-        let ours = |p: Piece| {
-            let set = b.colored_pieces(us, p) & !from;
-            if p == moved { set | to } else { set }
+        let discovered =
+            threats.discoverers.has(m.from) && !get_line_rays(m.from, threats.king).has(m.to);
+        let Some(moved) = m.promotion else {
+            // Most moves land where no piece of any type would check: the moved piece's type is not needed.
+            if discovered || !threats.any_check.has(m.to) {
+                return Some(discovered);
+            }
+            return Some(threats.checks[b.piece_on(m.from)? as usize].has(m.to));
         };
-        let check = !(get_knight_moves(king) & ours(Piece::Knight)).is_empty()
-            || !(get_pawn_attacks(king, them) & ours(Piece::Pawn)).is_empty()
-            || !(get_bishop_moves(king, occupied) & (ours(Piece::Bishop) | ours(Piece::Queen))).is_empty()
-            || !(get_rook_moves(king, occupied) & (ours(Piece::Rook) | ours(Piece::Queen))).is_empty();
-        Some(check)
+        let king = threats.king;
+        let occupied = (b.occupied() & !m.from.bitboard()) | m.to.bitboard();
+        let direct = match moved {
+            Piece::Knight => get_knight_moves(king).has(m.to),
+            Piece::Bishop => get_bishop_moves(king, occupied).has(m.to),
+            Piece::Rook => get_rook_moves(king, occupied).has(m.to),
+            _ => (get_bishop_moves(king, occupied) | get_rook_moves(king, occupied)).has(m.to),
+        };
+        Some(direct || discovered)
     }
 
     #[inline]

@@ -610,10 +610,11 @@ fn gives_check_is_what_making_the_move_shows() {
     }
     let (mut told, mut checks) = (0, 0);
     for g in &positions {
+        let threats = g.threats();
         for m in g.legal_moves() {
             let mut after = g.clone();
             after.make(m);
-            if let Some(check) = g.gives_check(m) {
+            if let Some(check) = g.gives_check(m, &threats) {
                 assert_eq!(check, after.in_check(), "{} {}", g.to_fen(), g.move_to_uci(m));
                 told += 1;
                 checks += usize::from(check);
@@ -621,6 +622,29 @@ fn gives_check_is_what_making_the_move_shows() {
         }
     }
     assert!(told > 10_000 && checks > 300, "{told} moves told, {checks} checks");
+}
+
+#[test]
+fn the_exchange_the_search_asks_with_the_nodes_threats_is_the_whole_exchange() {
+    // `exchange_at_least` answers a move onto a square no enemy piece attacks from the node's threats, without
+    // the exchange: on every legal move of the sample, at thresholds either side of zero, it must answer as the
+    // exchange itself does.
+    let (mut compared, mut enough, mut short) = (0, 0, 0);
+    for g in &sample_positions() {
+        let threats = g.threats();
+        for m in g.legal_moves() {
+            for threshold in [-500, -100, -33, -1, 0, 1, 100, 350] {
+                let expected = g.see_at_least(m, threshold);
+                assert_eq!(g.exchange_at_least(m, threshold, &threats), expected, "{} {m} {threshold}", g.to_fen());
+                compared += 1;
+                enough += usize::from(expected);
+            }
+            short += usize::from(!threats.by_any.has(m.to) && !threats.by_any.has(m.from));
+        }
+    }
+    // Both answers are common, and so are the moves answered without the exchange.
+    assert!(compared > 100_000 && enough > compared / 4 && enough < compared * 3 / 4, "{enough} of {compared}");
+    assert!(short > compared / 80, "{short} moves onto unattacked squares");
 }
 
 #[test]
