@@ -508,6 +508,13 @@ pub trait Game: Clone + Send + Sync + 'static {
         true
     }
 
+    /// The [`Game::hash`] legal move `m` would give, where the game can tell without making it (`None` where it
+    /// cannot). A hint only: the search asks for the child's transposition table line with it before it makes
+    /// the move, and probes with the hash of the position made. The default tells none.
+    fn hash_after(&self, _m: Self::Move) -> Option<u64> {
+        None
+    }
+
     /// Whether legal move `m` would give check, where the game can tell without making it; `None` where it
     /// cannot (the search then makes the move to see). Only asked when [`Game::CHECK_EXTENSION`] is set, for
     /// quiet moves the search would otherwise prune unless they give check; `threats` is this position's

@@ -83,6 +83,13 @@ impl<G: Game> Searcher<'_, G> {
         let mut order = std::mem::take(&mut self.order[ply]);
         order.clear();
         for &m in &self.moves[ply] {
+            // Each child's table line asked for now, where the game can tell its hash: the lists are short, and
+            // most of their moves are searched.
+            if G::QUIESCENCE_TABLE
+                && let Some(h) = self.game.hash_after(m)
+            {
+                self.prefetch_child(h);
+            }
             order.push(if tt_key == Some(G::move_key(m)) {
                 QUIESCENCE_ORDER_TT
             } else if self.game.is_noisy(m) {

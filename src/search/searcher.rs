@@ -234,6 +234,20 @@ impl<'a, G: Game> Searcher<'a, G> {
         }
     }
 
+    /// Ask the processor for what the child with hash `key` will read first: its transposition table line and
+    /// its slot of the evaluation cache. A hint only: it changes no result.
+    #[inline(always)]
+    pub(super) fn prefetch_child(&self, key: u64) {
+        self.shared.tt.prefetch(key);
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let slot: *const u64 = &self.eval_cache[key as usize & (self.eval_cache.len() - 1)];
+            // SAFETY: a prefetch reads nothing and cannot fault; the address is a slot of the cache.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(slot.cast::<i8>()) };
+        }
+    }
+
     #[inline]
     pub(super) fn evaluate(&mut self) -> i32 {
         self.pending_neval += 1;

@@ -9,6 +9,7 @@
 //! standard `e1g1` / `O-O` (or keep king-takes-rook in Chess960 positions, as UCI does).
 
 mod eval;
+mod hashing;
 pub mod net;
 mod notation;
 mod picture;
@@ -55,6 +56,8 @@ pub struct Chess {
     accs: Vec<net::Accumulator>,
     /// How many of `accs`, from the first, hold their positions' hidden values (at least the first's).
     fresh: usize,
+    /// The keys that tell a move's hash before it is made ([`Game::hash_after`]), if they could be read.
+    keys: Option<&'static hashing::Keys>,
 }
 
 /// A reference to evaluation tables, shown by address only in `Debug` output.
@@ -95,6 +98,7 @@ impl Chess {
             net,
             fresh: accs.len(),
             accs,
+            keys: hash_keys(),
         }
     }
 
@@ -243,6 +247,13 @@ impl Chess {
     fn mate_on_board(&self) -> bool {
         !self.board.checkers().is_empty() && !self.board.generate_moves(|_| true)
     }
+}
+
+/// cozy-chess's hash keys, read once ([`hashing::Keys::new`]); `None` if they could not be read and checked (the
+/// search then asks for a child's table line once the move is made, as for any game).
+fn hash_keys() -> Option<&'static hashing::Keys> {
+    static KEYS: std::sync::OnceLock<Option<hashing::Keys>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(hashing::Keys::new).as_ref()
 }
 
 /// The network chess evaluates with unless told otherwise, built in (its training is in BENCHMARKS.md).
@@ -555,6 +566,11 @@ impl Game for Chess {
     #[inline]
     fn hash(&self) -> u64 {
         self.board.hash()
+    }
+
+    #[inline]
+    fn hash_after(&self, m: Move) -> Option<u64> {
+        self.keys?.after(&self.board, m)
     }
 
     #[inline]

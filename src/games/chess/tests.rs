@@ -593,6 +593,26 @@ fn trace_is_the_evaluation_term_by_term() {
 }
 
 #[test]
+fn hash_after_is_the_hash_the_move_gives() {
+    // The keys read off cozy-chess's hashes predict the hash of every move they predict, on every legal move
+    // of the sample, and they predict most moves (all but castling, en passant, double steps and moves that
+    // take a castling right away).
+    let (mut predicted, mut moves) = (0, 0);
+    for g in &sample_positions() {
+        for m in g.legal_moves() {
+            moves += 1;
+            let mut after = g.clone();
+            after.make(m);
+            if let Some(h) = g.hash_after(m) {
+                assert_eq!(h, after.hash(), "{} {}", g.to_fen(), g.move_to_uci(m));
+                predicted += 1;
+            }
+        }
+    }
+    assert!(moves > 20_000 && predicted * 10 > moves * 8, "{predicted} of {moves} moves predicted");
+}
+
+#[test]
 fn gives_check_is_what_making_the_move_shows() {
     let mut positions = sample_positions();
     // Discovered checks, promotions with check, checks by castling and en passant.
