@@ -385,6 +385,8 @@ pub struct Threats {
     king: Square,
 }
 
+/// No threats, and every square attacked (so that no exchange is taken as safe): what the trait asks to exist.
+/// `gives_check` and `exchange_at_least` answer rightly only from the position's own ([`Game::threats`]).
 impl Default for Threats {
     fn default() -> Self {
         let empty = BitBoard::EMPTY;
