@@ -5,12 +5,12 @@
 //! cozy-chess's position hash is a Zobrist hash: the exclusive or of one key for each piece of each colour on
 //! each square, one for Black to move, one for each castling right and one for the en passant file. Its keys
 //! are not public, but each is the difference between the hashes of two positions that differ in that one
-//! thing, which cozy-chess makes from FEN: [`Keys::new`] reads them off such pairs once, and checks them on
+//! thing, which cozy-chess builds: [`Keys::new`] reads them off such pairs once, and checks them on
 //! every move of a few positions before they are used. A prediction is only a hint for a prefetch: a wrong one
 //! (which the check makes unlikely) costs a wasted memory read, never a wrong result, since the table is always
 //! probed with the hash the made move really gives.
 
-use cozy_chess::{Board, Color, File, Piece, Rank, Square};
+use cozy_chess::{Board, BoardBuilder, Color, File, Piece, Rank, Square};
 
 /// The keys of cozy-chess's hash that a move without castling, en passant or a double step changes.
 pub(super) struct Keys {
@@ -24,42 +24,15 @@ pub(super) struct Keys {
     kings: [[u64; 64]; 2],
 }
 
-/// The hash of the position written in `fen`, if cozy-chess takes it.
-fn hash_of(fen: &str) -> Option<u64> {
-    Board::from_fen(fen, false).ok().map(|b| b.hash())
-}
-
-/// FEN of a position with only the given pieces (square, colour, piece), no castling or en passant.
-fn fen_with(pieces: &[(Square, Color, Piece)], to_move: Color) -> String {
-    let mut grid = [None; 64];
+/// The hash of the position with only the given pieces (square, colour, piece) and `to_move` to move, no
+/// castling or en passant, if cozy-chess takes it as a position.
+fn hash_of(pieces: &[(Square, Color, Piece)], to_move: Color) -> Option<u64> {
+    let mut builder = BoardBuilder::empty();
     for &(sq, color, piece) in pieces {
-        let c = ['p', 'n', 'b', 'r', 'q', 'k'][piece as usize];
-        grid[sq as usize] = Some(if color == Color::White { c.to_ascii_uppercase() } else { c });
+        *builder.square_mut(sq) = Some((piece, color));
     }
-    let mut fen = String::new();
-    for rank in (0..8).rev() {
-        let mut empty = 0;
-        for file in 0..8 {
-            match grid[rank * 8 + file] {
-                Some(c) => {
-                    if empty > 0 {
-                        fen.push_str(&empty.to_string());
-                        empty = 0;
-                    }
-                    fen.push(c);
-                }
-                None => empty += 1,
-            }
-        }
-        if empty > 0 {
-            fen.push_str(&empty.to_string());
-        }
-        if rank > 0 {
-            fen.push('/');
-        }
-    }
-    let side = if to_move == Color::White { 'w' } else { 'b' };
-    format!("{fen} {side} - - 0 1")
+    builder.side_to_move = to_move;
+    builder.build().ok().map(|b| b.hash())
 }
 
 /// Whether two squares are the same or touch.
@@ -79,8 +52,7 @@ impl Keys {
     pub(super) fn new() -> Option<Keys> {
         let kings_apart = [(Square::A1, Square::H8), (Square::H1, Square::A8), (Square::A8, Square::H1)];
         let kings = [(Square::E1, Color::White, Piece::King), (Square::E8, Color::Black, Piece::King)];
-        let bare = |to_move| fen_with(&kings, to_move);
-        let black_to_move = hash_of(&bare(Color::Black))? ^ hash_of(&bare(Color::White))?;
+        let black_to_move = hash_of(&kings, Color::Black)? ^ hash_of(&kings, Color::White)?;
         let mut keys = Keys { black_to_move, pieces: [[[0; 64]; 6]; 2], kings: [[0; 64]; 2] };
         for color in [Color::White, Color::Black] {
             for piece in [Piece::Pawn, Piece::Knight, Piece::Bishop, Piece::Rook, Piece::Queen] {
@@ -94,7 +66,7 @@ impl Keys {
                     let kings = [(wk, Color::White, Piece::King), (bk, Color::Black, Piece::King)];
                     let with: Vec<_> = kings.iter().copied().chain([(sq, color, piece)]).collect();
                     keys.pieces[color as usize][piece as usize][sq as usize] =
-                        hash_of(&fen_with(&with, !color))? ^ hash_of(&fen_with(&kings, !color))?;
+                        hash_of(&with, !color)? ^ hash_of(&kings, !color)?;
                 }
             }
             // The king on each square against the king on its fixed square, the other king on a corner near
@@ -104,8 +76,8 @@ impl Keys {
                 let other = [Square::A1, Square::H1, Square::A8, Square::H8]
                     .into_iter()
                     .find(|&o| !near(o, sq) && !near(o, fixed))?;
-                let board = |king| fen_with(&[(king, color, Piece::King), (other, !color, Piece::King)], Color::White);
-                keys.kings[color as usize][sq as usize] = hash_of(&board(sq))? ^ hash_of(&board(fixed))?;
+                let board = |king| hash_of(&[(king, color, Piece::King), (other, !color, Piece::King)], Color::White);
+                keys.kings[color as usize][sq as usize] = board(sq)? ^ board(fixed)?;
             }
         }
         keys.checked().then_some(keys)
