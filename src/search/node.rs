@@ -204,8 +204,11 @@ impl<G: Game> Searcher<'_, G> {
                 }
             }
             let m = self.pick(ply, at);
-            // The child's table line asked for now, where the game can tell its hash, not once the move is made.
-            if let Some(h) = self.game.hash_after(m) {
+            // The child's table line asked for now, where the game can tell its hash, not once the move is made;
+            // not for the table's move, whose child the previous iteration read.
+            if (at > 0 || tt_key.is_none())
+                && let Some(h) = self.game.hash_after(m)
+            {
                 self.prefetch_child(h);
             }
             // The move's number: its place in the list, with the moves taken out that `pick` would have
