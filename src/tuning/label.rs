@@ -8,6 +8,11 @@
 //! of threads and is written a chunk at a time; a stopped run is taken up with `from` set to the last input
 //! line its progress report names as done. A position the deeper search finds not quiet (its best move noisy,
 //! or in check), mated, or over by the rules is left out, as self-play leaves such positions out.
+//!
+//! At 0 nodes ([`STATIC_NODES`]) no search is made: each line's score becomes the static evaluation of the
+//! position (with the network the process loads), every line not over by the rules kept. A network trained on
+//! those labels learns the evaluation itself, its hand-written part included, from as many positions as are
+//! at hand (the labels cost no search).
 
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,6 +25,9 @@ use crate::search::{Limits, SearchOptions, TranspositionTable, search};
 
 /// Each thread's transposition table (MiB), emptied before every position: as self-play's.
 const LABEL_TABLE_MB: usize = 4;
+
+/// The node count that asks for the static evaluation in place of a search.
+pub const STATIC_NODES: u64 = 0;
 
 /// Input lines handled between two writes of the output (and progress reports).
 const CHUNK_LINES: usize = 20_000;
@@ -51,10 +59,15 @@ fn parse_line<G: Tunable>(line: &str, number: usize) -> Result<Labelled<G>, Stri
 }
 
 /// The deeper search's score of `game` from the first side's view, where the position is one self-play would
-/// have written.
+/// have written; with `nodes` 0, the static evaluation's (a teacher's labels for a network to learn the
+/// evaluation from, [`STATIC_NODES`]).
 fn deeper_score<G: Tunable>(game: &G, nodes: u64, tt: &Arc<TranspositionTable>, stop: &Arc<AtomicBool>) -> Option<i32> {
     if game.rule_end(0).is_some() {
         return None;
+    }
+    if nodes == STATIC_NODES {
+        let e = game.evaluate();
+        return Some(if game.side_to_move() == Side::First { e } else { -e });
     }
     tt.clear();
     let done = search(game, &Limits::nodes(nodes), &SearchOptions::default(), tt, stop, &mut |_| {});
@@ -215,6 +228,32 @@ mod tests {
         for f in [input, out, out1, later] {
             let _ = std::fs::remove_file(f);
         }
+    }
+
+    #[test]
+    fn zero_nodes_label_every_line_with_the_static_evaluation() {
+        let lines = self_play_lines();
+        let input = temp("static-in");
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let out = temp("static-out");
+        let tally = relabel::<Checkers>(input.to_str().unwrap(), out.to_str().unwrap(), STATIC_NODES, 1, 2, 0).unwrap();
+        assert_eq!(tally, Tally { searched: lines.len(), written: lines.len() });
+        let written = std::fs::read_to_string(&out).unwrap();
+        let mut differs = 0;
+        for (old, new) in lines.iter().zip(written.lines()) {
+            let (old_fields, new_fields): (Vec<&str>, Vec<&str>) = (old.split(';').collect(), new.split(';').collect());
+            // The position and the result kept, the score the evaluation's from the first side's view.
+            assert_eq!(old_fields[..2], new_fields[..2]);
+            let game = Checkers::parse_position(new_fields[0], None).unwrap();
+            let e = game.evaluate();
+            let first = if game.side_to_move() == Side::First { e } else { -e };
+            assert_eq!(new_fields[2], first.to_string(), "{new}");
+            differs += usize::from(old_fields[2] != new_fields[2]);
+        }
+        // Not the searches' scores copied.
+        assert!(differs > 0);
+        let _ = std::fs::remove_file(input);
+        let _ = std::fs::remove_file(out);
     }
 
     #[test]
