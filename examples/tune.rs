@@ -18,8 +18,9 @@
 //! [`kibitz::tuning::selfplay`]). `label` appends IN's lines again to OUT, each with the score of a fresh search
 //! of `nodes` nodes in place of its own (the game's result kept): every `every`-th line of IN, from line `from`
 //! (0-based; a stopped run's last report names where to take it up), those the search finds quiet
-//! ([`kibitz::tuning::label`]); at 0 nodes, with the static evaluation's score instead, every line kept. `spsa` tunes the search's pruning, reduction and extension numbers by pairs of
-//! self-play games between them moved up and moved down ([`kibitz::tuning::spsa`]), the final learning rate
+//! ([`kibitz::tuning::label`]); at 0 nodes, with the static evaluation's score instead, every line kept. `spsa`
+//! tunes the search's pruning, reduction and extension numbers by pairs of self-play games between them moved up
+//! and moved down ([`kibitz::tuning::spsa`]), the final learning rate
 //! `rate` (larger for shorter runs), from the game's own (or
 //! START's, a file of `name value` lines), and writes them to OUT as such lines (rewritten every 100 pairs, so a
 //! stopped run keeps its latest). `tune` fits the game's values to the positions of the DATA files
