@@ -11,7 +11,7 @@
 //! cargo run --release --example tune -- net chess DATA... -o OUT [--hidden 256] [--epochs 30] [--lambda 0.7]
 //!                                            [--rate 0.001] [--batch 16384] [--residual] [--mirror]
 //!                                            [--buckets 1] [--kings] [--factorise] [--threads 2] [--seed 1]
-//!                                            [--init NETWORK] [--smooth LAMBDA PLIES]
+//!                                            [--init NETWORK] [--smooth LAMBDA PLIES] [--k K]
 //! ```
 //!
 //! `gen` appends self-play positions to OUT (`POSITION;result;score` lines, see
@@ -49,7 +49,9 @@
 //! blocks are rounded only once summed, when the file is written).
 //! `--smooth LAMBDA PLIES` trains on each game's scores smoothed along the game: a position's score becomes the
 //! mean of its game's scores from it to PLIES plies later, the one D plies later weighing LAMBDA^D
-//! (`kibitz::tuning::net::Smoothing`).
+//! (`kibitz::tuning::net::Smoothing`). `--k K` sets the K of the targets: two runs' errors compare only at one K,
+//! and a run from `--init` otherwise takes that network's (a network at another K is rescaled to it, and rounded
+//! to the fixed point again, so its first reported error is that of its rounded copy).
 //!
 //! GAME is one of `checkers`, `draughts`, `xiangqi`, `chess`, `hive`.
 
@@ -261,6 +263,7 @@ fn net_chess(args: &[String]) -> Result<()> {
         factorise: false,
         init: None,
         smooth: None,
+        k: None,
     };
     let (mut data, mut out, mut init) = (Vec::new(), String::new(), None);
     let (mut hidden_given, mut buckets_given) = (false, false);
@@ -280,6 +283,7 @@ fn net_chess(args: &[String]) -> Result<()> {
             "--batch" => o.batch = value()?.parse()?,
             "--threads" => o.threads = value()?.parse()?,
             "--seed" => o.seed = value()?.parse()?,
+            "--k" => o.k = Some(value()?.parse()?),
             "--residual" => o.residual = true,
             "--mirror" => o.mirror = true,
             "--kings" => o.kings = true,
@@ -303,7 +307,7 @@ fn net_chess(args: &[String]) -> Result<()> {
         bail!(
             "net chess DATA... -o OUT [--hidden H] [--epochs N] [--lambda L] [--rate R] [--batch B] [--residual] \
              [--mirror] [--kings] [--factorise] [--buckets B] [--threads T] [--seed S] [--init NETWORK] \
-             [--smooth LAMBDA PLIES]"
+             [--smooth LAMBDA PLIES] [--k K]"
         );
     }
     // Training further from a network file: its shape is the training's.

@@ -222,6 +222,10 @@ pub struct Options {
     pub init: Option<(FloatNet, f32)>,
     /// Smooth each game's scores before training ([`Smoothing`]); `None` trains on the scores as written.
     pub smooth: Option<Smoothing>,
+    /// The K of the targets, in place of the starting network's (or, from random weights, the one fitted to the
+    /// data): runs whose K differs have different targets, so their errors compare only at one K. A starting
+    /// network is rescaled to it exactly in training, but the file written keeps the fixed point of the K used.
+    pub k: Option<f32>,
 }
 
 /// What the training learned.
@@ -524,8 +528,9 @@ pub fn train<G: NetTrainable>(
     }
     // A network to start from keeps its scale, so that it starts on the engine's fixed point as its file has
     // it (a rescaled output layer would round otherwise) and computes exactly what it did.
-    let k = match &o.init {
-        Some((_, init_scale)) if G::NET_FIXED_POINT.is_some() => 1.0 / init_scale,
+    let k = match (&o.init, o.k) {
+        (_, Some(k)) => k,
+        (Some((_, init_scale)), None) if G::NET_FIXED_POINT.is_some() => 1.0 / init_scale,
         _ => fit_k(&train),
     };
     let mut rng = Rng(o.seed);
@@ -649,6 +654,7 @@ mod tests {
             factorise: false,
             init: None,
             smooth: None,
+            k: None,
         }
     }
 
