@@ -222,9 +222,10 @@ pub struct Options {
     pub init: Option<(FloatNet, f32)>,
     /// Smooth each game's scores before training ([`Smoothing`]); `None` trains on the scores as written.
     pub smooth: Option<Smoothing>,
-    /// The K of the targets, in place of the starting network's (or, from random weights, the one fitted to the
-    /// data): runs whose K differs have different targets, so their errors compare only at one K. A starting
-    /// network is rescaled to it exactly in training, but the file written keeps the fixed point of the K used.
+    /// The K of the targets (positive), in place of the starting network's (or, from random weights, the one
+    /// fitted to the data): runs whose K differs have different targets, so their errors compare only at one K.
+    /// A starting network of another K is rescaled to it and rounded to the fixed point again, so its first
+    /// reported error is its rounded copy's.
     pub k: Option<f32>,
 }
 
@@ -518,6 +519,11 @@ pub fn train<G: NetTrainable>(
     o: &Options,
     report: &mut dyn FnMut(String),
 ) -> Result<Trained, String> {
+    if let Some(k) = o.k
+        && !(k.is_finite() && k > 0.0)
+    {
+        return Err(format!("K {k}: the targets' K must be a positive number"));
+    }
     let (train, valid, skipped) = load::<G>(paths, o.mirror, o.smooth)?;
     if train.len() == 0 || valid.len() == 0 {
         return Err(format!(
@@ -527,7 +533,7 @@ pub fn train<G: NetTrainable>(
         ));
     }
     // A network to start from keeps its scale, so that it starts on the engine's fixed point as its file has
-    // it (a rescaled output layer would round otherwise) and computes exactly what it did.
+    // it (a rescaled output layer would round otherwise) and computes exactly what it did; unless a K is given.
     let k = match (&o.init, o.k) {
         (_, Some(k)) => k,
         (Some((_, init_scale)), None) if G::NET_FIXED_POINT.is_some() => 1.0 / init_scale,
@@ -1019,6 +1025,23 @@ mod tests {
         assert_eq!(second.scale, scale);
         assert!((second.best_error - reread).abs() <= 1e-6 * reread, "{lines:?}");
         assert_eq!(net::write(&second.net, second.scale, true).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_given_k_sets_the_targets_scale_and_a_bad_one_is_refused() {
+        let path = std::env::temp_dir().join(format!("kibitz-given-k-{}.txt", std::process::id()));
+        std::fs::write(&path, random_games(200, 60, 22).join("\n") + "\n").unwrap();
+        let paths = [path.to_string_lossy().into_owned()];
+        let o = Options { epochs: 1, batch: 64, k: Some(0.004), ..options() };
+        let mut lines = Vec::new();
+        let trained = train::<Chess>(&paths, &o, &mut |l| lines.push(l)).unwrap();
+        assert!(lines[0].contains("K = 0.004000"), "{lines:?}");
+        assert!((trained.scale - 250.0).abs() < 1e-3, "{}", trained.scale);
+        for bad in [0.0, -0.01, f32::NAN, f32::INFINITY] {
+            let e = train::<Chess>(&paths, &Options { k: Some(bad), ..o.clone() }, &mut |_| {}).err().unwrap();
+            assert!(e.contains("positive"), "{e}");
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
