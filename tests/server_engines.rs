@@ -357,6 +357,27 @@ fn kibitz_own_protocol_executables_serve_as_external_engines_of_every_protocol()
         assert!(legal_moves(&server, game, &moves).contains(&best), "{game}: `{best}` is not legal: {a}");
     }
 
+    // An annotation job on the UHP engine, which reports no evaluation (UHP has none): its positions are
+    // searched and the job finishes, but no move is judged (no made-up even score, so no "best" moves at 100%
+    // accuracy).
+    let text = "Base;InProgress;White[3];wS1;bG1 -wS1;wQ wS1-;bQ /bG1";
+    let r = server.post("/v1/annotations", &json!({ "game": "hive", "text": text, "depth": 2, "engine": "uhpy" }));
+    assert_eq!(r.status, 202, "{}", r.text());
+    let id = r.json()["id"].as_str().expect("id").to_string();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let view = loop {
+        let view = server.get(&format!("/v1/annotations/{id}")).json();
+        if view["status"] != json!("queued") && view["status"] != json!("running") {
+            break view;
+        }
+        assert!(Instant::now() < deadline, "the job did not finish: {view}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(view["status"], json!("done"), "{view}");
+    assert_eq!(view["progress"]["done"], view["progress"]["total"], "{view}");
+    assert_eq!(view["games"][0]["moves"], json!([]), "{view}");
+    assert!(view["games"][0]["players"].as_object().is_none_or(|p| p.is_empty()), "{view}");
+
     // The GUIDE gateway plays with the Hub engine: its move is legal, and the engine counted the search.
     let searches = |server: &Server| {
         let engines = get_json(server, "/v1/engines");

@@ -215,10 +215,12 @@ impl PositionEval {
         })
     }
 
-    /// A search that found no line (it cannot happen in a position that is not over; kept total): even.
+    /// A search that gave no line to judge by: kibitz's own always gives one where the game is not over, but an
+    /// external engine may report no evaluation (UHP has none; Hub and the Checkers Protocol leave it optional).
+    /// Such a position has no value, and the moves around it are not judged.
     pub fn unjudged(result: &CachedAnalysis) -> PositionEval {
         PositionEval {
-            score: Some(CachedScore::Cp(0)),
+            score: None,
             end: None,
             reason: None,
             best: result.bestmove.clone(),
@@ -230,15 +232,15 @@ impl PositionEval {
         }
     }
 
-    /// The value for the side to move.
-    pub fn value(&self) -> judge::Value {
+    /// The value for the side to move, when the position has one (see [`PositionEval::unjudged`]).
+    pub fn value(&self) -> Option<judge::Value> {
         match (self.end, self.score) {
-            (Some(EndResult::Win), _) => judge::Value::Won,
-            (Some(EndResult::Loss), _) => judge::Value::Lost,
-            (Some(EndResult::Draw), _) => judge::Value::Drawn,
-            (None, Some(CachedScore::Cp(cp))) => judge::Value::Cp(cp),
-            (None, Some(CachedScore::Mate(n))) => judge::Value::Mate(n),
-            (None, None) => judge::Value::Cp(0),
+            (Some(EndResult::Win), _) => Some(judge::Value::Won),
+            (Some(EndResult::Loss), _) => Some(judge::Value::Lost),
+            (Some(EndResult::Draw), _) => Some(judge::Value::Drawn),
+            (None, Some(CachedScore::Cp(cp))) => Some(judge::Value::Cp(cp)),
+            (None, Some(CachedScore::Mate(n))) => Some(judge::Value::Mate(n)),
+            (None, None) => None,
         }
     }
 }

@@ -106,7 +106,7 @@ struct Judged<G: Game> {
     record: GameRecord<G>,
     positions: Vec<G>,
     evals: Vec<Option<PositionEval>>,
-    /// Per move: its judgement, when both positions around it are evaluated.
+    /// Per move: its judgement, when both positions around it are evaluated and have a value.
     judgements: Vec<Option<Judgement>>,
 }
 
@@ -122,10 +122,11 @@ fn judged<G: Game>(
     let judgements = (0..record.moves.len())
         .map(|k| {
             let (Some(before), Some(after)) = (&evals[k], &evals[k + 1]) else { return None };
+            let (Some(before_value), Some(after_value)) = (before.value(), after.value()) else { return None };
             let same_side = positions[k].side_to_move() == positions[k + 1].side_to_move();
-            let after_value = if same_side { after.value() } else { after.value().negate() };
+            let after_value = if same_side { after_value } else { after_value.negate() };
             let played_best = before.best.as_deref() == Some(stored.moves[k].as_str());
-            Some(judge(before.value(), after_value, played_best, threshold))
+            Some(judge(before_value, after_value, played_best, threshold))
         })
         .collect();
     Ok(Judged { record, positions, evals, judgements })
@@ -297,8 +298,8 @@ fn note<G: Game>(j: &Judged<G>, k: usize) -> PlyNote<G::Move> {
     let mut comment = String::new();
     if let Some(after) = &j.evals[k + 1] {
         let position = &j.positions[k + 1];
-        let white = if position.side_to_move() == G::WHITE_SIDE { after.value() } else { after.value().negate() };
-        if let Some(text) = eval_command(white) {
+        let white = after.value().map(|v| if position.side_to_move() == G::WHITE_SIDE { v } else { v.negate() });
+        if let Some(text) = white.and_then(eval_command) {
             let _ = write!(comment, "[%eval {text}]");
         } else if let Some(reason) = &after.reason {
             comment.push_str(reason);

@@ -285,8 +285,12 @@ impl CheckersEngine {
             };
             match word(&line).as_str() {
                 "INFO" => {
-                    let info = parse_info(&position, &line);
+                    let (info, scored) = parse_info(&position, &line);
                     stats = (info.nodes, info.time_ms);
+                    if !scored {
+                        // `eval` is optional: nothing to show or keep without it (the counts are kept).
+                        continue;
+                    }
                     if !info.pv.is_empty() && last.as_ref().is_none_or(|l| info.depth >= l.depth) {
                         last = Some(info.clone());
                     }
@@ -411,8 +415,8 @@ pub fn eval_score(eval: i64) -> Score {
 }
 
 /// An `INFO` line, its moves read against `position` (the pv stops at its first move that is not legal where
-/// it stands).
-fn parse_info(position: &Checkers, line: &str) -> Info<Move> {
+/// it stands), and whether it carries an evaluation (without one, its score is a placeholder no answer may use).
+fn parse_info(position: &Checkers, line: &str) -> (Info<Move>, bool) {
     let mut info = Info {
         depth: 0,
         seldepth: 0,
@@ -428,12 +432,14 @@ fn parse_info(position: &Checkers, line: &str) -> Info<Move> {
         neval: 0,
         hashfull: 0,
     };
+    let mut scored = false;
     let mut words = line.split_whitespace().skip(1);
     while let Some(key) = words.next() {
         match key.to_ascii_lowercase().as_str() {
             "nodes" => info.nodes = words.next().and_then(|w| w.parse().ok()).unwrap_or(0),
             "eval" => {
                 let eval = words.next().and_then(|w| w.parse::<f64>().ok()).filter(|e| e.is_finite());
+                scored = eval.is_some();
                 info.score = eval_score(eval.unwrap_or(0.0).round().clamp(-1e6, 1e6) as i64);
             }
             "time" => info.time_ms = words.next().and_then(|w| w.parse().ok()).unwrap_or(0),
@@ -456,7 +462,7 @@ fn parse_info(position: &Checkers, line: &str) -> Info<Move> {
     }
     info.seldepth = info.depth;
     info.nps = info.nodes.saturating_mul(1000).checked_div(info.time_ms).unwrap_or(0);
-    info
+    (info, scored)
 }
 
 impl Driver<Checkers> for CheckersEngine {
@@ -513,11 +519,18 @@ mod tests {
     #[test]
     fn info_lines_are_read_with_the_rules() {
         let start = Checkers::start();
-        let info = parse_info(&start, "INFO nodes 345 eval 12 time 17 depth 3 pv 9x13 22x18 13x22");
+        let (info, scored) = parse_info(&start, "INFO nodes 345 eval 12 time 17 depth 3 pv 9x13 22x18 13x22");
+        assert!(scored);
         assert_eq!((info.nodes, info.time_ms, info.depth, info.score), (345, 17, 3, Score::Cp(12)));
         // 13x22 is no move there: the line stops before it.
         assert_eq!(info.pv.len(), 2);
         assert_eq!(info.nps, 345 * 1000 / 17);
+        // `eval` is optional: without it (or with one that is no number) the line is no evaluation.
+        for line in ["INFO time 120 depth 9 pv 9x13", "INFO eval junk depth 9 pv 9x13"] {
+            let (info, scored) = parse_info(&start, line);
+            assert!(!scored, "{line}");
+            assert_eq!((info.depth, info.pv.len()), (9, 1));
+        }
     }
 
     #[test]

@@ -314,8 +314,12 @@ impl HubEngine {
             let (command, args) = parse_line(&line);
             match command.as_str() {
                 "info" => {
-                    let Some(info) = read_info(&position, &args) else { continue };
+                    let Some((info, scored)) = read_info(&position, &args) else { continue };
                     stats = (info.nodes, info.time_ms);
+                    if !scored {
+                        // Nothing to show or keep without the engine's evaluation (its counts are kept).
+                        continue;
+                    }
                     if !info.pv.is_empty() && last.as_ref().is_none_or(|l| info.depth >= l.depth) {
                         last = Some(info.clone());
                     }
@@ -490,16 +494,18 @@ pub fn men_score(text: &str) -> Option<Score> {
     let cp = (men * 100.0).round().clamp(-1e6, 1e6) as i32;
     Some(match cp.unsigned_abs() {
         a if a > WIN_SCORES as u32 && a <= 10_000 => {
+            // A win takes a ply at least (kibitz's `Mate(0)` is the side to move mated).
             let plies = 10_000 - a as i32;
-            Score::Mate(if cp > 0 { plies } else { -plies })
+            Score::Mate(if cp > 0 { plies.max(1) } else { -plies })
         }
         _ => Score::Cp(cp),
     })
 }
 
-/// An `info` line, when it carries a score or a line; its moves read against `position` (the pv stops at its
-/// first move that is not legal where it stands).
-fn read_info(position: &Draughts, args: &[(String, Option<String>)]) -> Option<Info<Move>> {
+/// An `info` line, when it carries a score or a line, and whether it carries a score (without one, its score
+/// is a placeholder no answer may use); its moves read against `position` (the pv stops at its first move that
+/// is not legal where it stands).
+fn read_info(position: &Draughts, args: &[(String, Option<String>)]) -> Option<(Info<Move>, bool)> {
     let score = arg(args, "score").and_then(men_score);
     let mut pv = Vec::new();
     let mut walk = position.clone();
@@ -521,7 +527,7 @@ fn read_info(position: &Draughts, args: &[(String, Option<String>)]) -> Option<I
         .and_then(|t| t.parse::<f64>().ok())
         .filter(|t| t.is_finite() && *t >= 0.0)
         .map_or(0, |t| (t * 1000.0).min(1e15) as u64);
-    Some(Info {
+    let info = Info {
         depth,
         seldepth: depth,
         multipv: 1,
@@ -535,7 +541,8 @@ fn read_info(position: &Draughts, args: &[(String, Option<String>)]) -> Option<I
         currmovenumber: None,
         neval: 0,
         hashfull: 0,
-    })
+    };
+    Some((info, score.is_some()))
 }
 
 impl Driver<Draughts> for HubEngine {
@@ -629,8 +636,25 @@ mod tests {
         assert_eq!(men_score("99.97"), Some(Score::Mate(3)));
         assert_eq!(men_score("-99.96"), Some(Score::Mate(-4)));
         assert_eq!(men_score("89.95"), Some(Score::Cp(8995)));
-        assert_eq!(men_score("100"), Some(Score::Mate(0)));
+        assert_eq!(men_score("100"), Some(Score::Mate(1)), "a win, in one ply at least");
+        assert_eq!(men_score("-100"), Some(Score::Mate(0)), "lost where it stands");
         assert_eq!(men_score("250"), Some(Score::Cp(25000)), "beyond the scale: a plain score");
+    }
+
+    #[test]
+    fn info_without_a_score_is_marked() {
+        let start = Draughts::start();
+        let read = |line: &str| read_info(&start, &parse_line(line).1);
+        let (info, scored) = read("info depth=12 score=0.25 pv=\"32-28 19-23\"").expect("an info");
+        assert!(scored);
+        assert_eq!((info.depth, info.score, info.pv.len()), (12, Score::Cp(25), 2));
+        // The score is optional in Hub: a line without one (or with one that is no number) is no evaluation.
+        for line in ["info depth=12 pv=\"32-28\"", "info depth=12 score=junk pv=\"32-28\""] {
+            let (info, scored) = read(line).expect("an info");
+            assert!(!scored, "{line}");
+            assert_eq!(info.pv.len(), 1);
+        }
+        assert!(read("info nodes=1000").is_none());
     }
 
     #[test]

@@ -322,7 +322,7 @@ impl UciEngine {
             }
             _ => None,
         };
-        let (depth, lines) = lines.finish();
+        let (depth, lines) = lines.finish(&best);
         let elapsed = started.elapsed().as_millis() as u64;
         let done = Done {
             best: Some(best),
@@ -528,6 +528,10 @@ impl Stats {
     }
 }
 
+/// Lines kept beyond the wanted ones: an engine playing below its strength (Stockfish's `UCI_LimitStrength`
+/// searches four) may choose the move of a later line, which then answers first.
+const SPARE_LINES: usize = 8;
+
 /// The lines of the deepest depth reported, and of the deepest depth whose every wanted line was reported.
 struct LineBook<M> {
     wanted: usize,
@@ -535,7 +539,7 @@ struct LineBook<M> {
     complete: Option<(u32, BTreeMap<u32, Line<M>>)>,
 }
 
-impl<M: Clone> LineBook<M> {
+impl<M: Clone + PartialEq> LineBook<M> {
     fn new(wanted: usize) -> Self {
         LineBook { wanted, current: (0, BTreeMap::new()), complete: None }
     }
@@ -545,9 +549,10 @@ impl<M: Clone> LineBook<M> {
     }
 
     /// The last report of a line at a depth replaces the earlier ones; reports of a shallower depth than the
-    /// deepest seen are stale.
+    /// deepest seen are stale, and a bound (`lowerbound`/`upperbound`: an aspiration window failed, or the
+    /// search was stopped inside one) is no line's score.
     fn record(&mut self, info: &Info<M>) {
-        if info.multipv as usize > self.wanted {
+        if info.multipv as usize > self.wanted.max(SPARE_LINES) || info.bound != ScoreBound::Exact {
             return;
         }
         if info.depth > self.current.0 {
@@ -562,11 +567,19 @@ impl<M: Clone> LineBook<M> {
         self.current.1.insert(info.multipv, line);
     }
 
-    /// The deepest depth with every line, or failing that whatever the deepest reported.
-    fn finish(self) -> (u32, Vec<Line<M>>) {
+    /// The deepest depth with every line, or failing that whatever the deepest reported; the line of the
+    /// engine's move `best` first, then the others in the engine's order, as many as were wanted.
+    fn finish(self, best: &M) -> (u32, Vec<Line<M>>) {
+        let wanted = self.wanted;
         let chosen = if self.is_complete(&self.current.1) { Some(self.current) } else { self.complete };
         let (depth, lines) = chosen.unwrap_or_default();
-        (depth, lines.into_values().collect())
+        let mut lines: Vec<Line<M>> = lines.into_values().collect();
+        if let Some(i) = lines.iter().position(|l| l.pv.first() == Some(best)) {
+            let line = lines.remove(i);
+            lines.insert(0, line);
+        }
+        lines.truncate(wanted);
+        (depth, lines)
     }
 }
 
@@ -647,7 +660,7 @@ mod tests {
         for i in [info(1, 1, 10), info(1, 2, 5), info(2, 1, 12), info(2, 2, 7), info(3, 1, 15)] {
             book.record(&i);
         }
-        let (depth, lines) = book.finish();
+        let (depth, lines) = book.finish(&1);
         assert_eq!(depth, 2);
         assert_eq!(lines.iter().map(|l| l.score).collect::<Vec<_>>(), [Score::Cp(12), Score::Cp(7)]);
 
@@ -655,6 +668,50 @@ mod tests {
         for i in [info(4, 1, 10), info(4, 1, 30), info(2, 1, -5)] {
             book.record(&i);
         }
-        assert_eq!(book.finish(), (4, vec![Line { pv: vec![1], score: Score::Cp(30), depth: 4, seldepth: 4 }]));
+        assert_eq!(book.finish(&1), (4, vec![Line { pv: vec![1], score: Score::Cp(30), depth: 4, seldepth: 4 }]));
+    }
+
+    #[test]
+    fn bounds_are_no_lines() {
+        // Depth 5's only report failed high and the search was stopped there: depth 4's exact line answers.
+        let mut book = LineBook::new(1);
+        let failed_high = Info { bound: ScoreBound::Lower, ..info(5, 1, 180) };
+        for i in [info(4, 1, 20), failed_high] {
+            book.record(&i);
+        }
+        assert_eq!(book.finish(&1), (4, vec![Line { pv: vec![1], score: Score::Cp(20), depth: 4, seldepth: 4 }]));
+
+        // A bound at the depth of an exact line does not replace it.
+        let mut book = LineBook::new(1);
+        let failed_low = Info { bound: ScoreBound::Upper, ..info(6, 1, -90) };
+        for i in [info(6, 1, 15), failed_low] {
+            book.record(&i);
+        }
+        assert_eq!(book.finish(&1).1[0].score, Score::Cp(15));
+    }
+
+    #[test]
+    fn the_line_of_the_chosen_move_answers_first() {
+        // One line wanted, four reported (a strength-limited engine), and the move of the third chosen.
+        let book = || {
+            let mut book = LineBook::new(1);
+            for i in [info(7, 1, 40), info(7, 2, 25), info(7, 3, 10), info(7, 4, -30)] {
+                book.record(&i);
+            }
+            book
+        };
+        let (depth, lines) = book().finish(&3);
+        assert_eq!(depth, 7);
+        assert_eq!(lines, vec![Line { pv: vec![3], score: Score::Cp(10), depth: 7, seldepth: 7 }]);
+        // The engine's first line when its move is the first's, or when no line has its move.
+        assert_eq!(book().finish(&1).1[0].score, Score::Cp(40));
+        assert_eq!(book().finish(&9).1[0].score, Score::Cp(40));
+        // Two wanted: the chosen line, then the others in order.
+        let mut two = LineBook::new(2);
+        for i in [info(3, 1, 40), info(3, 2, 25), info(3, 3, 10)] {
+            two.record(&i);
+        }
+        let scores: Vec<Score> = two.finish(&3).1.iter().map(|l| l.score).collect();
+        assert_eq!(scores, [Score::Cp(10), Score::Cp(40)]);
     }
 }

@@ -298,7 +298,8 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
         depth: result.depth,
         seldepth: result.seldepth,
         nodes: result.nodes,
-        nps: (result.nodes * 1000).checked_div(result.time_ms).unwrap_or(result.nodes * 1000),
+        // Saturating: an external engine's node count is its own claim, up to `u64::MAX`.
+        nps: result.nodes.saturating_mul(1000).checked_div(result.time_ms).unwrap_or(result.nodes.saturating_mul(1000)),
         time_ms: result.time_ms,
         cached,
         engine: p.engine.label().to_string(),

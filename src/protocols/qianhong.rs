@@ -105,7 +105,7 @@ fn move_error(e: &NotationError, text: &str) -> String {
 fn score_text(score: Score) -> String {
     match score {
         Score::Cp(cp) => format!("score {cp}"),
-        Score::Mate(plies) if plies >= 0 => format!("mate in {}", (plies + 1) / 2),
+        Score::Mate(plies) if plies > 0 => format!("mate in {}", (plies + 1) / 2),
         Score::Mate(plies) => format!("mated in {}", (plies.saturating_neg() + 1) / 2),
     }
 }
@@ -825,5 +825,6 @@ mod tests {
         assert_eq!(score_text(Score::Cp(-35)), "score -35");
         assert_eq!(score_text(Score::Mate(3)), "mate in 2");
         assert_eq!(score_text(Score::Mate(-2)), "mated in 1");
+        assert_eq!(score_text(Score::Mate(0)), "mated in 0");
     }
 }

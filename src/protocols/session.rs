@@ -109,7 +109,7 @@ pub const MATE_VALUE: i32 = 10_000;
 pub fn score_number(score: Score) -> i32 {
     match score {
         Score::Cp(cp) => cp.clamp(-(MATE_VALUE - 1000), MATE_VALUE - 1000),
-        Score::Mate(plies) if plies >= 0 => MATE_VALUE - plies.min(999),
+        Score::Mate(plies) if plies > 0 => MATE_VALUE - plies.min(999),
         Score::Mate(plies) => -(MATE_VALUE - plies.saturating_neg().min(999)),
     }
 }
@@ -294,6 +294,7 @@ mod tests {
         assert_eq!(score_number(Score::Cp(-35)), -35);
         assert_eq!(score_number(Score::Mate(7)), MATE_VALUE - 7);
         assert_eq!(score_number(Score::Mate(-4)), -(MATE_VALUE - 4));
+        assert_eq!(score_number(Score::Mate(0)), -MATE_VALUE, "mated where it stands");
         assert_eq!(score_number(Score::Mate(i32::MIN)), -(MATE_VALUE - 999));
         assert_eq!(score_number(Score::Cp(50_000)), MATE_VALUE - 1000);
     }

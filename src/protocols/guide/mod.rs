@@ -234,7 +234,7 @@ struct GameScan {
     game: Draughts,
     index: usize,
     /// The best move and the value for the side to move of every position searched.
-    results: Vec<(Option<Move>, Value)>,
+    results: Vec<(Option<Move>, Option<Value>)>,
     comments: usize,
 }
 
@@ -1087,7 +1087,7 @@ impl GuideSession {
         // A finished position needs no search.
         while let Some(end) = scan.game.outcome() {
             let value = Value::of_end(end, scan.game.side_to_move());
-            lines.extend(self.record(&mut scan, None, value));
+            lines.extend(self.record(&mut scan, None, Some(value)));
             if scan.index > total {
                 lines.push(format!(
                     "debug game analysis done: {total} moves, {} comments (threshold {})",
@@ -1107,7 +1107,7 @@ impl GuideSession {
 
     /// Record the result of position `scan.index` and advance to the next; the comment on the move that led
     /// to it, if it deserves one.
-    fn record(&mut self, scan: &mut GameScan, best: Option<Move>, value: Value) -> Option<String> {
+    fn record(&mut self, scan: &mut GameScan, best: Option<Move>, value: Option<Value>) -> Option<String> {
         scan.results.push((best, value));
         let index = scan.index;
         scan.index += 1;
@@ -1121,10 +1121,10 @@ impl GuideSession {
     /// The comment on move `i` (from position `i` to `i + 1`), when it is flagged: judged exactly as an
     /// annotation job judges it ([`judge`]: the same values, caps and threshold rule).
     fn comment(&self, scan: &mut GameScan, i: usize) -> Option<String> {
+        // A position without a value (an external engine that reported no evaluation) judges no move.
         let (best, before) = scan.results[i];
-        let after = scan.results[i + 1].1.negate();
+        let (best, before, after) = (best?, before?, scan.results[i + 1].1?.negate());
         let played = self.moves[i];
-        let best = best?;
         let verdict = judge(before, after, best == played, scan.threshold);
         if !verdict.over_threshold {
             return None;
@@ -1147,11 +1147,8 @@ impl GuideSession {
 
     fn scan_result(&mut self, mut scan: Box<GameScan>, done: &Done<Move>) -> Vec<String> {
         let value = match done.lines.first() {
-            Some(line) => Value::of_score(line.score),
-            None => match done.game_end {
-                Some(end) => Value::of_end(end, scan.game.side_to_move()),
-                None => Value::Cp(0),
-            },
+            Some(line) => Some(Value::of_score(line.score)),
+            None => done.game_end.map(|end| Value::of_end(end, scan.game.side_to_move())),
         };
         let mut lines: Vec<String> = self.record(&mut scan, done.best, value).into_iter().collect();
         let total = self.moves.len();
