@@ -4,12 +4,13 @@
 //! The process's output is untrusted: a reader thread cuts it into lines of at most [`MAX_LINE`] bytes (a
 //! longer line is an error, not an allocation), hands them over through a bounded channel, and reports the end
 //! of the output. Standard error is read the same way and logged at debug level, so an engine that writes a lot
-//! there never blocks on a full pipe.
+//! there never blocks on a full pipe. Lines to the engine go through a writer thread, so an engine that stops
+//! reading its input blocks that thread, never the caller: its deadlines still pass and kill it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,9 @@ pub const MAX_LINE: usize = 1 << 20;
 
 /// Lines read ahead of the caller before the reader waits (bounds memory to this many [`MAX_LINE`]s).
 const READ_AHEAD: usize = 64;
+
+/// Lines waiting for an engine that does not read them (its pipe full) before writing one more fails.
+const WRITE_AHEAD: usize = 64;
 
 /// How to start an engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,7 +74,8 @@ pub(crate) enum Received {
 /// A running engine process. Killed when dropped.
 pub(crate) struct Process {
     child: Child,
-    stdin: ChildStdin,
+    /// To the writer thread, which owns the process's standard input.
+    input: SyncSender<Vec<u8>>,
     lines: Receiver<Output>,
     /// The name errors use (the program until the engine says its name).
     pub(crate) label: String,
@@ -98,7 +103,11 @@ impl Process {
         };
         let (tx, lines) = sync_channel(READ_AHEAD);
         let reader = thread::Builder::new().name(format!("engine-out {label}")).spawn(move || read_lines(stdout, &tx));
-        if let Err(source) = reader {
+        let (input, pending) = sync_channel(WRITE_AHEAD);
+        let writer = reader.and_then(|_| {
+            thread::Builder::new().name(format!("engine-in {label}")).spawn(move || write_lines(stdin, pending))
+        });
+        if let Err(source) = writer {
             let _ = child.kill();
             let _ = child.wait();
             return Err(EngineError::Spawn { engine: label, source });
@@ -108,24 +117,38 @@ impl Process {
             // Logging only: if the thread cannot start, the engine's stderr pipe is closed instead.
             let _ = thread::Builder::new().name(format!("engine-err {label}")).spawn(move || log_stderr(stderr, &name));
         }
-        Ok(Process { child, stdin, lines, label, dead: false })
+        Ok(Process { child, input, lines, label, dead: false })
     }
 
-    /// Write one line (a newline is added).
+    /// Write one line (a newline is added), through the writer thread: this never blocks. The engine's answer
+    /// is awaited with a deadline as always; a process whose input was closed shows as ended there, or here.
     pub(crate) fn send(&mut self, line: &str) -> Result<(), EngineError> {
         self.check_alive()?;
         tracing::trace!(engine = %self.label, "> {line}");
-        let written = self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.write_all(b"\n"));
-        match written.and_then(|()| self.stdin.flush()) {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        match self.input.try_send(bytes) {
             Ok(()) => Ok(()),
-            Err(_) => Err(self.fail(EngineError::Died { engine: self.label.clone(), during: "writing to it" })),
+            Err(TrySendError::Full(_)) => {
+                let message = format!("stopped reading its input ({WRITE_AHEAD} lines waiting)");
+                Err(self.fail(EngineError::Protocol { engine: self.label.clone(), message }))
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                Err(self.fail(EngineError::Died { engine: self.label.clone(), during: "writing to it" }))
+            }
         }
     }
 
     /// The next line, waiting until `deadline` at most. `during` says what was awaited, for the errors.
     pub(crate) fn receive(&mut self, deadline: Instant, during: &'static str) -> Result<Received, EngineError> {
         self.check_alive()?;
+        // A deadline already passed is missed even with lines waiting: an engine that floods its output must
+        // not keep a wait for one answer alive.
         let wait = deadline.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            return Ok(Received::Timeout);
+        }
         match self.lines.recv_timeout(wait) {
             Ok(Output::Line(line)) => {
                 tracing::trace!(engine = %self.label, "< {line}");
@@ -206,6 +229,16 @@ impl Drop for Process {
     }
 }
 
+/// Write each line handed over to the engine's input, until the owner goes (the channel closes) or a write
+/// fails (the process ended or was killed, which closes the pipe: a write blocked on a full pipe fails then).
+fn write_lines(mut sink: ChildStdin, pending: Receiver<Vec<u8>>) {
+    for bytes in pending {
+        if sink.write_all(&bytes).and_then(|()| sink.flush()).is_err() {
+            return;
+        }
+    }
+}
+
 /// Cut `source` into lines of at most [`MAX_LINE`] bytes and hand them over until the end, an error or a line
 /// that is too long (then stop reading: the owner kills the process).
 fn read_lines(source: impl Read, tx: &SyncSender<Output>) {
@@ -279,5 +312,46 @@ fn log_stderr(mut source: impl Read, label: &str) {
     }
     if !line.is_empty() {
         tracing::debug!(engine = %label, "stderr: {}", text_of(&line));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_that_stops_reading_fails_a_send_without_blocking_it() {
+        // `sleep` never reads its input: the pipe fills, then the writer's queue, then `send` fails at once.
+        let mut process = Process::spawn(&EngineCommand::new("sleep").arg("30")).expect("spawn sleep");
+        let line = "x".repeat(4096);
+        let mut failed = None;
+        for sent in 0..10_000 {
+            if let Err(error) = process.send(&line) {
+                failed = Some((sent, error));
+                break;
+            }
+        }
+        let (sent, error) = failed.expect("a send fails");
+        assert!(sent >= WRITE_AHEAD, "only {sent} lines before the failure");
+        assert!(error.to_string().contains("stopped reading its input"), "{error}");
+        assert!(process.is_dead(), "the process is killed");
+    }
+
+    #[test]
+    fn a_deadline_already_passed_is_missed_even_with_lines_waiting() {
+        let mut process =
+            Process::spawn(&EngineCommand::new("sh").arg("-c").arg("echo one; echo two; sleep 30")).expect("spawn sh");
+        let line = |r: Received| match r {
+            Received::Line(line) => Some(line),
+            Received::Timeout => None,
+        };
+        let soon = Instant::now() + Duration::from_secs(30);
+        assert_eq!(process.receive(soon, "test").map(line).ok().flatten().as_deref(), Some("one"));
+        // "two" is surely waiting by now; a deadline in the past still gives the timeout.
+        thread::sleep(Duration::from_millis(200));
+        let past = Instant::now() - Duration::from_millis(1);
+        assert!(matches!(process.receive(past, "test"), Ok(Received::Timeout)));
+        assert_eq!(process.receive(soon, "test").map(line).ok().flatten().as_deref(), Some("two"));
+        process.kill();
     }
 }
