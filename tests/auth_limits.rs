@@ -370,6 +370,30 @@ fn guide_sessions_need_a_key_line_when_required_and_are_limited_per_address() {
 }
 
 #[test]
+fn a_guide_key_line_dribbled_a_byte_at_a_time_is_cut_off() {
+    let dir = TempDir::new("dribble");
+    let server = Server::start_on(&dir, &["--auth", "required"]);
+    let addr = server.guide_addr.expect("gateway");
+    let stream = TcpStream::connect(addr).expect("connect");
+    // A byte every 4 s, each well inside the gateway's 10 s for the key line, for 40 s in all unless cut off.
+    let mut writer = stream.try_clone().expect("clone");
+    let dribbler = std::thread::spawn(move || {
+        for byte in b"#kibitz key" {
+            if writer.write_all(&[*byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(4));
+        }
+    });
+    let got = guide_lines(&stream, "error");
+    assert!(got.iter().any(|l| l.starts_with("error") && l.contains("did not come within")), "{got:?}");
+    // The dribbler's next byte then fails at once.
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    dribbler.join().expect("the dribbler");
+    server.stop();
+}
+
+#[test]
 fn every_answer_has_a_request_id_which_the_logs_carry() {
     let dir = TempDir::new("ids");
     let server = Server::start_with_env(

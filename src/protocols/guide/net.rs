@@ -82,15 +82,23 @@ fn read_key_line(
     runtime: &tokio::runtime::Handle,
 ) -> Result<String, String> {
     use std::io::Read;
-    let _ = stream.set_read_timeout(Some(KEY_LINE_WAIT));
+    // The wait is for the whole line: a client dribbling a byte at a time does not hold its place longer.
+    let deadline = Instant::now() + KEY_LINE_WAIT;
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
     let mut reader = stream;
+    let late = || format!("the `#kibitz key KEY` line did not come within {} s", KEY_LINE_WAIT.as_secs());
     loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(late());
+        }
+        let _ = stream.set_read_timeout(Some(left));
         match reader.read(&mut byte) {
             Ok(1) if byte[0] == b'\n' => break,
             Ok(1) if line.len() < MAX_KEY_LINE => line.push(byte[0]),
             Ok(1) => return Err(format!("the key line is longer than {MAX_KEY_LINE} bytes")),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Err(late()),
             _ => return Err("this server needs `#kibitz key KEY` as the first line".into()),
         }
     }
