@@ -247,6 +247,41 @@ fn a_websocket_follows_a_job() {
     server.stop();
 }
 
+#[test]
+fn a_socket_follows_a_bounded_number_of_jobs_and_still_answers_at_once() {
+    let server = Server::start(&[]);
+    // A job deep enough to be running throughout.
+    let accepted = create(&server, &json!({ "game": "chess", "text": fixture("chess_collection.pgn"), "depth": 40 }));
+    let id = accepted["id"].as_str().expect("id").to_string();
+    wait_status(&server, &id, |v| v["status"] == json!("running"));
+    let mut ws = server.ws();
+    for k in 0..=16 {
+        ws.send(&json!({ "type": "subscribe", "id": format!("s{k}"), "job": id }));
+    }
+    // The seventeenth is refused, naming the limit; the sixteen before it follow the job.
+    let refused = loop {
+        let message = ws.recv_within(JOB_DEADLINE).expect("a message");
+        if message["id"] == json!("s16") {
+            break message;
+        }
+        assert_eq!(message["type"], json!("progress"), "{message}");
+    };
+    assert_eq!(refused["type"], json!("error"), "{refused}");
+    assert!(refused["detail"].as_str().is_some_and(|d| d.contains("16 annotation jobs")), "{refused}");
+    // An analysis answered at once (a finished game) still gets its answer beside the followers.
+    let mated = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3";
+    ws.send(&json!({ "type": "analyse", "id": "mate", "game": "chess", "position": mated, "depth": 3 }));
+    let answer = loop {
+        let message = ws.recv_within(JOB_DEADLINE).expect("a message");
+        if message["id"] == json!("mate") {
+            break message;
+        }
+    };
+    assert_eq!(answer["type"], json!("bestmove"), "{answer}");
+    assert_eq!(server.request("DELETE", &format!("/v1/annotations/{id}"), None, b"").status, 200);
+    server.stop();
+}
+
 /// (game_idx, ply) → stored result, straight from the database file.
 fn stored_positions(db: &Path, job: &str) -> Vec<(i64, i64, String)> {
     use sqlx::{Connection, Row};

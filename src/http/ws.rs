@@ -39,6 +39,8 @@ const THROTTLE: Duration = Duration::from_millis(100);
 const STORE_POLL: Duration = Duration::from_secs(1);
 /// Longest an analysis id may be.
 const MAX_ID: usize = 128;
+/// Annotation jobs one socket may follow at once (each follower is a task, and on a shared store a poll).
+const MAX_SUBSCRIPTIONS: usize = 16;
 
 enum Outgoing {
     Text(String),
@@ -115,6 +117,7 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
     state.metrics.ws_connections.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING);
     let mut running: HashMap<String, Running> = HashMap::new();
+    let mut following: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     let mut shutdown = state.shutdown.subscribe();
     loop {
         tokio::select! {
@@ -133,7 +136,7 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
                     }
                     Some(Ok(_)) => continue,
                 };
-                if let Some(reply) = handle(&state, client.as_ref(), &text, &tx, &mut running).await
+                if let Some(reply) = handle(&state, client.as_ref(), &text, &tx, &mut running, &mut following).await
                     && send(&mut socket, reply).await.is_err()
                 {
                     break;
@@ -157,6 +160,9 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
     }
     // Dropping the followers leaves every analysis of this socket (a search nobody else follows stops).
     drop(running);
+    for task in following {
+        task.abort();
+    }
     state.metrics.ws_connections.fetch_sub(1, Ordering::Relaxed);
 }
 
@@ -183,13 +189,15 @@ async fn send(socket: &mut WebSocket, text: String) -> Result<(), axum::Error> {
     socket.send(Message::Text(Utf8Bytes::from(text))).await
 }
 
-/// One client message; returns an immediate reply, if any.
+/// One client message; returns an immediate reply, if any. It never waits for the socket's outgoing queue,
+/// which only the socket's own loop (the caller) empties.
 async fn handle(
     state: &AppState,
     client: Option<&Client>,
     text: &str,
     tx: &mpsc::Sender<Outgoing>,
     running: &mut HashMap<String, Running>,
+    following: &mut Vec<tokio::task::JoinHandle<()>>,
 ) -> Option<String> {
     let mut value: Value = match parse_json(text.as_bytes()) {
         Ok(v) => v,
@@ -247,11 +255,11 @@ async fn handle(
             };
             let started = with_game!(kind, G => start::<G>(state, client, &req, infinite, &id, tx).await);
             match started {
-                Ok(Some(follower)) => {
+                Ok(Begun::Running(follower)) => {
                     running.insert(id, follower);
                     None
                 }
-                Ok(None) => None,
+                Ok(Begun::Answered(text)) => Some(text),
                 Err(p) => Some(error_text(Some(&id), &p)),
             }
         }
@@ -260,7 +268,21 @@ async fn handle(
                 let p = Problem::invalid("job", "`subscribe` needs the annotation job's id in `job`");
                 return Some(error_text(Some(&id), &p));
             };
-            subscribe(state, client, id, job, tx.clone()).await
+            following.retain(|task| !task.is_finished());
+            if following.len() >= MAX_SUBSCRIPTIONS {
+                let p = Problem::busy(format!(
+                    "{MAX_SUBSCRIPTIONS} annotation jobs are followed on this socket, the most it may follow; \
+                     wait for one to end or follow it on another socket"
+                ));
+                return Some(error_text(Some(&id), &p));
+            }
+            match subscribe(state, client, id, job, tx.clone()).await {
+                Followed::Reply(text) => Some(text),
+                Followed::Task(task) => {
+                    following.push(task);
+                    None
+                }
+            }
         }
         other => {
             let p =
@@ -288,29 +310,38 @@ fn infinite_of(message: &Value) -> Result<bool, Problem> {
     }
 }
 
+/// What following a job gave: a reply at once (an error, or a job that is over), or the follower's task.
+enum Followed {
+    Reply(String),
+    Task(tokio::task::JoinHandle<()>),
+}
+
 /// Follow an annotation job's progress: `{"type":"progress","id","job","status","done","total"}` at each
 /// change (at most one every [`THROTTLE`]) until the job is over. A job not running on this server: on SQLite
 /// its stored state once (nobody else runs it); on a shared store its stored progress every [`STORE_POLL`]
-/// until it is over (another server runs it). Another key's job is not found. The follower ends with the socket.
+/// until it is over (another server runs it). Another key's job is not found. The follower ends with the socket
+/// (its task is aborted then).
 async fn subscribe(
     state: &AppState,
     client: Option<&Client>,
     id: String,
     job: String,
     tx: mpsc::Sender<Outgoing>,
-) -> Option<String> {
+) -> Followed {
     let message = |id: &str, job: &str, status: &str, done: u64, total: u64| {
         json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
     };
     // Another key's job does not exist for this client.
     match state.store.job(&job).await {
         Ok(Some(row)) if super::annotations::may_see(&row, client) => {}
-        Ok(_) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
-        Err(e) => return Some(error_text(Some(&id), &Problem::from(e))),
+        Ok(_) => {
+            return Followed::Reply(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`"))));
+        }
+        Err(e) => return Followed::Reply(error_text(Some(&id), &Problem::from(e))),
     };
     if let Some(mut rx) = state.annotator.watch(&job) {
         let (id, job) = (id.clone(), job.clone());
-        tokio::spawn(async move {
+        return Followed::Task(tokio::spawn(async move {
             let mut sent: Option<(&'static str, u64, u64)> = None;
             let mut closed = false;
             loop {
@@ -336,8 +367,7 @@ async fn subscribe(
                     tokio::time::sleep(THROTTLE).await;
                 }
             }
-        });
-        return None;
+        }));
     }
     // Not running here: from the store. On a shared store another server may be running it: follow the
     // stored progress every `STORE_POLL` until the job is over or the socket closes.
@@ -351,14 +381,16 @@ async fn subscribe(
     };
     let (status, done, total) = match read(store.clone(), job.clone()).await {
         Ok(Some(found)) => found,
-        Ok(None) => return Some(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`")))),
-        Err(e) => return Some(error_text(Some(&id), &Problem::from(e))),
+        Ok(None) => {
+            return Followed::Reply(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`"))));
+        }
+        Err(e) => return Followed::Reply(error_text(Some(&id), &Problem::from(e))),
     };
     if status.is_final() || !store.is_shared() {
-        return Some(message(&id, &job, status.as_str(), done, total));
+        return Followed::Reply(message(&id, &job, status.as_str(), done, total));
     }
     let first = message(&id, &job, status.as_str(), done, total);
-    tokio::spawn(async move {
+    Followed::Task(tokio::spawn(async move {
         if tx.send(Outgoing::Text(first)).await.is_err() {
             return;
         }
@@ -380,8 +412,7 @@ async fn subscribe(
                 return;
             }
         }
-    });
-    None
+    }))
 }
 
 /// One analysis of a socket being followed: its task sends the progress and the answer, and ends with it.
@@ -403,8 +434,14 @@ impl Drop for Running {
     }
 }
 
-/// Start one analysis through the analysis path; `Ok(None)` when it was answered at once (from the cache,
-/// or a finished game).
+/// What starting an analysis gave.
+enum Begun {
+    /// The answer at once (from the cache, or a finished game): the caller replies with it.
+    Answered(String),
+    Running(Running),
+}
+
+/// Start one analysis through the analysis path.
 async fn start<G: Game>(
     state: &AppState,
     client: Option<&Client>,
@@ -412,7 +449,7 @@ async fn start<G: Game>(
     infinite: bool,
     id: &str,
     tx: &mpsc::Sender<Outgoing>,
-) -> Result<Option<Running>, Problem> {
+) -> Result<Begun, Problem> {
     let p: Prepared<G> = analysis::prepare(req, &state.config, &state.analysis)?;
     let mut request = analysis::request_of(&p)
         .priority(Priority::High)
@@ -436,8 +473,7 @@ async fn start<G: Game>(
             let mut v = serde_json::to_value(analysis::answer_out(&p, &answer))
                 .map_err(|e| Problem::internal(e.to_string()))?;
             tag(&mut v, "bestmove", id);
-            let _ = tx.send(Outgoing::Text(v.to_string())).await;
-            return Ok(None);
+            return Ok(Begun::Answered(v.to_string()));
         }
         Started::Running(subscription) => subscription,
     };
@@ -479,7 +515,7 @@ async fn start<G: Game>(
             return;
         }
     });
-    Ok(Some(Running { stop, task }))
+    Ok(Begun::Running(Running { stop, task }))
 }
 
 fn tag(v: &mut Value, kind: &str, id: &str) {
