@@ -546,6 +546,15 @@ pub trait Game: Clone + Send + Sync + 'static {
         self.format_position(None).unwrap_or_default()
     }
 
+    /// What the draw rules remember beyond [`Game::position_key`] when it could change a search: a counter
+    /// toward a draw near its limit, earlier positions a repetition could return to (see [`rule_state_text`]
+    /// and [`RepetitionHistory::window_digest`]). The analysis cache keys a result by both, so that no answer
+    /// is served where those rules judge otherwise; empty in ordinary play, and for a game whose position
+    /// already says it all.
+    fn rule_state_key(&self) -> String {
+        String::new()
+    }
+
     /// Read a move in any notation the game accepts and check that it is legal here.
     fn parse_move(&self, text: &str) -> Result<Self::Move, NotationError>;
 
@@ -679,6 +688,24 @@ pub const fn zobrist_keys<const P: usize, const N: usize>(seed: u64, first: usiz
     t
 }
 
+/// A [`Game::rule_state_key`] from a game's counters toward a draw, each with the count that draws, and its
+/// [`RepetitionHistory::window_digest`]. A count under half its limit is left out, so that the positions of
+/// ordinary play share their entries: for it to count, a line of the search would have to go on for more than
+/// half the limit without a capture (or whatever resets the count), and the answer of a search of that length
+/// does not turn on it.
+pub fn rule_state_text(counts: &[(u32, u32)], window: Option<u64>) -> String {
+    let mut text = String::new();
+    for &(count, limit) in counts {
+        if limit > 0 && count.saturating_mul(2) >= limit {
+            text.push_str(&format!(" r{count}/{limit}"));
+        }
+    }
+    if let Some(digest) = window {
+        text.push_str(&format!(" h{digest:016x}"));
+    }
+    text
+}
+
 /// Repetition bookkeeping every game can reuse: the hash of each position reached, and how far back a
 /// repetition is possible (the last irreversible move).
 #[derive(Clone, Debug, Default)]
@@ -712,6 +739,33 @@ impl RepetitionHistory {
 
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
+    }
+
+    /// A digest of what the earlier positions a repetition could return to (those within `reversible` plies
+    /// before the current one, the last pushed) can change in a search, with `extra` (a game's further
+    /// repetition state); `None` when they can change nothing. Under [`RepetitionHistory::is_draw`] an earlier
+    /// position seen once judges every line as it would without it (a line that reaches it a second time is a
+    /// repetition inside the search anyway), so they count only when one of them was seen twice; then the
+    /// whole window does, in order. Positions alike in placement, counters and this digest judge every
+    /// repetition alike ([`Game::rule_state_key`]).
+    pub fn window_digest(&self, reversible: usize, extra: &[u8]) -> Option<u64> {
+        let n = self.hashes.len();
+        if n == 0 {
+            return None;
+        }
+        let back = reversible.min(n - 1);
+        let window = &self.hashes[n - 1 - back..n - 1];
+        let mut sorted = window.to_vec();
+        sorted.sort_unstable();
+        if !sorted.windows(2).any(|w| w[0] == w[1]) {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(window.len() * 8 + extra.len());
+        for hash in window {
+            bytes.extend_from_slice(&hash.to_le_bytes());
+        }
+        bytes.extend_from_slice(extra);
+        Some(crate::fnv1a64(&bytes))
     }
 
     /// Scan the earlier positions with the same side to move, no further back than `reversible` plies (the

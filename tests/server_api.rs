@@ -174,6 +174,38 @@ fn a_second_request_is_answered_from_the_cache() {
 }
 
 #[test]
+fn the_same_board_nearer_a_draw_is_another_cache_entry() {
+    let server = Server::start(&[]);
+    // A rook up, one ply from the 50-move rule: every move draws (none mates, none resets the count).
+    let late = "7k/8/8/8/8/8/8/R6K w - - 99 150";
+    let drawn = server.post_ok("/v1/analysis", &json!({ "game": "chess", "position": late, "depth": 6 }));
+    assert_eq!(drawn["lines"][0]["score"], json!({ "cp": 0 }), "{drawn}");
+    // The same board with a fresh count is won: not answered with the draw.
+    let fresh = "7k/8/8/8/8/8/8/R6K w - - 0 1";
+    let won = server.post_ok("/v1/analysis", &json!({ "game": "chess", "position": fresh, "depth": 6 }));
+    assert_eq!(won["cached"], json!(false), "{won}");
+    assert!(score_value(&won["lines"][0]["score"]) > 300, "{won}");
+    // Each is its own entry: asked again, each comes from the cache with its own score.
+    let again = server.post_ok("/v1/analysis", &json!({ "game": "chess", "position": late, "depth": 6 }));
+    assert_eq!((again["cached"].clone(), again["lines"][0]["score"].clone()), (json!(true), json!({ "cp": 0 })));
+    // The knights out and back: the start position seen once before changes no line, so it is the same entry.
+    let start = server.post_ok("/v1/analysis", &json!({ "game": "chess", "depth": 4 }));
+    assert_eq!(start["cached"], json!(false));
+    let moves = ["g1f3", "g8f6", "f3g1", "f6g8"];
+    let back = server.post_ok("/v1/analysis", &json!({ "game": "chess", "moves": moves, "depth": 4 }));
+    assert_eq!(back["cached"], json!(true), "{back}");
+    // 1. Nf3 with the start position twice behind it (a return would be the third) is not 1. Nf3 played once.
+    let once = server.post_ok("/v1/analysis", &json!({ "game": "chess", "moves": ["g1f3"], "depth": 4 }));
+    assert_eq!(once["cached"], json!(false));
+    let moves = ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3"];
+    let again = server.post_ok("/v1/analysis", &json!({ "game": "chess", "moves": moves, "depth": 4 }));
+    let board = |v: &Value| v["position"].as_str().expect("position").split(' ').take(4).collect::<Vec<_>>().join(" ");
+    assert_eq!(board(&again), board(&once));
+    assert_eq!(again["cached"], json!(false), "{again}");
+    server.stop();
+}
+
+#[test]
 fn multipv_gives_distinct_ordered_lines_and_clamps_above_the_maximum() {
     // The largest quick depth of the fixtures is 6: a deeper request is clamped to it, and the clamped
     // search (10 lines) stays small on a loaded machine.

@@ -211,7 +211,9 @@ impl<G: Game> Request<G> {
         };
         Some(CacheKey {
             game: G::NAME.to_string(),
-            position: self.position.position_key(),
+            // The draw rules' memory too: the same board nearer a draw, or where a repetition is possible, may
+            // have another answer.
+            position: format!("{}{}", self.position.position_key(), self.position.rule_state_key()),
             multipv: self.multipv,
             engine,
         })
@@ -254,10 +256,11 @@ impl<G: Game> Request<G> {
             return None;
         }
         Some(format!(
-            "{}\n{}\n{}\n{}\n{:?}/{:?}/{:?}\n{}",
+            "{}\n{}\n{}{}\n{}\n{:?}/{:?}/{:?}\n{}",
             self.engine.label(),
             G::NAME,
             self.position.position_key(),
+            self.position.rule_state_key(),
             self.multipv,
             l.depth,
             l.movetime.map(|t| t.as_millis()),

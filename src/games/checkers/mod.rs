@@ -315,6 +315,12 @@ impl Game for Checkers {
         }
     }
 
+    fn rule_state_key(&self) -> String {
+        // The 40-move count and the positions a repetition could return to.
+        let rev = self.cur.reversible;
+        crate::game::rule_state_text(&[(rev, FORTY_MOVE_PLIES)], self.history.window_digest(rev as usize, &[]))
+    }
+
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_move(self, text)
     }

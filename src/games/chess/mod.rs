@@ -779,6 +779,13 @@ impl Game for Chess {
         self.to_fen().split(' ').take(4).collect::<Vec<_>>().join(" ")
     }
 
+    fn rule_state_key(&self) -> String {
+        // The 50-move count and the positions a repetition could return to.
+        let rev = self.board.halfmove_clock();
+        let counts = [(u32::from(rev), u32::from(FIFTY_MOVE_PLIES))];
+        crate::game::rule_state_text(&counts, self.history.window_digest(rev as usize, &[]))
+    }
+
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_move(&self.board, text)
     }

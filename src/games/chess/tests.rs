@@ -815,3 +815,37 @@ fn quiet_moves_ordered_first_when_they_escape_a_threat() {
         }
     }
 }
+
+#[test]
+fn the_draw_rules_memory_keys_the_cache_beside_the_position() {
+    let fresh = game("7k/8/8/8/8/8/8/R6K w - - 0 1");
+    assert_eq!(fresh.rule_state_key(), "");
+    // One ply from the 50-move rule: the same board, another answer.
+    let late = game("7k/8/8/8/8/8/8/R6K w - - 99 150");
+    assert_eq!(late.position_key(), fresh.position_key());
+    assert_eq!(late.rule_state_key(), " r99/100");
+    // Under half the rule's count, and with no earlier position seen twice: nothing to remember.
+    assert_eq!(game("7k/8/8/8/8/8/8/R6K w - - 49 150").rule_state_key(), "");
+    let mut g = game(START);
+    for m in ["Nf3", "Nf6", "Ng1", "Ng8"] {
+        play(&mut g, m);
+    }
+    assert_eq!(g.rule_state_key(), "", "the start position seen once before changes no line");
+    // After 1. Nf3 a second time, with the start position twice behind it: a return to it would be the third.
+    play(&mut g, "Nf3");
+    let mut once = game(START);
+    play(&mut once, "Nf3");
+    assert_eq!(g.position_key(), once.position_key());
+    assert_eq!(once.rule_state_key(), "");
+    let key = g.rule_state_key();
+    assert!(key.starts_with(" h"), "{key}");
+    // Another way to the same board and the same repetitions remembers other positions.
+    let mut other = game(START);
+    for m in ["Nc3", "Nc6", "Nb1", "Nb8", "Nf3"] {
+        play(&mut other, m);
+    }
+    assert_ne!(other.rule_state_key(), key);
+    // A pawn move forgets them all.
+    play(&mut g, "e6");
+    assert_eq!(g.rule_state_key(), "");
+}

@@ -460,6 +460,16 @@ impl Game for Draughts {
         }
     }
 
+    fn rule_state_key(&self) -> String {
+        // The 25-move count, the endgame rules' count and the positions a repetition could return to.
+        let rev = self.cur.reversible as usize;
+        let counts = [
+            (u32::from(self.cur.reversible), KING_MOVE_PLIES),
+            (u32::from(self.cur.endgame), u32::from(self.cur.endgame_limit)),
+        ];
+        crate::game::rule_state_text(&counts, self.history.window_digest(rev, &[]))
+    }
+
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         notation::parse_any_move(self, text)
     }

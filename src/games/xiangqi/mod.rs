@@ -432,6 +432,14 @@ impl Game for Xiangqi {
         format!("{} {}", fields.next().unwrap_or(""), fields.next().unwrap_or("w"))
     }
 
+    fn rule_state_key(&self) -> String {
+        // The 60-move count and the positions a repetition could return to, with the checks of the moves since
+        // each (they decide a perpetual check).
+        let window = (self.rep as usize).min(self.checks.len());
+        let checks: Vec<u8> = self.checks[self.checks.len() - window..].iter().map(|&c| u8::from(c)).collect();
+        crate::game::rule_state_text(&[(self.rev, NO_CAPTURE_PLIES)], self.history.window_digest(self.rep as usize, &checks))
+    }
+
     fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         self.parse_move_text(text)
     }

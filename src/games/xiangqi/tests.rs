@@ -543,3 +543,20 @@ mod records {
         check::<Xiangqi>("moves", "h2e2 h9g7\nh0g2 i9h9\n", "h2e2 h9g7\nh0g2 a0a9\n", 4, "\n");
     }
 }
+
+#[test]
+fn the_draw_rules_memory_keys_the_cache_beside_the_position() {
+    let mut g = Xiangqi::start();
+    assert_eq!(g.rule_state_key(), "");
+    for m in ["h2e2", "h9g7", "e2h2", "g7h9", "h2e2"] {
+        let mv = g.parse_move(m).unwrap_or_else(|e| panic!("{m}: {e}"));
+        g.make(mv);
+    }
+    // The cannon's move again, with the start position twice behind it: remembered beside the board.
+    let mut once = Xiangqi::start();
+    let mv = once.parse_move("h2e2").expect("legal");
+    once.make(mv);
+    assert_eq!(g.position_key(), once.position_key());
+    assert_eq!(once.rule_state_key(), "");
+    assert!(g.rule_state_key().starts_with(" h"), "{}", g.rule_state_key());
+}
