@@ -43,6 +43,7 @@ impl<G: Game> Searcher<'_, G> {
             let rm = &mut self.root[i];
             if i == first || score > alpha {
                 rm.score = score;
+                rm.upper = score <= alpha;
                 rm.seldepth = self.seldepth;
                 rm.pv.clear();
                 rm.pv.push(m);
@@ -56,6 +57,7 @@ impl<G: Game> Searcher<'_, G> {
                 }
             } else {
                 rm.score = -INF;
+                rm.upper = false;
             }
             if score > best {
                 best = score;
@@ -140,8 +142,10 @@ impl<G: Game> Searcher<'_, G> {
             for rm in &mut self.root {
                 if rm.score != -INF {
                     rm.previous = rm.score;
+                    rm.previous_pv.clone_from(&rm.pv);
                 }
                 rm.score = -INF;
+                rm.upper = false;
             }
             for pv_index in 0..multipv {
                 self.seldepth = 0;
@@ -222,4 +226,18 @@ pub(super) fn nps(nodes: u64, elapsed: Duration) -> u64 {
 
 pub(super) fn score_of(rm: &RootMove<impl Copy>) -> i32 {
     if rm.score == -INF { rm.previous } else { rm.score }
+}
+
+/// A root move's score and line as the final answer gives them: this iteration's when it has one that is not a
+/// fail-low bound (exact, or a fail high: the move is at least that good); otherwise the last completed
+/// iteration's, which is exact at the depth the answer claims. (A search stopped inside an iteration leaves
+/// its moves part-searched.)
+pub(super) fn reported<M: Copy>(rm: &RootMove<M>) -> (i32, &[M]) {
+    if rm.score != -INF && !(rm.upper && rm.previous != -INF) {
+        (rm.score, &rm.pv)
+    } else if rm.previous != -INF && !rm.previous_pv.is_empty() {
+        (rm.previous, &rm.previous_pv)
+    } else {
+        (score_of(rm), &rm.pv)
+    }
 }

@@ -42,10 +42,21 @@ pub(super) struct Shared<'a> {
 
 pub(super) struct RootMove<M> {
     pub(super) m: M,
+    /// This iteration's score (-INF until the move is searched to the end, or when it is not the best).
     pub(super) score: i32,
+    /// `score` is only an upper bound: the move failed low at this iteration's window.
+    pub(super) upper: bool,
+    /// The last completed iteration's score and line (`previous` is -INF when it had none).
     pub(super) previous: i32,
+    pub(super) previous_pv: Vec<M>,
     pub(super) pv: Vec<M>,
     pub(super) seldepth: u32,
+}
+
+impl<M: Copy> RootMove<M> {
+    pub(super) fn new(m: M) -> Self {
+        RootMove { m, score: -INF, upper: false, previous: -INF, previous_pv: Vec::new(), pv: vec![m], seldepth: 0 }
+    }
 }
 
 pub(super) struct Searcher<'a, G: Game> {

@@ -415,3 +415,32 @@ fn pruned_quiet_moves_taken_out_are_exactly_those_without_check() {
     }
     assert!(taken_total > 1000 && kept_checks > 20, "{taken_total} taken out, {kept_checks} quiet checks kept");
 }
+
+#[test]
+fn a_stopped_iteration_reports_no_fail_low_bound() {
+    use super::root::reported;
+    use super::searcher::{INF, RootMove};
+    // Searched to the end this iteration: its own score and line.
+    let mut rm = RootMove::new(1u8);
+    rm.previous = 30;
+    rm.previous_pv = vec![1, 2];
+    rm.score = 45;
+    rm.pv = vec![1, 3, 4];
+    assert_eq!(reported(&rm), (45, &[1u8, 3, 4][..]));
+    // Failed low and stopped before the search again: the last completed iteration's score and line.
+    rm.score = -20;
+    rm.upper = true;
+    assert_eq!(reported(&rm), (30, &[1u8, 2][..]));
+    // A fail high is a lower bound: the move is at least that good, so it stands.
+    rm.score = 90;
+    rm.upper = false;
+    assert_eq!(reported(&rm), (90, &[1u8, 3, 4][..]));
+    // Not searched yet this iteration: the last one's.
+    rm.score = -INF;
+    assert_eq!(reported(&rm), (30, &[1u8, 2][..]));
+    // The first iteration failed low with nothing before it: the bound is all there is.
+    let mut first = RootMove::new(7u8);
+    first.score = -5;
+    first.upper = true;
+    assert_eq!(reported(&first), (-5, &[7u8][..]));
+}

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::params::{ROOT_ORDER_NOISY, ROOT_ORDER_TT_MOVE};
-use super::root::{nps, score_of};
-use super::searcher::{INF, RootMove, Searcher, Shared, lmr_for};
+use super::root::{nps, reported};
+use super::searcher::{RootMove, Searcher, Shared, lmr_for};
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
 use super::{Done, Event, Limits, Line, MAX_MULTIPV, SearchOptions, to_score};
@@ -74,8 +74,7 @@ pub(super) fn run<G: Game>(
         })
         .collect();
     keyed.sort_by_key(|k| std::cmp::Reverse(k.0));
-    let root: Vec<RootMove<G::Move>> =
-        keyed.into_iter().map(|(_, m)| RootMove { m, score: -INF, previous: -INF, pv: vec![m], seldepth: 0 }).collect();
+    let root: Vec<RootMove<G::Move>> = keyed.into_iter().map(|(_, m)| RootMove::new(m)).collect();
     main.root = root;
 
     let threads = options.threads.max(1);
@@ -89,10 +88,7 @@ pub(super) fn run<G: Game>(
                 .name(format!("kibitz-smp-{t}"))
                 .spawn_scoped(scope, move || {
                     let mut helper = Searcher::new(game, shared, false);
-                    helper.root = root_moves
-                        .into_iter()
-                        .map(|m| RootMove { m, score: -INF, previous: -INF, pv: vec![m], seldepth: 0 })
-                        .collect();
+                    helper.root = root_moves.into_iter().map(RootMove::new).collect();
                     let mut ignore = |_: Event<G::Move>| {};
                     helper.iterate(&helper_limits, &helper_options, (t as u32) & 1, &mut ignore);
                     shared.nodes.fetch_add(helper.pending_nodes, Ordering::Relaxed);
@@ -112,7 +108,10 @@ pub(super) fn run<G: Game>(
     let multipv = options.multipv.clamp(1, MAX_MULTIPV).min(main.root.len());
     let lines: Vec<Line<G::Move>> = main.root[..multipv]
         .iter()
-        .map(|rm| Line { pv: rm.pv.clone(), score: to_score(score_of(rm)), depth: completed, seldepth: rm.seldepth })
+        .map(|rm| {
+            let (score, pv) = reported(rm);
+            Line { pv: pv.to_vec(), score: to_score(score), depth: completed, seldepth: rm.seldepth }
+        })
         .collect();
     let best = main.root[0].m;
     let ponder = main.root[0].pv.get(1).copied();
