@@ -114,7 +114,7 @@ pub(super) fn run<G: Game>(
         })
         .collect();
     let best = main.root[0].m;
-    let ponder = main.root[0].pv.get(1).copied();
+    let ponder = reported(&main.root[0]).1.get(1).copied();
     let elapsed = start.elapsed();
     let nodes = shared.nodes.load(Ordering::Relaxed);
     Done {
