@@ -376,7 +376,7 @@ async fn subscribe(
         let row = store.job(&job).await?;
         let Some(row) = row else { return Ok::<_, crate::store::StoreError>(None) };
         let total: u64 = store.job_games(&job).await?.iter().map(|g| u64::from(g.positions)).sum();
-        let done = store.job_positions(&job).await?.len() as u64;
+        let done = store.job_position_count(&job).await?;
         Ok(Some((row.status, done, total)))
     };
     let (status, done, total) = match read(store.clone(), job.clone()).await {

@@ -462,6 +462,12 @@ impl Store {
         on_backend!(self, backend => backend.job_positions(id).await)
     }
 
+    /// How many of a job's positions are evaluated (its progress, without reading them).
+    pub async fn job_position_count(&self, id: &str) -> Result<u64, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.position_count(id).await)
+    }
+
     /// Write one position's result of a job, unless it is already written (then false).
     pub async fn put_job_position(&self, id: &str, game_idx: u32, ply: u32, result: &str) -> Result<bool, StoreError> {
         self.check_open()?;

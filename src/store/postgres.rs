@@ -368,6 +368,15 @@ impl PostgresBackend {
             .collect()
     }
 
+    pub(crate) async fn position_count(&self, id: &str) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM annotation_positions WHERE job_id = $1")
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(query_error)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     pub(crate) async fn job_positions(&self, id: &str) -> Result<Vec<PositionRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT game_idx, ply, result FROM annotation_positions WHERE job_id = $1 ORDER BY game_idx, ply",

@@ -367,6 +367,15 @@ impl SqliteBackend {
             .collect()
     }
 
+    pub(crate) async fn position_count(&self, id: &str) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM annotation_positions WHERE job_id = ?")
+            .bind(id)
+            .fetch_one(&self.read)
+            .await
+            .map_err(query_error)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     pub(crate) async fn job_positions(&self, id: &str) -> Result<Vec<PositionRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT game_idx, ply, result FROM annotation_positions WHERE job_id = ? ORDER BY game_idx, ply",

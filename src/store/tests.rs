@@ -274,6 +274,8 @@ async fn annotation_jobs_are_durable_and_each_position_is_written_once(ctx: &Ctx
     assert_eq!((games[1].idx, games[1].error.as_deref(), games[1].positions), (1, Some("bad"), 0));
     let positions = store.job_positions("job1").await.expect("positions");
     assert_eq!(positions, vec![PositionRow { game_idx: 0, ply: 1, result: "r1".into() }]);
+    assert_eq!(store.job_position_count("job1").await.ok(), Some(1));
+    assert_eq!(store.job_position_count("nope").await.ok(), Some(0));
     // A cancelled job is never marked done by a runner finishing late.
     assert_eq!(store.set_job_status("job1", &[JobStatus::Running], JobStatus::Cancelled, None).await.ok(), Some(true));
     assert_eq!(store.set_job_status("job1", &[JobStatus::Running], JobStatus::Done, None).await.ok(), Some(false));
