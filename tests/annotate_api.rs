@@ -303,6 +303,43 @@ fn stored_positions(db: &Path, job: &str) -> Vec<(i64, i64, String)> {
 }
 
 #[test]
+fn a_store_locked_for_a_while_delays_a_job_without_failing_it() {
+    use sqlx::Connection;
+    let dir = TempDir::new("annotate-locked");
+    let server = Server::start_on(&dir, &["--workers", "1"]);
+    let accepted = create(&server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
+    let id = accepted["id"].as_str().expect("id").to_string();
+    let total = accepted["positions"].as_u64().expect("positions");
+    // Another program holds the file's write lock for 16 s, longer than the store waits for it (5 s) twice over
+    // (a cache write and then the job's own queue behind the one writer): the job's next write fails, and the
+    // job is run again from what is stored rather than failed.
+    let db = dir.db();
+    let (locked, is_locked) = std::sync::mpsc::channel();
+    let locker = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async {
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
+            let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+            sqlx::query("BEGIN EXCLUSIVE").execute(&mut conn).await.expect("lock");
+            locked.send(()).expect("tell");
+            tokio::time::sleep(Duration::from_secs(16)).await;
+            sqlx::query("COMMIT").execute(&mut conn).await.expect("unlock");
+            conn.close().await.expect("close");
+        })
+    });
+    is_locked.recv().expect("the lock");
+    let view = wait_done(&server, &id);
+    locker.join().expect("the locker");
+    assert_eq!(view["status"], json!("done"), "{view}");
+    assert_eq!(view["progress"]["done"].as_u64(), Some(total), "{view}");
+    // The store did fail meanwhile: the job was run again, not merely slowed.
+    let log = server.stderr();
+    assert!(log.contains("the store failed; trying again"), "{log}");
+    server.stop();
+    assert_eq!(stored_positions(&dir.db(), &id).len() as u64, total, "every position once");
+}
+
+#[test]
 fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
     let dir = TempDir::new("annotate-kill");
     let server = Server::start_on(&dir, &["--workers", "1"]);

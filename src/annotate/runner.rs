@@ -367,8 +367,29 @@ impl Annotator {
         let span = info_span!("annotation", job = %id, game);
         tokio::spawn(
             async move {
-                let outcome =
-                    with_game!(kind, G => leased(&inner, &id, &control, run_job::<G>(&inner, &id, &control)).await);
+                let mut attempt = 0;
+                let outcome = loop {
+                    let outcome = with_game!(kind, G =>
+                        leased(&inner, &id, &control, run_job::<G>(&inner, &id, &control)).await);
+                    // On the embedded store no other server resumes a job: a store error (a write the file
+                    // refused, a lock held past SQLite's own wait) is tried again here, from what is stored,
+                    // before the job is failed.
+                    let local_store_error = matches!(&outcome, Some(Err(JobError::Store(StoreError::Query(_)))))
+                        && !inner.store.is_shared();
+                    if local_store_error && attempt < LOCAL_STORE_ATTEMPTS && !*inner.shutdown.borrow() {
+                        attempt += 1;
+                        if let Some(Err(error)) = &outcome {
+                            warn!(%error, attempt, "annotation job: the store failed; trying again");
+                        }
+                        let mut shutdown = inner.shutdown.subscribe();
+                        tokio::select! {
+                            _ = tokio::time::sleep(LOCAL_STORE_WAIT * attempt) => {}
+                            _ = shutdown.wait_for(|stopping| *stopping) => {}
+                        }
+                        continue;
+                    }
+                    break outcome;
+                };
                 match outcome {
                     None => {}
                     Some(Ok(status)) => {
@@ -596,6 +617,10 @@ type Evaluated = Result<Option<PositionEval>, String>;
 
 /// Attempts at one position when its external engine fails (each failure restarts the engine's process).
 const ENGINE_ATTEMPTS: u32 = 3;
+
+/// Runs of a job on the embedded store after a store error, and the wait before the n-th (n times this).
+const LOCAL_STORE_ATTEMPTS: u32 = 3;
+const LOCAL_STORE_WAIT: Duration = Duration::from_secs(2);
 
 /// Evaluate one position through the analysis path: the game's end, the cache, or a search at the job's
 /// priority (its result also goes to the cache).
