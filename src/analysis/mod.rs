@@ -16,7 +16,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -528,6 +528,7 @@ impl Analysis {
         if let Some(key) = &key
             && let Some(flight) = flights.get(key).and_then(Weak::upgrade)
             && let Ok(flight) = flight.downcast::<Flight<G>>()
+            && flight.join()
         {
             self.inner.counters.shared.fetch_add(1, Ordering::Relaxed);
             let infos = flight.infos.subscribe();
@@ -557,7 +558,9 @@ impl Analysis {
             found_tx.send_replace(Some(Err(failure)));
         };
         let job = self.search_or_fail(&request, sink, on_failure)?;
-        let flight = Arc::new(Flight { job, infos, result, listeners: AtomicUsize::new(0), snapshot });
+        let gate = Mutex::new(Gate { listeners: 0, stopped: false });
+        let flight = Arc::new(Flight { job, infos, result, gate, snapshot });
+        flight.join();
         if let Some(key) = key {
             flights.retain(|_, w| w.strong_count() > 0);
             let erased: Arc<dyn Any + Send + Sync> = flight.clone();
@@ -658,8 +661,33 @@ struct Flight<G: Game> {
     job: JobHandle,
     infos: broadcast::Sender<Arc<Info<G::Move>>>,
     result: watch::Receiver<Found>,
-    listeners: AtomicUsize,
+    gate: Mutex<Gate>,
     snapshot: Arc<Mutex<Snapshot>>,
+}
+
+/// Who listens to a search, and whether one of them stopped it for all: a stopped search takes no new
+/// listener (it would answer them with the shallow result of someone else's stop), a new search starts instead.
+struct Gate {
+    listeners: usize,
+    stopped: bool,
+}
+
+impl<G: Game> Flight<G> {
+    /// Count one more listener, unless the search was stopped.
+    fn join(&self) -> bool {
+        let mut gate = lock(&self.gate);
+        if gate.stopped {
+            return false;
+        }
+        gate.listeners += 1;
+        true
+    }
+
+    /// Stop the search for every listener; no one joins it after this.
+    fn stop_for_all(&self) {
+        lock(&self.gate).stopped = true;
+        self.job.stop();
+    }
 }
 
 /// What a listener of a running search sees next.
@@ -679,8 +707,8 @@ pub struct Subscription<G: Game> {
 }
 
 impl<G: Game> Subscription<G> {
+    /// A listener of `flight`, already counted ([`Flight::join`]).
     fn new(flight: Arc<Flight<G>>, infos: broadcast::Receiver<Arc<Info<G::Move>>>, engine: EngineChoice) -> Self {
-        flight.listeners.fetch_add(1, Ordering::Relaxed);
         let result = flight.result.clone();
         Subscription { flight, infos, result, engine, stopped: None }
     }
@@ -689,7 +717,13 @@ impl<G: Game> Subscription<G> {
     /// usual); a listener of a search others share gets the lines of the deepest iteration completed so far,
     /// and the search goes on for the others.
     pub fn stop(&mut self) {
-        if self.flight.listeners.load(Ordering::Relaxed) <= 1 {
+        let only = {
+            let mut gate = lock(&self.flight.gate);
+            // Decided under the gate, so that nobody joins between the count and the stop.
+            gate.stopped |= gate.listeners <= 1;
+            gate.stopped
+        };
+        if only {
             self.flight.job.stop();
             return;
         }
@@ -697,7 +731,7 @@ impl<G: Game> Subscription<G> {
         match snapshot {
             Some(result) => self.stopped = Some(Arc::new(result)),
             // Nothing completed yet: the search itself must answer.
-            None => self.flight.job.stop(),
+            None => self.flight.stop_for_all(),
         }
     }
 
@@ -757,7 +791,8 @@ impl<G: Game> Subscription<G> {
 
 impl<G: Game> Drop for Subscription<G> {
     fn drop(&mut self) {
-        self.flight.listeners.fetch_sub(1, Ordering::Relaxed);
+        let mut gate = lock(&self.flight.gate);
+        gate.listeners = gate.listeners.saturating_sub(1);
     }
 }
 

@@ -101,6 +101,21 @@ async fn a_listener_that_stops_a_shared_search_leaves_it_running_for_the_others(
 }
 
 #[tokio::test]
+async fn a_search_its_only_listener_stopped_takes_no_new_listener() {
+    let analysis = service(2).await;
+    let request = Request::new(pile("100005"), Limits::nodes(50_000_000));
+    let Started::Running(mut a) = analysis.start(request.clone()).await.expect("a") else { panic!("not searched") };
+    a.stop();
+    // Asked again while the stopped search winds down: a search of its own, not the stopped one's short answer.
+    let Started::Running(mut b) = analysis.start(request).await.expect("b") else { panic!("not searched") };
+    assert_eq!(analysis.counters().shared.load(Ordering::Relaxed), 0);
+    assert_eq!(analysis.counters().searches.load(Ordering::Relaxed), 2);
+    tokio::time::timeout(WAIT, a.answer()).await.expect("in time").expect("a's answer");
+    b.stop();
+    tokio::time::timeout(WAIT, b.answer()).await.expect("in time").expect("b's answer");
+}
+
+#[tokio::test]
 async fn the_last_listener_leaving_cancels_the_search() {
     let analysis = service(1).await;
     let Started::Running(a) =
