@@ -290,9 +290,117 @@ impl PerAddress {
     }
 }
 
+/// A proxy whose `X-Forwarded-For` is believed (`--trusted-proxy`): an address, or a network as `ADDR/BITS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrustedProxy {
+    net: std::net::IpAddr,
+    bits: u8,
+}
+
+impl std::str::FromStr for TrustedProxy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let (addr, bits) = match text.split_once('/') {
+            Some((addr, bits)) => (addr, Some(bits)),
+            None => (text, None),
+        };
+        let net: std::net::IpAddr =
+            addr.parse().map_err(|_| format!("`{text}`: not an IP address or a network ADDR/BITS"))?;
+        let max = if net.is_ipv4() { 32 } else { 128 };
+        let bits = match bits {
+            None => max,
+            Some(b) => b
+                .parse::<u8>()
+                .ok()
+                .filter(|&b| b <= max)
+                .ok_or_else(|| format!("`{text}`: the prefix length must be 0 to {max}"))?,
+        };
+        Ok(TrustedProxy { net, bits })
+    }
+}
+
+impl TrustedProxy {
+    pub fn contains(&self, addr: std::net::IpAddr) -> bool {
+        let addr = match addr {
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(addr, std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        let masked = |bytes: &[u8], bits: u8| -> Vec<u8> {
+            bytes
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| {
+                    let keep = (u32::from(bits)).saturating_sub(8 * i as u32).min(8);
+                    if keep == 0 { 0 } else { b & (0xffu8 << (8 - keep)) }
+                })
+                .collect()
+        };
+        match (self.net, addr) {
+            (std::net::IpAddr::V4(n), std::net::IpAddr::V4(a)) => {
+                masked(&n.octets(), self.bits) == masked(&a.octets(), self.bits)
+            }
+            (std::net::IpAddr::V6(n), std::net::IpAddr::V6(a)) => {
+                masked(&n.octets(), self.bits) == masked(&a.octets(), self.bits)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The client's address: the connection's peer, unless the peer is a trusted proxy; then the nearest address of
+/// `X-Forwarded-For` (read from the right, each proxy appending the address it saw) that is not itself a trusted
+/// proxy. A header that cannot be read leaves the peer: nobody is believed beyond the proxies named.
+pub fn client_address<'a>(
+    peer: std::net::IpAddr,
+    forwarded_for: impl Iterator<Item = &'a str>,
+    trusted: &[TrustedProxy],
+) -> std::net::IpAddr {
+    let is_trusted = |a: std::net::IpAddr| trusted.iter().any(|t| t.contains(a));
+    if !is_trusted(peer) {
+        return peer;
+    }
+    let hops: Vec<&str> = forwarded_for.flat_map(|value| value.split(',')).map(str::trim).collect();
+    let mut address = peer;
+    for hop in hops.iter().rev() {
+        let Ok(hop) = hop.parse::<std::net::IpAddr>() else { return address };
+        address = hop;
+        if !is_trusted(hop) {
+            break;
+        }
+    }
+    address
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_client_behind_a_trusted_proxy_is_read_from_x_forwarded_for() {
+        let trusted: Vec<TrustedProxy> =
+            ["10.0.0.5", "172.28.0.0/16"].iter().map(|t| t.parse().expect("net")).collect();
+        let ip = |t: &str| t.parse::<std::net::IpAddr>().expect("ip");
+        // Not a trusted peer: its header is not believed.
+        assert_eq!(client_address(ip("198.51.100.7"), ["203.0.113.9"].into_iter(), &trusted), ip("198.51.100.7"));
+        // The proxy appends what it saw: the last entry that is no trusted proxy is the client.
+        assert_eq!(client_address(ip("10.0.0.5"), ["1.2.3.4, 203.0.113.9"].into_iter(), &trusted), ip("203.0.113.9"));
+        assert_eq!(
+            client_address(ip("10.0.0.5"), ["203.0.113.9", "172.28.3.4"].into_iter(), &trusted),
+            ip("203.0.113.9"),
+            "two proxies, two headers"
+        );
+        // No header, or one that cannot be read: the peer.
+        assert_eq!(client_address(ip("10.0.0.5"), [].into_iter(), &trusted), ip("10.0.0.5"));
+        assert_eq!(client_address(ip("10.0.0.5"), ["bogus"].into_iter(), &trusted), ip("10.0.0.5"));
+        // IPv4 seen as IPv6-mapped is still the proxy.
+        assert!(trusted[0].contains(ip("::ffff:10.0.0.5")));
+        assert!(!trusted[1].contains(ip("172.29.0.1")));
+        assert!("10.0.0.0/33".parse::<TrustedProxy>().is_err() && "x".parse::<TrustedProxy>().is_err());
+        // No proxy trusted: always the peer.
+        assert_eq!(client_address(ip("10.0.0.5"), ["203.0.113.9"].into_iter(), &[]), ip("10.0.0.5"));
+    }
 
     #[test]
     fn keys_are_random_and_only_their_digest_is_compared() {

@@ -168,6 +168,35 @@ fn anonymous_clients_are_limited_by_address() {
     server.stop();
 }
 
+#[test]
+fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit() {
+    let get = |server: &Server, forwarded: &str| {
+        http_with(server.addr, "GET", "/v1/games", &[("x-forwarded-for", forwarded)], b"").status
+    };
+    // The test connects from 127.0.0.1, the proxy this server trusts: each forwarded address has its bucket.
+    let server =
+        Server::start(&["--anon-rate", "0.01", "--anon-burst", "2", "--no-guide", "--trusted-proxy", "127.0.0.1"]);
+    assert_eq!((get(&server, "203.0.113.1"), get(&server, "203.0.113.1")), (200, 200));
+    assert_eq!(get(&server, "203.0.113.1"), 429);
+    assert_eq!(get(&server, "203.0.113.2"), 200, "another client behind the same proxy");
+    // A client's own header before the proxy's entry changes nothing: the proxy's last word counts.
+    assert_eq!(get(&server, "203.0.113.2, 203.0.113.1"), 429);
+    server.stop();
+    // Trusting nobody, the header is ignored: one bucket for the one peer.
+    let server = Server::start(&["--anon-rate", "0.01", "--anon-burst", "2", "--no-guide"]);
+    assert_eq!((get(&server, "203.0.113.1"), get(&server, "203.0.113.2")), (200, 200));
+    assert_eq!(get(&server, "203.0.113.3"), 429);
+    server.stop();
+    // A proxy that is not an address is refused at start, naming it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["serve", "--trusted-proxy", "10.0.0.0/99", "--no-guide"])
+        .output()
+        .expect("run kibitz serve");
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("10.0.0.0/99") && text.contains("prefix length"), "{text}");
+}
+
 fn is_uuid_v4(id: &str) -> bool {
     let parts: Vec<&str> = id.split('-').collect();
     parts.iter().map(|p| p.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]

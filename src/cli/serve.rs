@@ -102,6 +102,10 @@ pub struct ServeArgs {
     /// Most WebSockets one address may have open at once (0: no limit).
     #[arg(long, env = "KIBITZ_MAX_WS_PER_ADDRESS", default_value_t = 16)]
     pub max_ws_per_address: usize,
+    /// A proxy (an address, or a network ADDR/BITS; repeated, or comma-separated) whose `X-Forwarded-For`
+    /// header names the client, for the limits per address behind a load balancer.
+    #[arg(long = "trusted-proxy", env = "KIBITZ_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<kibitz::access::TrustedProxy>,
     /// Most analyses one WebSocket may run at once.
     #[arg(long, env = "KIBITZ_MAX_WS_ANALYSES", default_value_t = 8)]
     pub max_ws_analyses: usize,
@@ -147,6 +151,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
             burst: args.anon_burst,
         },
         max_ws_per_address: args.max_ws_per_address,
+        trusted_proxies: args.trusted_proxies.clone(),
         max_ws_analyses: args.max_ws_analyses.max(1),
         job_lease: Duration::from_secs(args.job_lease_s.max(1)),
         ..ApiConfig::default()

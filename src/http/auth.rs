@@ -117,11 +117,13 @@ pub(super) async fn authenticate(State(state): State<AppState>, mut request: Req
     if OPEN_PATHS.contains(&request.uri().path()) || super::web::is_page(request.uri().path()) {
         return next.run(request).await;
     }
-    let address = request
+    let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(a)| a.ip());
     let config = &state.config;
+    let forwarded = request.headers().get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
+    let address = crate::access::client_address(peer, forwarded, &config.trusted_proxies);
     let mut client = Client {
         id: Arc::from(format!("ip:{address}")),
         key: None,

@@ -75,6 +75,9 @@ pub struct ApiConfig {
     pub anonymous_rate: Rate,
     /// Most WebSockets one address may have open at once (0: no limit).
     pub max_ws_per_address: usize,
+    /// Proxies whose `X-Forwarded-For` names the client's address (behind a load balancer every client would
+    /// otherwise have the balancer's address, and share its limits).
+    pub trusted_proxies: Vec<crate::access::TrustedProxy>,
     /// How long an annotation job's lease lasts without renewal on a shared store (PostgreSQL): after a
     /// server dies, its jobs are resumed by another server this long after its last renewal.
     pub job_lease: Duration,
@@ -98,6 +101,7 @@ impl Default for ApiConfig {
             auth: AuthMode::Off,
             anonymous_rate: Rate { rate: 0.0, burst: 0 },
             max_ws_per_address: 16,
+            trusted_proxies: Vec::new(),
             job_lease: crate::annotate::DEFAULT_LEASE,
         }
     }
