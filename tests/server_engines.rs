@@ -161,6 +161,22 @@ fn fairy_stockfish_plays_xiangqi_through_the_api_move_by_move() {
     server.stop();
 }
 
+/// Make an annotation job and wait for it to end (no time asserted; every wait ends): its view.
+fn annotated(server: &Server, body: &Value) -> Value {
+    let r = server.post("/v1/annotations", body);
+    assert_eq!(r.status, 202, "{}", r.text());
+    let id = r.json()["id"].as_str().expect("id").to_string();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let view = server.get(&format!("/v1/annotations/{id}")).json();
+        if view["status"] != json!("queued") && view["status"] != json!("running") {
+            return view;
+        }
+        assert!(Instant::now() < deadline, "the job did not finish: {view}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn an_annotation_job_uses_the_engine_it_names() {
     let Some(stockfish) = require("stockfish") else { return };
@@ -169,18 +185,7 @@ fn an_annotation_job_uses_the_engine_it_names() {
     let file = engines_file(&dir, &[uci_entry("sf", "chess", &stockfish.display().to_string(), false)]);
     let server = Server::start(&["--engines", file.to_str().expect("path")]);
     let pgn = "[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 *\n";
-    let r = server.post("/v1/annotations", &json!({ "game": "chess", "text": pgn, "depth": 6, "engine": "sf" }));
-    assert_eq!(r.status, 202, "{}", r.text());
-    let id = r.json()["id"].as_str().expect("id").to_string();
-    let deadline = Instant::now() + Duration::from_secs(240);
-    let view = loop {
-        let view = server.get(&format!("/v1/annotations/{id}")).json();
-        if view["status"] != json!("queued") && view["status"] != json!("running") {
-            break view;
-        }
-        assert!(Instant::now() < deadline, "the job did not finish: {view}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let view = annotated(&server, &json!({ "game": "chess", "text": pgn, "depth": 6, "engine": "sf" }));
     assert_eq!(view["status"], json!("done"), "{view}");
     assert_eq!(view["settings"]["engine"], json!("sf"), "{view}");
     assert_eq!(view["games"][0]["moves"].as_array().map(Vec::len), Some(8), "{view}");
@@ -361,18 +366,7 @@ fn kibitz_own_protocol_executables_serve_as_external_engines_of_every_protocol()
     // searched and the job finishes, but no move is judged (no made-up even score, so no "best" moves at 100%
     // accuracy).
     let text = "Base;InProgress;White[3];wS1;bG1 -wS1;wQ wS1-;bQ /bG1";
-    let r = server.post("/v1/annotations", &json!({ "game": "hive", "text": text, "depth": 2, "engine": "uhpy" }));
-    assert_eq!(r.status, 202, "{}", r.text());
-    let id = r.json()["id"].as_str().expect("id").to_string();
-    let deadline = Instant::now() + Duration::from_secs(240);
-    let view = loop {
-        let view = server.get(&format!("/v1/annotations/{id}")).json();
-        if view["status"] != json!("queued") && view["status"] != json!("running") {
-            break view;
-        }
-        assert!(Instant::now() < deadline, "the job did not finish: {view}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let view = annotated(&server, &json!({ "game": "hive", "text": text, "depth": 2, "engine": "uhpy" }));
     assert_eq!(view["status"], json!("done"), "{view}");
     assert_eq!(view["progress"]["done"], view["progress"]["total"], "{view}");
     assert_eq!(view["games"][0]["moves"], json!([]), "{view}");
