@@ -399,6 +399,49 @@ fn guide_sessions_need_a_key_line_when_required_and_are_limited_per_address() {
 }
 
 #[test]
+fn behind_a_trusted_tcp_balancer_guide_sessions_count_the_client_its_proxy_header_names() {
+    let server = Server::start(&["--trusted-proxy", "127.0.0.1", "--guide-max-sessions-per-address", "1"]);
+    let addr = server.guide_addr.expect("gateway");
+    let via_proxy = |header: &[u8]| {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream.write_all(header).expect("write");
+        let got = guide_lines(&stream, "error");
+        (stream, got)
+    };
+    let v1 = |client: &str| format!("PROXY TCP4 {client} 127.0.0.1 40000 {}\r\n", addr.port()).into_bytes();
+    let greeted = |got: &[String]| got.first().is_some_and(|l| l.starts_with("name kibitz"));
+
+    // haproxy's `send-proxy` line names the client: its session is counted as that client's.
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.write_all(&v1("203.0.113.9")).expect("write");
+    let first = guide_lines(&stream, "engineok");
+    assert!(greeted(&first), "{first:?}");
+
+    // The same client again is refused by the limit per address, named by its own address ...
+    let (_second, got) = via_proxy(&v1("203.0.113.9"));
+    assert!(got.iter().any(|l| l.contains("per address") && l.contains("203.0.113.9")), "{got:?}");
+    // ... and so it is through version 2 of the protocol (`send-proxy-v2`).
+    let mut v2 = vec![0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A, 0x21, 0x11, 0, 12];
+    v2.extend_from_slice(&[203, 0, 113, 9, 127, 0, 0, 1, 0x9C, 0x40]);
+    v2.extend_from_slice(&addr.port().to_be_bytes());
+    let (_third, got) = via_proxy(&v2);
+    assert!(got.iter().any(|l| l.contains("per address") && l.contains("203.0.113.9")), "{got:?}");
+
+    // Another client through the same balancer (the same peer address) has its own place.
+    let mut other = TcpStream::connect(addr).expect("connect");
+    other.write_all(&v1("198.51.100.4")).expect("write");
+    let got = guide_lines(&other, "engineok");
+    assert!(greeted(&got), "{got:?}");
+
+    // A header that cannot be read is refused, saying why.
+    let (_bad, got) = via_proxy(b"PROXY TCP4 not-an-address 127.0.0.1 1 2\r\n");
+    assert!(got.iter().any(|l| l.starts_with("error") && l.contains("PROXY")), "{got:?}");
+    other.write_all(b"quit\n").expect("quit");
+    stream.write_all(b"quit\n").expect("quit");
+    server.stop();
+}
+
+#[test]
 fn a_guide_key_line_dribbled_a_byte_at_a_time_is_cut_off() {
     let dir = TempDir::new("dribble");
     let server = Server::start_on(&dir, &["--auth", "required"]);

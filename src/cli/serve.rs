@@ -103,7 +103,8 @@ pub struct ServeArgs {
     #[arg(long, env = "KIBITZ_MAX_WS_PER_ADDRESS", default_value_t = 16)]
     pub max_ws_per_address: usize,
     /// A proxy (an address, or a network ADDR/BITS; repeated, or comma-separated) whose `X-Forwarded-For`
-    /// header names the client, for the limits per address behind a load balancer.
+    /// header (HTTP) or PROXY protocol header (GUIDE, v1 or v2: haproxy's `send-proxy`) names the client, for
+    /// the limits per address behind a load balancer.
     #[arg(long = "trusted-proxy", env = "KIBITZ_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<kibitz::access::TrustedProxy>,
     /// Most analyses one WebSocket may run at once.
@@ -233,6 +234,7 @@ async fn open_gateway(
     let config = GatewayConfig {
         max_sessions: args.guide_max_sessions,
         max_per_address: args.guide_max_sessions_per_address,
+        trusted_proxies: args.trusted_proxies.clone(),
         keys: (args.auth == kibitz::access::AuthMode::Required).then(|| store.clone()),
         session: GuideConfig {
             threads: 1,

@@ -11,6 +11,7 @@ pub mod dxp;
 pub mod engine;
 pub mod guide;
 pub mod hub;
+pub mod proxy_header;
 pub mod qianhong;
 pub mod session;
 pub mod stdio;

@@ -19,6 +19,7 @@ use crate::analysis::Analysis;
 use crate::games::GameKind;
 use crate::pool::{Pool, PoolConfig};
 use crate::protocols::engine::{ENGINES_ENV, EngineArgs, EngineSetup};
+use crate::protocols::proxy_header;
 use crate::protocols::stdio::{self, EventSender};
 
 /// How long a write to the GUI may block.
@@ -28,6 +29,11 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// long. Blocks the calling thread.
 pub fn serve_stream(stream: TcpStream, analysis: Analysis, config: GuideConfig) -> io::Result<()> {
     let peer = stream.peer_addr().map_or_else(|_| "?".to_string(), |a| a.to_string());
+    serve_session(stream, &peer, analysis, config)
+}
+
+/// [`serve_stream`] for the client `peer` names in the logs.
+fn serve_session(stream: TcpStream, peer: &str, analysis: Analysis, config: GuideConfig) -> io::Result<()> {
     let span = tracing::info_span!("guide_session", %peer);
     let _enter = span.enter();
     tracing::info!("GUIDE session opened");
@@ -64,11 +70,20 @@ pub struct GatewayConfig {
     pub max_sessions: usize,
     /// Sessions one address may have open at once (0: no limit).
     pub max_per_address: usize,
+    /// Load balancers whose PROXY protocol header (v1 or v2) names the client a connection is from
+    /// (`--trusted-proxy`): the limit per address and the fair queue count that client.
+    pub trusted_proxies: Vec<crate::access::TrustedProxy>,
     /// When set, a session must begin with `#kibitz key KEY`, a valid key of this store (`--auth required`).
     pub keys: Option<crate::store::Store>,
     /// Each session's settings (`own_pool` is false: sessions share the server's pool).
     pub session: GuideConfig,
 }
+
+/// How long a trusted proxy has to begin its PROXY protocol header (one that sends nothing in this time is
+/// taken to send none: a proxy sends it as it connects, a client waits for the engine's greeting), and to
+/// send the whole of it.
+const PROXY_HEADER_FIRST: Duration = Duration::from_secs(2);
+const PROXY_HEADER_WAIT: Duration = Duration::from_secs(10);
 
 /// Longest a key line may be, and how long a client has to send it.
 const MAX_KEY_LINE: usize = 512;
@@ -203,20 +218,9 @@ impl Gateway {
         });
         let id = self.sessions.next.fetch_add(1, Ordering::Relaxed);
         let admitted = Admitted { sessions: Arc::clone(&self.sessions), id };
-        let per_address = self.config.max_per_address;
-        let slot = self.sessions.per_address.take(peer.ip(), per_address);
-        if taken >= max || slot.is_none() {
-            let line = if taken >= max {
-                tracing::warn!(%peer, max, "GUIDE gateway: too many sessions, connection refused");
-                format!("error too many GUIDE sessions: this server allows {max} at once; try again later")
-            } else {
-                tracing::warn!(%peer, per_address, "GUIDE gateway: too many sessions from one address, refused");
-                format!(
-                    "error too many GUIDE sessions from {}: this server allows {per_address} per address; close one \
-                     first",
-                    peer.ip()
-                )
-            };
+        if taken >= max {
+            tracing::warn!(%peer, max, "GUIDE gateway: too many sessions, connection refused");
+            let line = format!("error too many GUIDE sessions: this server allows {max} at once; try again later");
             let spawned = std::thread::Builder::new().name("kibitz-guide-refuse".into()).spawn(move || {
                 refuse(&stream, &line);
                 drop(admitted);
@@ -237,19 +241,47 @@ impl Gateway {
         }
         let analysis = self.analysis.clone();
         let mut config = self.config.session.clone();
-        config.client = Some(Arc::from(format!("guide:{}", peer.ip())));
         let keys = self.config.keys.clone();
+        let per_address = self.config.max_per_address;
+        let addresses = Arc::clone(&self.sessions.per_address);
+        let through_proxy = self.config.trusted_proxies.iter().any(|t| t.contains(peer.ip()));
         let runtime = tokio::runtime::Handle::current();
         let spawned = std::thread::Builder::new().name(format!("kibitz-guide-{id}")).spawn(move || {
             let _admitted = admitted;
+            // Behind a trusted load balancer, the client is the one its PROXY protocol header names.
+            let client = if through_proxy {
+                match proxy_header::read(&stream, PROXY_HEADER_FIRST, PROXY_HEADER_WAIT) {
+                    Ok(proxy_header::Start::Client(client)) => client,
+                    Ok(proxy_header::Start::Plain | proxy_header::Start::Unnamed) => peer,
+                    Err(why) => {
+                        tracing::warn!(%peer, %why, "GUIDE gateway: a bad PROXY protocol header, refused");
+                        refuse(&stream, &format!("error {why}"));
+                        return;
+                    }
+                }
+            } else {
+                peer
+            };
+            let label = if client == peer { peer.to_string() } else { format!("{client} via {peer}") };
+            let Some(slot) = addresses.take(client.ip(), per_address) else {
+                tracing::warn!(peer = %label, per_address, "GUIDE gateway: too many sessions from one address, refused");
+                let line = format!(
+                    "error too many GUIDE sessions from {}: this server allows {per_address} per address; close one \
+                     first",
+                    client.ip()
+                );
+                refuse(&stream, &line);
+                return;
+            };
+            config.client = Some(Arc::from(format!("guide:{}", client.ip())));
             if let Some(store) = keys {
                 match read_key_line(&stream, &store, &runtime) {
                     Ok(name) => {
-                        tracing::info!(%peer, key = %name, "GUIDE session authenticated");
+                        tracing::info!(peer = %label, key = %name, "GUIDE session authenticated");
                         config.client = Some(Arc::from(format!("key:{name}")));
                     }
                     Err(why) => {
-                        tracing::info!(%peer, %why, "GUIDE session refused");
+                        tracing::info!(peer = %label, %why, "GUIDE session refused");
                         // The place is free before the client reads why.
                         drop(slot);
                         refuse(&stream, &format!("error {why}"));
@@ -258,7 +290,7 @@ impl Gateway {
                 }
             }
             let _slot = slot;
-            if let Err(e) = serve_stream(stream, analysis, config) {
+            if let Err(e) = serve_session(stream, &label, analysis, config) {
                 tracing::debug!(error = %e, "GUIDE session ended with an error");
             }
         });
