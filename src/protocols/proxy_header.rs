@@ -248,6 +248,32 @@ mod tests {
         assert!(parse_v2(&head, &body).is_err_and(|e| e.contains("version 1")));
     }
 
+    #[test]
+    fn any_bytes_are_an_answer_never_a_panic() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabet = b"PROXY TCP46UNKOW0123456789.:abcdef\r\n \xff";
+        for _ in 0..20_000 {
+            let n = (next() % 120) as usize;
+            let mut line = b"PROXY ".to_vec();
+            line.extend((0..n).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]));
+            if next() % 2 == 0 {
+                line.extend_from_slice(b"\r\n");
+            }
+            let _ = parse_v1(&line);
+            let mut head = [0u8; 16];
+            head[..12].copy_from_slice(&V2_SIGNATURE);
+            head[12..].copy_from_slice(&(next() as u32).to_be_bytes());
+            let body: Vec<u8> = (0..(next() % 48)).map(|_| next() as u8).collect();
+            let _ = parse_v2(&head, &body);
+        }
+    }
+
     /// A connected pair of sockets on the loopback.
     fn pair() -> (TcpStream, TcpStream) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
