@@ -152,8 +152,9 @@ impl Limiter {
         self.buckets.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Take `cost` units from `client`'s bucket if it has them (a cost above the bucket's size is lowered to
-    /// it, so that every request can pass once the bucket is full).
+    /// Take `cost` units from `client`'s bucket if it has them. A cost above the bucket's size passes once the
+    /// bucket is full and leaves it in debt for the rest (so a large annotation job can be made at all, and is
+    /// paid for in full: nothing else passes until the bucket has refilled past the debt).
     pub fn charge(&self, client: &Arc<str>, rate: Rate, cost: u32) -> Result<LimitStatus, Limited> {
         let now = Instant::now();
         let mut buckets = self.lock();
@@ -167,12 +168,12 @@ impl Limiter {
             bucket.rate = rate;
         }
         bucket.refill(now);
-        let cost = f64::from(cost.min(rate.burst));
-        if bucket.tokens >= cost {
-            bucket.tokens -= cost;
+        let needed = f64::from(cost.min(rate.burst));
+        if bucket.tokens >= needed {
+            bucket.tokens -= f64::from(cost);
             Ok(bucket.status())
         } else {
-            let wait = ((cost - bucket.tokens) / rate.rate).ceil().max(1.0) as u64;
+            let wait = ((needed - bucket.tokens) / rate.rate).ceil().max(1.0) as u64;
             Err(Limited { status: bucket.status(), retry_after_s: wait })
         }
     }
@@ -429,8 +430,19 @@ mod tests {
         // A refund gives units back, never more than the burst.
         limiter.refund(&client, 10);
         assert_eq!(limiter.status(&client, rate).remaining, 3);
-        // A cost above the burst is lowered to it.
+        // A cost above the burst passes on a full bucket, which is then in debt for the rest: 997 units, paid
+        // back at half a unit per second before even one unit passes again.
         assert!(limiter.charge(&client, rate, 1_000).is_ok());
+        let status = limiter.status(&client, rate);
+        assert_eq!(status.remaining, 0);
+        assert!((1_999..=2_000).contains(&status.reset_s), "{status:?}");
+        let refused = limiter.charge(&client, rate, 1).expect_err("in debt");
+        assert!((1_995..=1_996).contains(&refused.retry_after_s), "{refused:?}");
+        // A large cost on a bucket that is not full waits for it to be full.
+        let other: Arc<str> = Arc::from("key:c");
+        assert!(limiter.charge(&other, rate, 1).is_ok());
+        let refused = limiter.charge(&other, rate, 1_000).expect_err("not full");
+        assert!((2..=3).contains(&refused.retry_after_s), "{refused:?}");
     }
 
     #[test]
