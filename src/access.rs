@@ -223,14 +223,20 @@ fn prune(buckets: &mut HashMap<Arc<str>, Bucket>, now: Instant) {
     }
 }
 
+/// An unlimited search (an infinite analysis) is charged for this much search time when it starts, and again
+/// each time it has run this long.
+pub const INFINITE_PERIOD: Duration = Duration::from_secs(4);
+
 /// The cost of a search in bucket units, by the first limit it stops at: a quarter second of search time,
 /// a million nodes, or four plies of depth count one unit each (at least one), times the lines asked for
-/// (each further line adds half). A cache hit is refunded down to [`CHEAP`].
+/// (each further line adds half); without a limit, [`INFINITE_PERIOD`] of time. A cache hit is refunded
+/// down to [`CHEAP`].
 pub fn search_cost(limits: &Limits, multipv: u32) -> u32 {
-    let by_time = limits.movetime.map(|t| t.as_millis().div_ceil(250) as u64);
+    let quarters = |t: Duration| t.as_millis().div_ceil(250) as u64;
+    let by_time = limits.movetime.map(quarters);
     let by_nodes = limits.nodes.map(|n| n.div_ceil(1_000_000));
     let by_depth = limits.depth.map(|d| u64::from(d).div_ceil(4));
-    let base = [by_time, by_nodes, by_depth].into_iter().flatten().min().unwrap_or(16).max(1);
+    let base = [by_time, by_nodes, by_depth].into_iter().flatten().min().unwrap_or(quarters(INFINITE_PERIOD)).max(1);
     let lines = 2 + u64::from(multipv.max(1) - 1);
     u32::try_from(base.saturating_mul(lines) / 2).unwrap_or(u32::MAX).max(1)
 }
@@ -452,6 +458,7 @@ mod tests {
         assert_eq!(search_cost(&Limits::depth(20), 3), 10);
         assert_eq!(search_cost(&Limits::movetime(Duration::from_secs(2)), 1), 8);
         assert_eq!(search_cost(&Limits::nodes(10_000), 1), 1);
+        assert_eq!(search_cost(&Limits::infinite(), 1), search_cost(&Limits::movetime(INFINITE_PERIOD), 1));
         assert_eq!(annotation_cost(1), 1);
         assert_eq!(annotation_cost(95), 10);
     }

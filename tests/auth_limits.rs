@@ -337,6 +337,62 @@ fn websockets_take_keys_in_a_header_or_the_query_and_are_limited_per_address() {
     server.stop();
 }
 
+#[test]
+fn an_infinite_analysis_pays_as_it_runs_and_stops_when_its_client_cannot() {
+    let dir = TempDir::new("ws-infinite");
+    // 20 units at most: the socket (1) and the analysis' first 4 s (1 + 16) leave 2.
+    let poor = make_key(&dir, "poor", &["--rate", "1", "--burst", "20"]);
+    let rich = make_key(&dir, "rich", &["--rate", "5", "--burst", "20"]);
+    let server = Server::start_on(&dir, &["--auth", "required", "--no-guide", "--workers", "2"]);
+    let analyse = json!({"type": "analyse", "id": "inf", "game": "chess", "infinite": true}).to_string();
+    let started = std::time::Instant::now();
+    let mut sockets = Vec::new();
+    for key in [&poor, &rich] {
+        let mut ws = ws_connect(server.addr, Some(key)).expect("socket");
+        ws.send(tokio_tungstenite::tungstenite::Message::text(analyse.clone())).expect("send");
+        sockets.push(ws);
+    }
+    let (mut poor_ws, mut rich_ws) = (sockets.remove(0), sockets.remove(0));
+    // The poor client's bucket (2 units and 1 a second) cannot pay for the next 4 s when they come: the analysis
+    // stops then, answering with what it has and when the client could pay again.
+    let best = loop {
+        let v = ws_next(&mut poor_ws);
+        assert_ne!(v["type"], "error", "{v}");
+        if v["type"] == "bestmove" {
+            break v;
+        }
+    };
+    assert!(started.elapsed() >= Duration::from_secs(4), "stopped before its paid 4 s: {best}");
+    assert_eq!(best["stopped"], json!(true), "{best}");
+    assert!(best["retry_after_s"].as_u64().is_some_and(|s| (1..=16).contains(&s)), "{best}");
+    assert!(best["bestmove"].is_string() && best["depth"].as_u64() >= Some(1), "{best}");
+    // The rich client (5 units a second, more than the 4 the analysis costs) goes on until it stops it.
+    rich_ws.get_ref().set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
+    while started.elapsed() < Duration::from_secs(9) {
+        match rich_ws.read() {
+            Ok(tokio_tungstenite::tungstenite::Message::Text(t)) => {
+                let v: Value = serde_json::from_str(t.as_str()).expect("json");
+                assert_eq!(v["type"], "info", "the paying analysis ended by itself: {v}");
+            }
+            Ok(_) => {}
+            Err(tokio_tungstenite::tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+    rich_ws.get_ref().set_read_timeout(Some(DEADLINE)).expect("timeout");
+    rich_ws
+        .send(tokio_tungstenite::tungstenite::Message::text(json!({"type": "stop", "id": "inf"}).to_string()))
+        .expect("send");
+    let best = loop {
+        let v = ws_next(&mut rich_ws);
+        if v["type"] == "bestmove" {
+            break v;
+        }
+    };
+    assert!(best.get("retry_after_s").is_none() && best.get("stopped").is_none(), "{best}");
+    server.stop();
+}
+
 /// Lines a GUIDE connection receives until it closes or goes quiet for a while.
 fn guide_lines(stream: &TcpStream, until: &str) -> Vec<String> {
     stream.set_read_timeout(Some(DEADLINE)).expect("timeout");

@@ -245,6 +245,10 @@ pub(super) struct AnalysisResponse {
     /// completed iteration.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
+    /// An infinite analysis on the WebSocket the client's bucket could no longer pay for: the seconds until
+    /// it could pay for another period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u32>,
 }
 
 /// Rewrite a line stored in the main notation into `format`, move by move from `root`.
@@ -307,6 +311,7 @@ pub(super) fn respond<G: Game>(p: &Prepared<G>, result: &CachedAnalysis, cached:
         clamped: p.clamped.clone(),
         outcome: None,
         stopped: false,
+        retry_after_s: None,
     }
 }
 

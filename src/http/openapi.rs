@@ -448,7 +448,8 @@ pub fn document() -> Value {
                     "white_pov": { "type": "boolean" },
                     "clamped": { "type": "array", "items": { "$ref": "#/components/schemas/Clamped" }, "description": "Limits lowered to the server's maxima." },
                     "outcome": { "$ref": "#/components/schemas/Outcome" },
-                    "stopped": { "type": "boolean", "description": "The request timeout stopped the search before its limit: the answer is its deepest completed iteration (see `depth`). Absent when false." }
+                    "stopped": { "type": "boolean", "description": "The request timeout stopped the search before its limit (on the WebSocket, the client's rate limit stopped an infinite analysis: see `retry_after_s`): the answer is its deepest completed iteration (see `depth`). Absent when false." },
+                    "retry_after_s": { "type": "integer", "minimum": 0, "description": "WebSocket only: an infinite analysis pays for 4 s of search at its start and again every 4 s it runs; when the client's bucket could not pay, the analysis was stopped, and this is the seconds until it could. Absent otherwise." }
                 }
             },
             "Clamped": {

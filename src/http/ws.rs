@@ -23,7 +23,7 @@ use super::analysis::{self, AnalysisRequest, Prepared, convert_line, pov_score};
 use super::auth::Client;
 use super::extract::{from_value, parse_json};
 use super::problem::Problem;
-use crate::access::{CHEAP, search_cost};
+use crate::access::{CHEAP, INFINITE_PERIOD, search_cost};
 use crate::analysis::{Progress, Started};
 use crate::game::{Game, format_line};
 use crate::pool::Priority;
@@ -480,18 +480,33 @@ async fn start<G: Game>(
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let tx = tx.clone();
     let id = id.to_string();
+    // An infinite analysis pays for its first period above, and for each further one as it runs: when the
+    // client's bucket cannot pay, it is stopped and answers with what it has.
+    let payer = client.filter(|_| infinite).cloned();
+    let period_cost = search_cost(&Limits::movetime(INFINITE_PERIOD), p.multipv);
+    let mut periods = tokio::time::interval_at(tokio::time::Instant::now() + INFINITE_PERIOD, INFINITE_PERIOD);
+    periods.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let task = tokio::spawn(async move {
         let root = &p.setup.game;
         let flip = p.white_pov && root.side_to_move() != G::WHITE_SIDE;
         let format = p.setup.move_format.as_deref();
         let mut last_sent: Option<Instant> = None;
         let mut stop_asked = false;
+        let mut unpaid: Option<u32> = None;
         loop {
             let next = tokio::select! {
                 next = subscription.next() => next,
                 _ = stopped.wait_for(|s| *s), if !stop_asked => {
                     subscription.stop();
                     stop_asked = true;
+                    continue;
+                }
+                _ = periods.tick(), if payer.is_some() && !stop_asked => {
+                    if let Some(Err(refused)) = payer.as_ref().map(|c| c.charge(period_cost)) {
+                        unpaid = Some(refused.retry_after.unwrap_or(1));
+                        subscription.stop();
+                        stop_asked = true;
+                    }
                     continue;
                 }
             };
@@ -505,7 +520,12 @@ async fn start<G: Game>(
                     continue;
                 }
                 Ok(Progress::Done(answer)) => {
-                    let mut v = serde_json::to_value(analysis::answer_out(&p, &answer)).unwrap_or_else(|_| json!({}));
+                    let mut out = analysis::answer_out(&p, &answer);
+                    if let Some(retry) = unpaid {
+                        out.stopped = true;
+                        out.retry_after_s = Some(retry);
+                    }
+                    let mut v = serde_json::to_value(out).unwrap_or_else(|_| json!({}));
                     tag(&mut v, "bestmove", &id);
                     v.to_string()
                 }
