@@ -340,6 +340,46 @@ fn a_store_locked_for_a_while_delays_a_job_without_failing_it() {
 }
 
 #[test]
+fn a_job_that_the_store_fails_for_good_is_stored_as_failed_once_the_store_answers() {
+    use sqlx::Connection;
+    let dir = TempDir::new("annotate-locked-long");
+    let server = Server::start_on(&dir, &["--workers", "1"]);
+    let accepted = create(&server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
+    let id = accepted["id"].as_str().expect("id").to_string();
+    wait_status(&server, &id, |v| v["status"] == json!("running"));
+    // Another program holds the write lock through every run of the job and the first attempt to store its
+    // failure; it lets go only once the server has said that attempt failed.
+    let db = dir.db();
+    let (locked, is_locked) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let locker = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async {
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
+            let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+            sqlx::query("BEGIN EXCLUSIVE").execute(&mut conn).await.expect("lock");
+            locked.send(()).expect("tell");
+            let _ = tokio::task::spawn_blocking(move || released.recv_timeout(Duration::from_secs(240))).await;
+            sqlx::query("COMMIT").execute(&mut conn).await.expect("unlock");
+            conn.close().await.expect("close");
+        })
+    });
+    is_locked.recv().expect("the lock");
+    let deadline = Instant::now() + JOB_DEADLINE;
+    while !server.stderr().contains("its failure could not be stored; trying again") {
+        assert!(Instant::now() < deadline, "the job's failure was never tried: {}", server.stderr());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    release.send(()).expect("release");
+    locker.join().expect("the locker");
+    // Then the job says what happened to it, rather than running for ever with nothing running it.
+    let view = wait_status(&server, &id, |v| v["status"] != json!("queued") && v["status"] != json!("running"));
+    assert_eq!(view["status"], json!("failed"), "{view}");
+    assert!(view["error"].as_str().is_some_and(|e| e.contains("store") || e.contains("lock")), "{view}");
+    server.stop();
+}
+
+#[test]
 fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
     let dir = TempDir::new("annotate-kill");
     let server = Server::start_on(&dir, &["--workers", "1"]);

@@ -411,14 +411,32 @@ impl Annotator {
                         warn!(%error, "annotation job failed");
                         let why = error.to_string();
                         let from = [JobStatus::Queued, JobStatus::Running];
-                        if !*inner.shutdown.borrow()
-                            && inner
-                                .store
-                                .set_job_status(&id, &from, JobStatus::Failed, Some(&why))
-                                .await
-                                .unwrap_or(false)
-                        {
-                            control.progress.send_modify(|p| p.status = JobStatus::Failed.as_str());
+                        // On the embedded store nobody else would ever mark the job: its failure is stored
+                        // however long the store takes to accept it (on a shared one, the lease runs out and
+                        // a server takes the job up again).
+                        let mut wait = LOCAL_STORE_WAIT;
+                        while !*inner.shutdown.borrow() {
+                            match inner.store.set_job_status(&id, &from, JobStatus::Failed, Some(&why)).await {
+                                Ok(changed) => {
+                                    if changed {
+                                        control.progress.send_modify(|p| p.status = JobStatus::Failed.as_str());
+                                    }
+                                    break;
+                                }
+                                Err(error) if !inner.store.is_shared() => {
+                                    warn!(%error, "annotation job: its failure could not be stored; trying again");
+                                    let mut shutdown = inner.shutdown.subscribe();
+                                    tokio::select! {
+                                        _ = tokio::time::sleep(wait) => {}
+                                        _ = shutdown.wait_for(|stopping| *stopping) => {}
+                                    }
+                                    wait = (wait * 2).min(LOCAL_STORE_LONGEST_WAIT);
+                                }
+                                Err(error) => {
+                                    warn!(%error, "annotation job: its failure could not be stored");
+                                    break;
+                                }
+                            }
                         }
                         if *inner.shutdown.borrow() {
                             let _ = inner.store.release_job(&id, &inner.config.node).await;
@@ -621,6 +639,8 @@ const ENGINE_ATTEMPTS: u32 = 3;
 /// Runs of a job on the embedded store after a store error, and the wait before the n-th (n times this).
 const LOCAL_STORE_ATTEMPTS: u32 = 3;
 const LOCAL_STORE_WAIT: Duration = Duration::from_secs(2);
+/// The longest wait between attempts to store a job's failure on the embedded store.
+const LOCAL_STORE_LONGEST_WAIT: Duration = Duration::from_secs(30);
 
 /// Evaluate one position through the analysis path: the game's end, the cache, or a search at the job's
 /// priority (its result also goes to the cache).
