@@ -202,19 +202,49 @@ fn chess_transcript_and_bad_lines() {
     e.refused("setoption name UCI_Variant value crazyhouse", "UCI_Variant `crazyhouse` is not known");
     e.refused("setoption name NoSuchThing value 1", "no option named `NoSuchThing`");
     e.refused("setoption", "setoption needs");
-    e.refused("position startpos moves e2e4 e7e5 g1f3 e1e2", "move 4 `e1e2`");
-    e.refused("position startpos moves e2e4 e7e5 g1g4", "move 3 `g1g4`");
-    e.refused("position fen rnbqkbnr/pppppppp/8/8 w KQkq - 0 1", "bad chess FEN");
-    e.refused("position fen", "position needs");
-    e.refused("position endpos", "position needs");
-    e.refused("go depth many", "go depth needs a number");
-    e.refused("go wtime", "go wtime needs a number");
-    e.refused("go fast", "go does not know `fast`");
-    e.refused("go searchmoves e2e4", "searchmoves `e2e4`");
     e.refused("debug loudly", "debug takes on or off");
     e.send("x\u{1}y\rz");
     let out = e.ask("");
     assert_eq!(out, ["info string error: unknown command `x?y`"]);
+
+    // A refused `position` leaves no position: `go` says why and answers `bestmove (none)` instead of playing
+    // a move of a position the GUI does not have.
+    for (line, why) in [
+        ("position startpos moves e2e4 e7e5 g1f3 e1e2", "move 4 `e1e2`"),
+        ("position startpos moves e2e4 e7e5 g1g4", "move 3 `g1g4`"),
+        ("position fen rnbqkbnr/pppppppp/8/8 w KQkq - 0 1", "bad chess FEN"),
+        ("position fen", "position needs"),
+        ("position endpos", "position needs"),
+    ] {
+        e.refused(line, why);
+        e.send("go depth 2");
+        let out = e.until("bestmove");
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].starts_with("info string error: go: no position to search") && out[0].contains(why), "{out:?}");
+        assert_eq!(out[1], "bestmove (none)");
+    }
+    e.quiet("position startpos moves e2e4 e7e5 g1f3");
+
+    // What a `go` does not understand is left out with a warning, and the rest searches: every `go` is answered.
+    for (line, warning) in [
+        ("go depth many nodes 2000", "go: depth needs a number, not `many`, ignored"),
+        ("go nodes 2000 wtime", "go: wtime needs a number, ignored"),
+        ("go fast nodes 2000", "go: unknown word `fast`, ignored"),
+        ("go nodes 2000 searchmoves e2e4", "go: searchmoves `e2e4`"),
+        ("go wtime 60000 btime 60000 byoyomi 0 nodes 2000", "go: unknown word `byoyomi`, ignored"),
+    ] {
+        e.send(line);
+        let out = e.until("bestmove");
+        assert!(out.iter().any(|l| l.starts_with(&format!("info string error: {warning}"))), "`{line}`: {out:?}");
+        let best = out.last().and_then(|l| l.split_whitespace().nth(1)).expect("a move").to_string();
+        let g = replay(Chess::start(), &["e2e4", "e7e5", "g1f3"].map(String::from));
+        replay(g, &[best]);
+    }
+    // Numbers past 64 bits are the largest, decimals their whole part.
+    for line in ["go depth 99999999999999999999 nodes 2000", "go nodes 2000.7"] {
+        let (_, best, _) = e.go(line);
+        assert!(best.is_some(), "`{line}`");
+    }
 
     // The position is the last good one: Black to move after 1. e4 e5 2. Nf3.
     let (infos, best, ponder) = e.go("go depth 4");
@@ -268,6 +298,23 @@ fn chess_transcript_and_bad_lines() {
     replay(g, &[best]);
     let (_, best, _) = e.go("go depth 1");
     replay(Chess::start(), &[best.expect("a move")]);
+    // An infinite search that has ended by itself (two bare kings: every depth at once) holds its answer until
+    // the next `position` or `go`, which lets it out and then runs.
+    e.quiet("position fen 8/8/8/8/8/8/8/K6k w - - 0 1");
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(500));
+    e.send("position startpos");
+    e.send("go depth 1");
+    let first = e.until("bestmove");
+    let bare = Chess::from_fen("8/8/8/8/8/8/8/K6k w - - 0 1").expect("FEN");
+    replay(bare, &[first.last().and_then(|l| l.split_whitespace().nth(1)).expect("a move").to_string()]);
+    let second = e.until("bestmove");
+    replay(Chess::start(), &[second.last().and_then(|l| l.split_whitespace().nth(1)).expect("a move").to_string()]);
+    // A promotion letter in upper case (as some GUIs write it) is read.
+    e.quiet("position fen 8/P6k/8/8/8/8/8/K7 w - - 0 1 moves a7a8Q");
+    let (_, best, _) = e.go("go depth 2");
+    let promoted = replay(Chess::from_fen("8/P6k/8/8/8/8/8/K7 w - - 0 1").expect("FEN"), &["a7a8q".to_string()]);
+    replay(promoted, &[best.expect("a move")]);
 
     // Mate and stalemate: no move.
     e.quiet("position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1");
@@ -310,9 +357,9 @@ fn xiangqi_transcript() {
     let mut e = Engine::kibitz();
     handshake(&mut e);
     e.quiet("setoption name UCI_Variant value xiangqi");
-    e.quiet("position startpos moves h3e3 h10g8");
     e.refused("position startpos moves h2e2", "move 1 `h2e2`");
     e.refused("position fen rnbakabnr/9/1c5c1 w - - 0 1", "bad xiangqi FEN");
+    e.quiet("position startpos moves h3e3 h10g8");
     let (infos, best, _) = e.go("go depth 3");
     let moves: Vec<String> = ["h3e3", "h10g8"].iter().map(|s| s.to_string()).collect();
     let g = replay(Xiangqi::start(), &moves);

@@ -47,6 +47,15 @@ impl UciNotation for Chess {
     }
 
     fn parse_uci_move(&self, text: &str) -> Result<Self::Move, NotationError> {
+        // A promotion letter in upper case, as some GUIs write it (`a7a8Q`), is the same move.
+        let lowered;
+        let text = match text.as_bytes() {
+            [.., b'Q' | b'R' | b'B' | b'N'] if text.len() == 5 => {
+                lowered = format!("{}{}", &text[..4], text[4..].to_ascii_lowercase());
+                lowered.as_str()
+            }
+            _ => text,
+        };
         coordinate_shaped(text)?;
         self.parse_move(text)
     }

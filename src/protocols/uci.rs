@@ -22,12 +22,17 @@
 //!
 //! Conventions of this engine:
 //!
-//! * A line that cannot be carried out (an unknown command, a bad FEN, an illegal move, a bad number, an
-//!   unknown option or value) is answered `info string error: <what was wrong>` and changes nothing: a bad
-//!   `position` keeps the previous position, a bad `go` starts no search (and so writes no `bestmove`).
+//! * A line that cannot be carried out (an unknown command, a bad FEN, an illegal move, an unknown option or
+//!   value) is answered `info string error: <what was wrong>`. A refused `position` leaves no position: the
+//!   next `go` answers why and `bestmove (none)` rather than search a position the GUI does not have.
+//! * Every `go` gets a `bestmove`. Parts of a `go` that are not understood (an unknown word, a number that is
+//!   not one, a `searchmoves` move that is not legal) are left out with an `info string error:` line, as the
+//!   specification asks; a number too large is taken as the largest, a decimal by its whole part, and
+//!   `movestogo 0` as no count. A `go` that cannot search at all answers why and `bestmove (none)`.
 //! * While a search runs, `isready`, `stop`, `ponderhit`, `debug` and `quit` are answered at once; any other
 //!   line waits (up to [`MAX_WAITING`] lines) and runs after the `bestmove`. `position`, `go` and `ucinewgame`
-//!   also stop the running search first, so a GUI that forgets `stop` is never left hanging.
+//!   also stop the running search first (or let out the held `bestmove` of one that has ended), so a GUI that
+//!   forgets `stop` is never left hanging.
 //! * `go infinite` and `go ponder` hold their `bestmove` until `stop` (or `ponderhit`), as the specification
 //!   requires, even when the search ends by itself.
 //! * `ponderhit` starts the search afresh on the same position with the clock limits of `go ponder`; the
@@ -209,6 +214,8 @@ pub struct UciSession {
     overflowed: bool,
     input_ended: bool,
     next_id: u64,
+    /// Why the last `position` was refused: the board is then not the GUI's, and `go` searches nothing.
+    refused: Option<String>,
 }
 
 impl UciSession {
@@ -225,6 +232,7 @@ impl UciSession {
             overflowed: false,
             input_ended: false,
             next_id: 0,
+            refused: None,
         }
     }
 
@@ -250,6 +258,12 @@ impl UciSession {
                 "" => return Reply::none(),
                 _ => {
                     if matches!(word, "position" | "go" | "ucinewgame") {
+                        // A held search that has ended already: its answer goes out now, then this line runs.
+                        if let Some(answer) = self.thinking.as_mut().and_then(|t| t.answer.take()) {
+                            self.thinking = None;
+                            self.waiting.push_back(line.to_string());
+                            return self.answered(vec![answer]);
+                        }
                         self.release();
                     }
                     if self.waiting.len() < MAX_WAITING {
@@ -374,9 +388,14 @@ impl UciSession {
             "ucinewgame" => {
                 self.analysis.pool().clear_hash();
                 self.board = self.config.variant.start();
+                self.refused = None;
                 Ok(Vec::new())
             }
-            "position" => self.position(&args).map(|()| Vec::new()),
+            "position" => {
+                let done = self.position(&args);
+                self.refused = done.as_ref().err().map(|e| e.message().to_string());
+                done.map(|()| Vec::new())
+            }
             "go" => return self.go(&args),
             "stop" => return self.stop(),
             "ponderhit" => return self.ponderhit(),
@@ -461,6 +480,7 @@ impl UciSession {
             if variant != self.config.variant {
                 self.config.variant = variant;
                 self.board = variant.start();
+                self.refused = None;
             }
             return Ok(());
         }
@@ -495,20 +515,31 @@ impl UciSession {
     }
 
     fn go(&mut self, args: &[&str]) -> Reply {
-        let result = with_board!(&self.board, g => go_plan(g, args, &self.config));
-        let (plan, ponder) = match result {
-            Ok(p) => p,
-            Err(e) => return ERRORS.reply(&e),
+        // Every `go` is answered by a `bestmove`, a refused one by `bestmove (none)` after why.
+        let refuse = |e: &SessionError| {
+            let mut lines = ERRORS.reply(e).lines;
+            lines.push(NO_MOVE.to_string());
+            Reply { lines, quit: false }
         };
+        if let Some(why) = &self.refused {
+            return refuse(&SessionError::command(format!(
+                "go: no position to search, the last `position` was refused ({why})"
+            )));
+        }
+        let (plan, ponder, mut lines) = with_board!(&self.board, g => go_plan(g, args, &self.config));
         let hold = ponder || plan.limits.infinite;
         let (limits, on_ponderhit) =
             if ponder { (Limits::infinite(), Some(plan.clone())) } else { (plan.limits.clone(), None) };
-        if let Some(lines) = with_board!(&self.board, g => no_move_answer(g)) {
+        if let Some(answer) = with_board!(&self.board, g => no_move_answer(g)) {
+            lines.extend(answer);
             return Reply { lines, quit: false };
         }
         match self.start(limits, plan.excluded, hold, on_ponderhit) {
-            Ok(()) => Reply::none(),
-            Err(e) => ERRORS.reply(&e),
+            Ok(()) => Reply { lines, quit: false },
+            Err(e) => {
+                lines.extend(refuse(&e).lines);
+                Reply { lines, quit: false }
+            }
         }
     }
 
@@ -595,18 +626,27 @@ fn no_move_answer<G: Game>(game: &G) -> Option<Vec<String>> {
     Some(vec![format!("info depth 0 score {score}"), "bestmove (none)".to_string()])
 }
 
-/// A number argument of `go`.
-fn number(args: &[&str], i: usize, what: &str) -> Result<i64, SessionError> {
-    let text = args.get(i).ok_or_else(|| SessionError::command(format!("go {what} needs a number")))?;
-    text.parse::<i64>().map_err(|_| SessionError::command(format!("go {what} needs a number, not `{}`", shorten(text))))
+/// A number argument of `go`: an integer, one too large for 64 bits (taken as the largest), or a decimal
+/// (its whole part); `None` for anything else.
+fn number(args: &[&str], i: usize) -> Option<i64> {
+    let text = args.get(i)?;
+    if let Ok(n) = text.parse::<i64>() {
+        return Some(n);
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(if text.starts_with('-') { i64::MIN } else { i64::MAX });
+    }
+    text.parse::<f64>().ok().filter(|x| x.is_finite() && !text.contains(['e', 'E', 'i', 'n', 'N'])).map(|x| x as i64)
 }
 
 fn millis(ms: i64) -> Duration {
     Duration::from_millis(ms.clamp(0, MAX_TIME_MS as i64) as u64)
 }
 
-/// What `go <args>` asks of `game`: the search plan, and whether it is `go ponder`.
-fn go_plan<G: UciNotation>(game: &G, args: &[&str], config: &UciConfig) -> Result<(Plan, bool), SessionError> {
+/// What `go <args>` asks of `game`: the search plan, whether it is `go ponder`, and a warning line for each
+/// part that was not understood and left out (as the specification asks: unknown tokens are ignored).
+fn go_plan<G: UciNotation>(game: &G, args: &[&str], config: &UciConfig) -> (Plan, bool, Vec<String>) {
     const WORDS: [&str; 12] = [
         "wtime",
         "btime",
@@ -626,18 +666,42 @@ fn go_plan<G: UciNotation>(game: &G, args: &[&str], config: &UciConfig) -> Resul
     let mut moves_to_go = None;
     let mut ponder = false;
     let mut searchmoves: Option<Vec<G::Move>> = None;
+    let mut warnings = Vec::new();
+    let mut warn = |text: String| warnings.push(ERRORS.line(&SessionError::command(format!("go: {text}, ignored"))));
     let mut i = 0;
     while i < args.len() {
         let word = args[i];
+        let takes_number = !matches!(word, "infinite" | "ponder" | "searchmoves") && WORDS.contains(&word);
+        let n = if takes_number {
+            match number(args, i + 1) {
+                Some(n) => n,
+                None => {
+                    match args.get(i + 1).filter(|t| !WORDS.contains(t)) {
+                        Some(text) => {
+                            warn(format!("{word} needs a number, not `{}`", shorten(text)));
+                            i += 2;
+                        }
+                        None => {
+                            warn(format!("{word} needs a number"));
+                            i += 1;
+                        }
+                    }
+                    continue;
+                }
+            }
+        } else {
+            0
+        };
         match word {
-            "wtime" | "btime" => time[(word == "btime") as usize] = Some(number(args, i + 1, word)?),
-            "winc" | "binc" => inc[(word == "binc") as usize] = number(args, i + 1, word)?,
-            "movestogo" => moves_to_go = Some(number(args, i + 1, word)?.clamp(1, 1000) as u32),
-            "depth" => limits.depth = Some(number(args, i + 1, word)?.clamp(1, MAX_DEPTH as i64) as u32),
-            "nodes" => limits.nodes = Some(number(args, i + 1, word)?.max(1) as u64),
-            "movetime" => limits.movetime = Some(millis(number(args, i + 1, word)?.max(1))),
+            "wtime" | "btime" => time[(word == "btime") as usize] = Some(n),
+            "winc" | "binc" => inc[(word == "binc") as usize] = n,
+            // Zero or fewer moves to go is no count at all (as some GUIs send it).
+            "movestogo" => moves_to_go = (n > 0).then(|| n.min(1000) as u32),
+            "depth" => limits.depth = Some(n.clamp(1, MAX_DEPTH as i64) as u32),
+            "nodes" => limits.nodes = Some(n.max(1) as u64),
+            "movetime" => limits.movetime = Some(millis(n.max(1))),
             "mate" => {
-                let n = number(args, i + 1, word)?.clamp(1, (MAX_DEPTH / 2) as i64) as u32;
+                let n = n.clamp(1, (MAX_DEPTH / 2) as i64) as u32;
                 limits.depth = Some(limits.depth.map_or(2 * n, |d| d.min(2 * n)));
             }
             "infinite" => limits.infinite = true,
@@ -645,17 +709,21 @@ fn go_plan<G: UciNotation>(game: &G, args: &[&str], config: &UciConfig) -> Resul
             "searchmoves" => {
                 let mut list = Vec::new();
                 while let Some(text) = args.get(i + 1).filter(|t| !WORDS.contains(t)) {
-                    let m = game.parse_uci_move(text).map_err(|e| {
-                        SessionError::invalid_move(format!("searchmoves `{}`: {}", shorten(text), e.message))
-                    })?;
-                    list.push(m);
+                    match game.parse_uci_move(text) {
+                        Ok(m) => list.push(m),
+                        Err(e) => warn(format!("searchmoves `{}`: {}", shorten(text), e.message)),
+                    }
                     i += 1;
                 }
                 searchmoves = Some(list);
                 i += 1;
                 continue;
             }
-            _ => return Err(SessionError::command(format!("go does not know `{}`", shorten(word)))),
+            _ => {
+                warn(format!("unknown word `{}`", shorten(word)));
+                i += 1;
+                continue;
+            }
         }
         i += if matches!(word, "infinite" | "ponder") { 1 } else { 2 };
     }
@@ -676,7 +744,7 @@ fn go_plan<G: UciNotation>(game: &G, args: &[&str], config: &UciConfig) -> Resul
         }
         _ => Vec::new(),
     };
-    Ok((Plan { limits, excluded }, ponder))
+    (Plan { limits, excluded }, ponder, warnings)
 }
 
 /// Moves from `game` in the engine's coordinates, stopping at the first that is not legal where it stands.
@@ -924,12 +992,34 @@ mod tests {
         let mut g = Chess::start();
         play_uci_moves(&mut g, &["e2e4", best]).expect("legal");
         assert!(out.iter().any(|l| l.starts_with("info depth 3 ") && l.contains(" multipv 2 ")), "{out:?}");
-        // Bad go lines start nothing.
-        for bad in ["go depth", "go depth x", "go frob", "go searchmoves e2e4"] {
-            let out = s.on_line(bad).lines;
-            assert!(out.len() == 1 && out[0].starts_with("info string error: "), "{bad}: {out:?}");
-            assert!(!s.is_thinking(), "{bad}");
+        // What a go does not understand is left out with a warning; the search runs on the rest.
+        for (line, warning) in [
+            ("go depth x nodes 500", "go: depth needs a number, not `x`, ignored"),
+            ("go frob nodes 500", "go: unknown word `frob`, ignored"),
+            ("go nodes 500 searchmoves e2e4", "go: searchmoves `e2e4`: "),
+        ] {
+            let out = s.on_line(line).lines;
+            assert!(out.len() == 1 && out[0].starts_with(&format!("info string error: {warning}")), "{line}: {out:?}");
+            assert!(s.is_thinking(), "{line}");
+            let out = finish(&mut s, &rx);
+            assert!(out.last().is_some_and(|l| l.starts_with("bestmove ")), "{line}: {out:?}");
         }
+    }
+
+    #[test]
+    fn moves_to_go_of_zero_or_less_is_no_count() {
+        let clock = |args: &[&str]| {
+            let (plan, _, warnings) = go_plan(&Chess::start(), args, &UciConfig::default());
+            assert!(warnings.is_empty(), "{args:?}: {warnings:?}");
+            plan.limits.clock.map(|c| c.moves_to_go)
+        };
+        assert_eq!(clock(&["wtime", "10000", "btime", "10000", "movestogo", "0"]), Some(None));
+        assert_eq!(clock(&["wtime", "10000", "movestogo", "-3"]), Some(None));
+        assert_eq!(clock(&["wtime", "10000", "movestogo", "30"]), Some(Some(30)));
+        assert_eq!(number(&["1000.9"], 0), Some(1000));
+        assert_eq!(number(&["-99999999999999999999"], 0), Some(i64::MIN));
+        assert_eq!(number(&["1e9"], 0), None);
+        assert_eq!(number(&["nan"], 0), None);
     }
 
     #[test]
@@ -971,6 +1061,7 @@ mod tests {
         assert_eq!(s.fen(), "rnbakab1r/9/1c4nc1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR w - - 2 2");
         let out = s.on_line("position startpos moves h2e2").lines;
         assert!(out[0].starts_with("info string error: move 1 `h2e2`"), "{out:?}");
+        says(&mut s, "position startpos moves h3e3 h10g8", &[]);
         says(&mut s, "go depth 2 searchmoves b1c3 h1g3", &[]);
         let out = finish(&mut s, &rx);
         let last = out.last().expect("bestmove");
