@@ -181,19 +181,45 @@ fn transcript_and_bad_lines() {
     e.refused("setoption usemillisec maybe", "option usemillisec takes true or false");
     e.refused("setoption promotion true", "no option named `promotion`");
     e.refused("setoption", "setoption needs an option name");
-    e.refused("position startpos moves h2e2 h9g7 e2e9", "move 3 `e2e9`");
-    e.refused("position startpos moves h3e3", "move 1 `h3e3`");
-    e.refused("position fen rnbakabnr/9 w", "bad FEN");
-    e.refused("position", "position needs");
     e.refused("banmoves h9g7", "banmoves `h9g7`");
-    e.refused("go depth deep", "go depth needs a whole number");
-    e.refused("go time", "go time needs a number");
-    e.refused("go quickly", "go does not know `quickly`");
     e.send("\u{1}\r");
     e.refused("", "unknown command `?`");
 
-    // Still the position after h2e2 h9g7, Red to move.
+    // A refused position leaves none: `go` says why and answers `nobestmove` rather than play a move of a
+    // position the GUI does not have.
+    for (line, why) in [
+        ("position startpos moves h2e2 h9g7 e2e9", "move 3 `e2e9`"),
+        ("position startpos moves h3e3", "move 1 `h3e3`"),
+        ("position fen rnbakabnr/9 w", "bad FEN"),
+        ("position", "position needs"),
+    ] {
+        e.refused(line, why);
+        e.send("go depth 2");
+        let out = e.until("nobestmove");
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].starts_with("info string error: go: no position to search") && out[0].contains(why), "{out:?}");
+    }
+    e.quiet("position startpos moves h2e2 h9g7");
     let g = replay(Xiangqi::start(), &["h2e2", "h9g7"]);
+
+    // What a `go` does not understand is left out with a warning, and the rest searches.
+    for (line, warning) in [
+        ("go depth deep nodes 2000", "go: depth needs a number, not `deep`, ignored"),
+        ("go nodes 2000 time", "go: time needs a number, ignored"),
+        ("go quickly nodes 2000", "go: unknown word `quickly`, ignored"),
+    ] {
+        e.send(line);
+        let out = e.until("bestmove");
+        assert!(out.iter().any(|l| l.starts_with(&format!("info string error: {warning}"))), "`{line}`: {out:?}");
+        replay(g.clone(), &[out.last().and_then(|l| l.split_whitespace().nth(1)).expect("a move")]);
+    }
+    // A number past 64 bits is the largest; `movestogo 0` is no count; neither is an error.
+    for line in ["go depth 99999999999999999999 nodes 2000", "go nodes 2000 movestogo 0 time 60"] {
+        let (_, best, _) = e.go(line);
+        replay(g.clone(), &[&best.expect("a move")]);
+    }
+
+    // The position after h2e2 h9g7, Red to move.
     let (infos, best, ponder) = e.go("go depth 4");
     let best = best.expect("a move");
     let after = replay(g.clone(), &[&best]);
@@ -244,6 +270,23 @@ fn transcript_and_bad_lines() {
     e.quiet("position fen 3k5/9/9/9/9/9/9/9/3r5/3K1r3 w - - 0 1");
     e.send("go depth 3");
     assert_eq!(e.until("nobestmove"), ["nobestmove"]);
+    // Every legal move banned: no move either.
+    e.quiet("position fen 3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1");
+    e.quiet("banmoves e0e1 e0f0");
+    e.send("go depth 3");
+    assert_eq!(e.until("nobestmove"), ["nobestmove"]);
+    // A search without a limit that has ended by itself (two bare generals) holds its answer until the next
+    // `position` or `go`, which lets it out and then runs.
+    e.quiet("position fen 3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1");
+    e.send("go");
+    std::thread::sleep(Duration::from_millis(500));
+    e.send("position startpos");
+    e.send("go depth 1");
+    let first = e.until("bestmove");
+    let bare = Xiangqi::from_fen("3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1").expect("FEN");
+    replay(bare, &[first.last().and_then(|l| l.split_whitespace().nth(1)).expect("a move")]);
+    let second = e.until("bestmove");
+    replay(Xiangqi::start(), &[second.last().and_then(|l| l.split_whitespace().nth(1)).expect("a move")]);
 
     e.send("quit");
     assert_eq!(e.until("bye"), ["bye"]);

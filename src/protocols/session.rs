@@ -88,6 +88,20 @@ pub fn shorten(token: &str) -> String {
     out
 }
 
+/// A number a GUI sent where a whole number belongs, read as leniently as it can be: an integer, one too large
+/// for 64 bits (taken as the largest of its sign), or a decimal (its whole part); `None` for anything else.
+pub fn lenient_integer(text: &str) -> Option<i64> {
+    if let Ok(n) = text.parse::<i64>() {
+        return Some(n);
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(if text.starts_with('-') { i64::MIN } else { i64::MAX });
+    }
+    let decimal = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    text.parse::<f64>().ok().filter(|x| decimal && x.is_finite()).map(|x| x as i64)
+}
+
 /// A notation error for a message: what was wrong, and the bad part when it is not the whole text.
 pub fn notation_detail(e: &NotationError, text: &str) -> String {
     if e.token == text.trim() { e.message.clone() } else { format!("{} `{}`", e.message, shorten(&e.token)) }

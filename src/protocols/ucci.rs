@@ -23,16 +23,19 @@
 //! Conventions of this engine:
 //!
 //! * UCCI has no error reply: a line that cannot be carried out (an unknown command or option, a bad FEN,
-//!   an illegal move, a bad number) is answered `info string error: <what was wrong>`, and changes nothing.
+//!   an illegal move) is answered `info string error: <what was wrong>`. A refused `position` leaves no
+//!   position: the next `go` answers why and `nobestmove` rather than search a position the GUI does not have.
+//! * Every `go` is answered. Parts of it that are not understood (an unknown word, a number that is not one)
+//!   are left out with an `info string error:` line and the rest searches; a number too large is taken as the
+//!   largest, a decimal count by its whole part, and `movestogo 0` as no count.
 //! * `go draw` (the opponent offers a draw) and `ponderhit draw` add `draw` to the `bestmove` when kibitz
 //!   judges its own position worse than [`ACCEPT_DRAW_BELOW`]; a `bestmove` whose line is a forced loss says
 //!   `resign`.
 //! * While a search runs, `isready`, `stop`, `ponderhit` and `quit` are answered at once; any other line
 //!   waits (up to [`MAX_WAITING`] lines) and runs after the `bestmove`; `position`, `go`, `banmoves` and
-//!   `probe` also stop the running search first. `go ponder` and a `go` without a limit hold their
-//!   `bestmove` until `stop` or `ponderhit`.
-//! * `nobestmove` answers a `go` in a position without a legal move (also when every legal move is banned:
-//!   the search leaves the banned moves out only while some move remains).
+//!   `probe` also stop the running search first (or let out the held `bestmove` of one that has ended).
+//!   `go ponder` and a `go` without a limit hold their `bestmove` until `stop` or `ponderhit`.
+//! * `nobestmove` answers a `go` in a position without a legal move, and when every legal move is banned.
 //! * The end of input stops a running search, writes its answer and exits.
 //!
 //! Options: `usemillisec` (check, false), `hashsize` (spin, MiB, 1-4096, default 64; 0 is read as the
@@ -50,7 +53,9 @@ use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::tt::Bound;
 use crate::search::{Clock, Info, Limits, ScoreBound, to_score};
 
-use super::session::{ErrorForm, SearchReport, SessionError, failure_message, score_number, shorten, start_search};
+use super::session::{
+    ErrorForm, SearchReport, SessionError, failure_message, lenient_integer, score_number, shorten, start_search,
+};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -125,6 +130,8 @@ pub struct UcciSession {
     overflowed: bool,
     input_ended: bool,
     next_id: u64,
+    /// Why the last `position` was refused: the board is then not the GUI's, and `go` searches nothing.
+    refused: Option<String>,
 }
 
 impl UcciSession {
@@ -142,6 +149,7 @@ impl UcciSession {
             overflowed: false,
             input_ended: false,
             next_id: 0,
+            refused: None,
         }
     }
 
@@ -165,6 +173,12 @@ impl UcciSession {
                 "" => return Reply::none(),
                 _ => {
                     if matches!(word, "position" | "go" | "banmoves" | "probe") {
+                        // A held search that has ended already: its answer goes out now, then this line runs.
+                        if let Some(answer) = self.thinking.as_mut().and_then(|t| t.answer.take()) {
+                            self.thinking = None;
+                            self.waiting.push_back(line.to_string());
+                            return self.answered(vec![answer]);
+                        }
                         self.release();
                     }
                     if self.waiting.len() < MAX_WAITING {
@@ -275,11 +289,15 @@ impl UcciSession {
             "ucci" => Ok(ucci_lines()),
             "isready" => Ok(vec!["readyok".to_string()]),
             "setoption" => self.setoption(&args).map(|()| Vec::new()),
-            "position" => read_position(&args).map(|g| {
-                self.game = g;
-                self.banned.clear();
-                Vec::new()
-            }),
+            "position" => {
+                let read = read_position(&args);
+                self.refused = read.as_ref().err().map(|e| e.message().to_string());
+                read.map(|g| {
+                    self.game = g;
+                    self.banned.clear();
+                    Vec::new()
+                })
+            }
             "banmoves" => self.banmoves(&args).map(|()| Vec::new()),
             "go" => return self.go(&args),
             "ponderhit" => return self.ponderhit(&args),
@@ -349,80 +367,68 @@ impl UcciSession {
         Ok(())
     }
 
-    fn seconds(&self, args: &[&str], i: usize, what: &str) -> Result<Duration, SessionError> {
-        let text = args.get(i).ok_or_else(|| SessionError::command(format!("go {what} needs a number")))?;
-        let n: f64 = text
-            .parse()
-            .ok()
-            .filter(|n: &f64| n.is_finite())
-            .ok_or_else(|| SessionError::command(format!("go {what} needs a number, not `{}`", shorten(text))))?;
+    /// A time argument of `go` in the session's unit (seconds, or milliseconds with `usemillisec`).
+    fn seconds(&self, text: &str) -> Option<Duration> {
+        let n: f64 = text.parse().ok().filter(|n: &f64| n.is_finite())?;
         let ms = if self.config.use_millisec { n } else { n * 1000.0 };
-        Ok(Duration::from_millis(ms.clamp(0.0, MAX_TIME_MS as f64) as u64))
+        Some(Duration::from_millis(ms.clamp(0.0, MAX_TIME_MS as f64) as u64))
     }
 
     fn go(&mut self, args: &[&str]) -> Reply {
+        // Every `go` is answered: a refused one by why and `nobestmove`.
+        let refuse = |e: &SessionError| {
+            let mut lines = ERRORS.reply(e).lines;
+            lines.push("nobestmove".to_string());
+            Reply { lines, quit: false }
+        };
+        if let Some(why) = &self.refused {
+            return refuse(&SessionError::command(format!(
+                "go: no position to search, the last `position` was refused ({why})"
+            )));
+        }
+        const TIMES: [&str; 4] = ["time", "increment", "opptime", "oppincrement"];
+        const COUNTS: [&str; 4] = ["depth", "nodes", "movestogo", "oppmovestogo"];
         let mut limits = Limits::default();
         let (mut ponder, mut draw) = (false, false);
         let (mut time, mut inc, mut moves_to_go) = (None, Duration::ZERO, None);
-        let count = |i: usize, what: &str| -> Result<u64, SessionError> {
-            let text = args.get(i).ok_or_else(|| SessionError::command(format!("go {what} needs a number")))?;
-            text.parse::<u64>()
-                .map_err(|_| SessionError::command(format!("go {what} needs a whole number, not `{}`", shorten(text))))
-        };
+        // What is not understood is left out with a warning; the rest of the line still counts.
+        let mut lines = Vec::new();
+        let mut warn = |text: String| lines.push(ERRORS.line(&SessionError::command(format!("go: {text}, ignored"))));
         let mut i = 0;
-        let parsed: Result<(), SessionError> = (|| {
-            while i < args.len() {
-                let word = args[i];
-                let step = match word {
-                    "ponder" => {
-                        ponder = true;
-                        1
-                    }
-                    "draw" => {
-                        draw = true;
-                        1
-                    }
-                    "infinite" => {
-                        limits.infinite = true;
-                        1
-                    }
-                    "depth" => {
-                        limits.depth = Some(count(i + 1, word)?.clamp(1, MAX_DEPTH as u64) as u32);
-                        2
-                    }
-                    "nodes" => {
-                        limits.nodes = Some(count(i + 1, word)?.max(1));
-                        2
-                    }
-                    "time" => {
-                        time = Some(self.seconds(args, i + 1, word)?);
-                        2
-                    }
-                    "increment" => {
-                        inc = self.seconds(args, i + 1, word)?;
-                        2
-                    }
-                    "movestogo" => {
-                        moves_to_go = Some(count(i + 1, word)?.clamp(1, 1000) as u32);
-                        2
-                    }
-                    // The opponent's clock: read, checked, and not needed.
-                    "opptime" | "oppincrement" => {
-                        self.seconds(args, i + 1, word)?;
-                        2
-                    }
-                    "oppmovestogo" => {
-                        count(i + 1, word)?;
-                        2
-                    }
-                    _ => return Err(SessionError::command(format!("go does not know `{}`", shorten(word)))),
-                };
-                i += step;
+        while i < args.len() {
+            let word = args[i];
+            let is_time = TIMES.contains(&word);
+            if !is_time && !COUNTS.contains(&word) {
+                match word {
+                    "ponder" => ponder = true,
+                    "draw" => draw = true,
+                    "infinite" => limits.infinite = true,
+                    _ => warn(format!("unknown word `{}`", shorten(word))),
+                }
+                i += 1;
+                continue;
             }
-            Ok(())
-        })();
-        if let Err(e) = parsed {
-            return ERRORS.reply(&e);
+            let text = args.get(i + 1).filter(|t| !TIMES.contains(t) && !COUNTS.contains(t));
+            let (duration, count) = match text {
+                Some(t) if is_time => (self.seconds(t), None),
+                Some(t) => (None, lenient_integer(t)),
+                None => (None, None),
+            };
+            match (word, duration, count) {
+                ("time", Some(d), _) => time = Some(d),
+                ("increment", Some(d), _) => inc = d,
+                ("depth", _, Some(n)) => limits.depth = Some(n.clamp(1, MAX_DEPTH as i64) as u32),
+                ("nodes", _, Some(n)) => limits.nodes = Some(n.max(1) as u64),
+                // Zero or fewer moves to go is no count at all.
+                ("movestogo", _, Some(n)) => moves_to_go = (n > 0).then(|| n.min(1000) as u32),
+                // The opponent's clock: not needed.
+                ("opptime" | "oppincrement", Some(_), _) | ("oppmovestogo", _, Some(_)) => {}
+                _ => match text {
+                    Some(t) => warn(format!("{word} needs a number, not `{}`", shorten(t))),
+                    None => warn(format!("{word} needs a number")),
+                },
+            }
+            i += if text.is_some() { 2 } else { 1 };
         }
         if let Some(t) = time {
             limits.clock = Some(Clock { remaining: t.max(Duration::from_millis(1)), increment: inc, moves_to_go });
@@ -430,8 +436,11 @@ impl UcciSession {
         if limits.depth.is_none() && limits.nodes.is_none() && limits.clock.is_none() {
             limits.infinite = true;
         }
-        if self.game.legal_moves().is_empty() {
-            return Reply::line("nobestmove");
+        // No legal move, or every one banned: nothing to play.
+        let legal = self.game.legal_moves();
+        if legal.iter().all(|m| self.banned.contains(m)) {
+            lines.push("nobestmove".to_string());
+            return Reply { lines, quit: false };
         }
         let hold = ponder || limits.infinite;
         let result = if ponder {
@@ -439,10 +448,10 @@ impl UcciSession {
         } else {
             self.start(limits, hold, None, draw)
         };
-        match result {
-            Ok(()) => Reply::none(),
-            Err(e) => ERRORS.reply(&e),
+        if let Err(e) = result {
+            lines.extend(refuse(&e).lines);
         }
+        Reply { lines, quit: false }
     }
 
     fn start(
@@ -713,11 +722,22 @@ mod tests {
         assert!(out[0].starts_with("info string error: bad FEN"), "{out:?}");
         let out = s.on_line("banmoves a0a5").lines;
         assert!(out[0].starts_with("info string error: banmoves `a0a5`"), "{out:?}");
-        says(&mut s, "go depth x", &["info string error: go depth needs a whole number, not `x`"]);
-        says(&mut s, "go time soon", &["info string error: go time needs a number, not `soon`"]);
-        says(&mut s, "go fast", &["info string error: go does not know `fast`"]);
         says(&mut s, "hello", &["info string error: unknown command `hello`"]);
         assert_eq!(s.game().to_fen(), fen);
+        // After a refused position there is none to search: go says why and `nobestmove`.
+        let out = s.on_line("go depth 1").lines;
+        assert!(out.len() == 2 && out[0].contains("go: no position to search") && out[1] == "nobestmove", "{out:?}");
+        says(&mut s, "position startpos moves h2e2 h9g7", &[]);
+        // What a go does not understand is left out with a warning; the search runs on the rest.
+        for (line, warning) in [
+            ("go depth x nodes 300", "info string error: go: depth needs a number, not `x`, ignored"),
+            ("go time soon nodes 300", "info string error: go: time needs a number, not `soon`, ignored"),
+            ("go fast nodes 300", "info string error: go: unknown word `fast`, ignored"),
+        ] {
+            says(&mut s, line, &[warning]);
+            let out = finish(&mut s, &rx);
+            assert!(out.last().is_some_and(|l| l.starts_with("bestmove ")), "{line}: {out:?}");
+        }
         // Banned moves are left out.
         says(&mut s, "banmoves b0c2 H0-G2", &[]);
         says(&mut s, "go depth 2", &[]);

@@ -65,7 +65,7 @@ use crate::games::xiangqi::Xiangqi;
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::{Clock, Info, Limits, MAX_MULTIPV, ScoreBound};
 
-use super::session::{ErrorForm, SearchReport, SessionError, failure_message, shorten, start_search};
+use super::session::{ErrorForm, SearchReport, SessionError, failure_message, lenient_integer, shorten, start_search};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -626,18 +626,9 @@ fn no_move_answer<G: Game>(game: &G) -> Option<Vec<String>> {
     Some(vec![format!("info depth 0 score {score}"), "bestmove (none)".to_string()])
 }
 
-/// A number argument of `go`: an integer, one too large for 64 bits (taken as the largest), or a decimal
-/// (its whole part); `None` for anything else.
+/// A number argument of `go` (see [`lenient_integer`]).
 fn number(args: &[&str], i: usize) -> Option<i64> {
-    let text = args.get(i)?;
-    if let Ok(n) = text.parse::<i64>() {
-        return Some(n);
-    }
-    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(if text.starts_with('-') { i64::MIN } else { i64::MAX });
-    }
-    text.parse::<f64>().ok().filter(|x| x.is_finite() && !text.contains(['e', 'E', 'i', 'n', 'N'])).map(|x| x as i64)
+    args.get(i).and_then(|t| lenient_integer(t))
 }
 
 fn millis(ms: i64) -> Duration {
