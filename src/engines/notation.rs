@@ -32,6 +32,13 @@ pub trait UciNotation: Game {
 
     /// A move as the engine wrote it, checked legal here by the game's own rules.
     fn parse_uci_move(&self, text: &str) -> Result<Self::Move, NotationError>;
+
+    /// This position set up afresh, without the moves that led to it, when none of them can matter any more
+    /// (the last move was irreversible, so no earlier position can come again); `None` otherwise. A long
+    /// move list is kept short this way: each copy of a game (one per search thread) carries its moves.
+    fn without_history(&self) -> Option<Self> {
+        None
+    }
 }
 
 impl UciNotation for Chess {
@@ -58,6 +65,17 @@ impl UciNotation for Chess {
         };
         coordinate_shaped(text)?;
         self.parse_move(text)
+    }
+
+    fn without_history(&self) -> Option<Self> {
+        // After a capture or a pawn move no earlier position can come again; from the fifty-move count on, the
+        // game is drawn whatever came before (until such a move starts the count again). A Chess960 set-up
+        // keeps its own castling notation, which a FEN does not always say: it is left as it is.
+        let count = self.board().halfmove_clock();
+        if (count != 0 && count < crate::games::chess::FIFTY_MOVE_PLIES) || self.is_chess960() {
+            return None;
+        }
+        Chess::parse_position(&self.format_position(None).ok()?, None).ok()
     }
 }
 
@@ -122,6 +140,35 @@ pub fn shift_ranks(text: &str, delta: i32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chess_game_forgets_its_moves_only_when_they_cannot_matter() {
+        let play = |g: &mut Chess, moves: &[&str]| {
+            for m in moves {
+                let mv = g.parse_uci_move(m).expect("legal");
+                g.make(mv);
+            }
+        };
+        let mut g = Chess::start();
+        play(&mut g, &["g1f3", "g8f6"]);
+        assert!(g.without_history().is_none(), "a repetition could still come back to the start");
+        play(&mut g, &["e2e4"]);
+        let fresh = g.without_history().expect("a pawn move");
+        assert_eq!(fresh.format_position(None).ok(), g.format_position(None).ok());
+        assert_eq!(fresh.rule_state_key(), g.rule_state_key());
+        // Past the fifty-move count the game is drawn however it came there, and stays drawn once set up afresh.
+        for _ in 0..26 {
+            play(&mut g, &["f6g8", "f3g1", "g8f6", "g1f3"]);
+        }
+        assert!(g.outcome().is_some());
+        let fresh = g.without_history().expect("past the count");
+        // (Drawn by the count rather than by the repetition it forgot.)
+        assert_eq!(fresh.outcome().map(|e| e.outcome), g.outcome().map(|e| e.outcome));
+        assert_eq!(fresh.format_position(None).ok(), g.format_position(None).ok());
+        // A Chess960 set-up is left as it is.
+        let g = Chess::parse_position("nrbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBKQBRN w GBgb - 0 1", None).expect("960");
+        assert!(g.is_chess960() && g.without_history().is_none());
+    }
 
     #[test]
     fn ranks_shift_both_ways() {

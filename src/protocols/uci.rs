@@ -600,13 +600,23 @@ fn error(message: String) -> Reply {
     ERRORS.reply(&SessionError::command(message))
 }
 
-/// Play `moves` (in the engine's coordinates) from `game`, each checked legal where it stands.
+/// Moves of a `position` line past which the game is set up afresh at each irreversible move.
+const LONG_GAME: usize = 256;
+
+/// Play `moves` (in the engine's coordinates) from `game`, each checked legal where it stands. A long list
+/// keeps only the moves since the last irreversible one (all that the draw rules can look back to), so that a
+/// line of many thousand moves does not make every copy of the game large.
 fn play_uci_moves<G: UciNotation>(game: &mut G, moves: &[&str]) -> Result<(), SessionError> {
     for (i, text) in moves.iter().enumerate() {
         let m = game
             .parse_uci_move(text)
             .map_err(|e| SessionError::invalid_move(format!("move {} `{}`: {}", i + 1, shorten(text), e.message)))?;
         game.make(m);
+        if i >= LONG_GAME
+            && let Some(fresh) = game.without_history()
+        {
+            *game = fresh;
+        }
     }
     Ok(())
 }
