@@ -24,8 +24,12 @@ impl Drop for Proc {
 
 /// Start a follower; its process, the address it listens on and its stdout lines.
 fn follower() -> (Proc, String, mpsc::Receiver<String>) {
+    follower_idle(300)
+}
+
+fn follower_idle(idle_s: u32) -> (Proc, String, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
-        .args(["dxp", "--listen", "127.0.0.1:0", "--idle-s", "300", "--name", "follower"])
+        .args(["dxp", "--listen", "127.0.0.1:0", "--idle-s", &idle_s.to_string(), "--name", "follower"])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -140,5 +144,104 @@ fn scripted_peer_checks_the_layouts() {
     // Our GAMEEND, no more games: the follower exits.
     send(&mut s, "E01");
     let status = wait_exit(&mut follower, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn every_gamereq_is_answered_with_a_gameacc() {
+    let (mut follower, addr, _lines) = follower();
+    let mut s = TcpStream::connect(&addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    let name = format!("{:<32}", "script");
+    // Another protocol version: why, then GAMEACC 1.
+    send(&mut s, &format!("R02{name}Z005075A"));
+    assert!(read_message(&mut s).starts_with("Ckibitz error: DXP version `02`"));
+    assert_eq!(read_message(&mut s), format!("A{:<32}1", "follower"));
+    // A position that cannot be read, a colour that is none, a time that is no number: why, then GAMEACC 2 (this
+    // game cannot be played; another is welcome).
+    let bad_squares = format!("R01{name}Z005075BW{}", "x".repeat(50));
+    let bad_colour = format!("R01{name}Q005075A");
+    let bad_time = format!("R01{name}Z0x5075A");
+    for (request, why) in [
+        (bad_squares.as_str(), "GAMEREQ square `x` is not e, w, z, W or Z"),
+        (bad_colour.as_str(), "follower colour `Q`"),
+        (bad_time.as_str(), "the game time `0x5`"),
+    ] {
+        send(&mut s, request);
+        let c = read_message(&mut s);
+        assert!(c.starts_with(&format!("Ckibitz error: {why}")), "{c:?}");
+        assert_eq!(read_message(&mut s), format!("A{:<32}2", "follower"));
+    }
+    // A byte outside ASCII (a Latin-1 name) is named where it is, not read past.
+    let mut latin = b"R01J".to_vec();
+    latin.push(0xF6);
+    latin.extend_from_slice(format!("{:<30}Z005075A", "ran").as_bytes());
+    latin.push(0);
+    s.write_all(&latin).expect("write");
+    let c = read_message(&mut s);
+    assert!(c.starts_with("Ckibitz error: a DXP message is ASCII") && c.contains("position 5"), "{c:?}");
+    assert!(c.len() <= 127, "a CHAT is at most 127 characters: {c:?}");
+    assert_eq!(read_message(&mut s), format!("A{:<32}2", "follower"));
+    // A good one is accepted; another GAMEREQ during the game is declined with 2, not 3 (no game at all).
+    send(&mut s, &format!("R01{name}Z005075A"));
+    assert_eq!(read_message(&mut s), format!("A{:<32}0", "follower"));
+    send(&mut s, &format!("R01{name}Z005075A"));
+    assert!(read_message(&mut s).starts_with("Ckibitz error: GAMEREQ during a game"));
+    assert_eq!(read_message(&mut s), format!("A{:<32}2", "follower"));
+    send(&mut s, "E01");
+    assert_eq!(read_message(&mut s), "E00");
+    let status = wait_exit(&mut follower, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_peer_thinking_longer_than_the_idle_period_is_waited_for_within_its_game_time() {
+    // Two seconds of silence end the session between games, but in a game of a minute a side the peer may think
+    // longer than that on its move.
+    let (mut follower, addr, _lines) = follower_idle(2);
+    let mut s = TcpStream::connect(&addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    send(&mut s, &format!("R01{:<32}Z001000A", "script"));
+    assert_eq!(read_message(&mut s), format!("A{:<32}0", "follower"));
+    std::thread::sleep(Duration::from_secs(4));
+    send(&mut s, "M0004322800");
+    let m = read_message(&mut s);
+    assert!(m.starts_with('M'), "kibitz answers the late move: {m:?}");
+    send(&mut s, "E01");
+    assert_eq!(read_message(&mut s), "E00");
+    let status = wait_exit(&mut follower, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_stray_gameend_between_games_proposes_no_extra_game() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let mut initiator = Proc(
+        Command::new(env!("CARGO_BIN_EXE_kibitz"))
+            .args(["dxp", "--connect", &addr, "--games", "3", "--minutes", "1", "--idle-s", "300"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the initiator"),
+    );
+    let (mut s, _) = listener.accept().expect("the initiator connects");
+    s.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    let accept = format!("A{:<32}0", "script");
+    let r = read_message(&mut s);
+    assert!(r.starts_with("R01") && r.ends_with('A'), "{r:?}");
+    send(&mut s, &accept);
+    assert!(read_message(&mut s).starts_with('M'), "kibitz plays White in the first game");
+    // The peer gives the game up: kibitz acknowledges and proposes the second game.
+    send(&mut s, "E10");
+    assert_eq!(read_message(&mut s), "E00");
+    assert!(read_message(&mut s).starts_with("R01"));
+    // A second GAMEEND that acknowledges nothing proposes nothing: the next message kibitz sends is the answer
+    // to the takeback request that follows it.
+    send(&mut s, "E00");
+    send(&mut s, "B001W");
+    assert_eq!(read_message(&mut s), "K1");
+    send(&mut s, "E01");
+    let status = wait_exit(&mut initiator, Duration::from_secs(60));
     assert!(status.success(), "{status:?}");
 }

@@ -26,11 +26,11 @@ pub struct DxpArgs {
     /// The initiator's colour in the first game: white or black.
     #[arg(long, default_value = "white")]
     pub color: String,
-    /// Minutes per side for the game (the initiator's proposal).
-    #[arg(long, default_value_t = 5)]
+    /// Minutes per side for the whole game (the initiator's proposal; DXP writes it in three digits).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=999))]
     pub minutes: u32,
-    /// Moves in that time (0: the whole game).
-    #[arg(long, default_value_t = 75)]
+    /// Moves in the whole game, over which the time is spread (0: no limit; at most 999).
+    #[arg(long, default_value_t = 75, value_parser = clap::value_parser!(u32).range(0..=999))]
     pub moves: u32,
     /// The name sent to the peer.
     #[arg(long, default_value = "kibitz")]

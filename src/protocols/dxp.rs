@@ -5,8 +5,8 @@
 //!
 //! | message | layout |
 //! |---|---|
-//! | GAMEREQ | `R` version(2) `01`, initiator name(32), follower's colour(1) `W`/`Z`, minutes(3), moves(3), `A` (start position) or `B` + side to move(1) + 50 squares `e`/`w`/`z`/`W`/`Z` |
-//! | GAMEACC | `A` follower name(32), code(1): `0` accepted, `1` not this colour, `2` not this time, `3` not now |
+//! | GAMEREQ | `R` version(2) `01`, initiator name(32), follower's colour(1) `W`/`Z`, minutes(3) for the whole game, moves(3) in the whole game (`000`: no limit), `A` (start position) or `B` + side to move(1) + 50 squares `e`/`w`/`z`/`W`/`Z` |
+//! | GAMEACC | `A` follower name(32), code(1): `0` accepted, `1` not this protocol version, `2` not this game (another is welcome), `3` no game at all |
 //! | MOVE | `M` seconds used(4), from(2), to(2), captured count(2), each captured square(2) |
 //! | GAMEEND | `E` reason(1): `0` unknown, `1` the sender loses, `2` draw, `3` the sender wins; stop(1): `0` another game welcome, `1` no more games |
 //! | CHAT | `C` text |
@@ -19,11 +19,19 @@
 //! answers with its own. The initiator plays `games` games, changing colours after each, then both sides close
 //! the connection.
 //!
-//! Each side keeps its own clock: the GAMEREQ's minutes for the game (for its number of moves, then the same
-//! again), less the time its own searches took. kibitz accepts every GAMEREQ of version 01 whose position it
-//! can read, declines takebacks (BACKACC `1`), and answers a message it cannot read with a CHAT
-//! `kibitz error: <what was wrong>` (DXP has no error message) and nothing else; a move that is not legal ends
-//! the game (GAMEEND `0`, no more games) because the two boards no longer agree.
+//! Each side keeps its own clock: the GAMEREQ's minutes for the whole game, less the time its own searches
+//! took, spread over the moves left to the GAMEREQ's number (then over an open-ended rest). kibitz accepts
+//! every GAMEREQ of version 01 whose position it can read; one it cannot accept is answered why (a CHAT) and
+//! GAMEACC `1` (another version) or `2` (this game cannot be played; another is welcome), as the protocol
+//! asks of every GAMEREQ. It declines takebacks (BACKACC `1`), and answers another message it cannot read
+//! with a CHAT `kibitz error: <what was wrong>` (DXP has no error message) and nothing else; a move that is
+//! not legal ends the game (GAMEEND `0`, no more games) because the two boards no longer agree. Messages are
+//! ASCII (a byte outside it is named, not read past); a CHAT kibitz writes is cut to the protocol's 127
+//! characters.
+//!
+//! kibitz waits for the peer as long as the peer's time for the game allows when it is the peer's move (plus
+//! the idle period), and the idle period otherwise, counted from kibitz's last message; then it ends the
+//! game (GAMEEND `0`, no more games) and closes the connection.
 
 use std::io::{self, Write};
 use std::net::TcpStream;
@@ -63,11 +71,14 @@ pub struct DxpConfig {
     pub hash_mb: u32,
 }
 
+/// The longest message the protocol allows, in characters (a CHAT kibitz writes is cut to it).
+pub const PROTOCOL_MESSAGE: usize = 127;
+
 /// A game in progress.
 struct Match {
     game: Draughts,
     mine: Side,
-    /// Time for the game per side, and moves per period (0: the whole game).
+    /// Time for the whole game per side, and the moves of the whole game (0: no limit).
     budget: Duration,
     period_moves: u32,
     used: Duration,
@@ -102,6 +113,51 @@ pub struct DxpSession {
     results: Arc<Mutex<Vec<String>>>,
     /// The peer said it wants no more games.
     peer_done: bool,
+    /// When kibitz last sent a message, and how long the peer may then be silent beyond its own thinking.
+    last_sent: Instant,
+    idle: Duration,
+}
+
+/// A GAMEREQ's game (version 01): the position, kibitz's side, the minutes and the moves.
+fn read_gamereq(m: &str) -> Result<(Draughts, Side, u32, u32), SessionError> {
+    let mine = match m.get(35..36) {
+        Some("W") => Side::First,
+        Some("Z") => Side::Second,
+        other => {
+            return Err(SessionError::command(format!("follower colour `{}` is not W or Z", other.unwrap_or(""))));
+        }
+    };
+    let minutes = field(m, 36, 3, "the game time")?;
+    let moves = field(m, 39, 3, "the number of moves")?;
+    let game = match m.get(42..43) {
+        Some("A") => Draughts::start(),
+        Some("B") => {
+            let text = m.get(43..94).ok_or_else(|| SessionError::command("GAMEREQ position too short"))?;
+            let side = match text.get(..1) {
+                Some("W") => 'W',
+                Some("Z") => 'B',
+                _ => return Err(SessionError::command("GAMEREQ side to move is not W or Z")),
+            };
+            if let Some(bad) = text[1..].chars().find(|c| !"ewzWZ".contains(*c)) {
+                return Err(SessionError::command(format!(
+                    "GAMEREQ square `{}` is not e, w, z, W or Z",
+                    shorten(&bad.to_string())
+                )));
+            }
+            let squares: String = text[1..]
+                .chars()
+                .map(|c| match c {
+                    'z' => 'b',
+                    'Z' => 'B',
+                    c => c,
+                })
+                .collect();
+            Draughts::from_hub(&format!("{side}{squares}"))
+                .map_err(|e| SessionError::command(format!("GAMEREQ position: {}", e.message)))?
+        }
+        _ => return Err(SessionError::command("GAMEREQ position indicator is not A or B")),
+    };
+    Ok((game, mine, minutes, moves))
 }
 
 fn colour_letter(side: Side) -> char {
@@ -132,7 +188,53 @@ impl DxpSession {
             score: (0, 0, 0),
             results: Arc::new(Mutex::new(Vec::new())),
             peer_done: false,
+            last_sent: Instant::now(),
+            idle: Duration::from_secs(600),
         }
+    }
+
+    /// How long the peer may be silent beyond its own time for the game (10 minutes unless set).
+    pub fn with_idle(mut self, idle: Duration) -> Self {
+        self.idle = idle;
+        self
+    }
+
+    /// What the session writes: CHATs in ASCII and cut to the protocol's length; the time noted for the idle
+    /// limit.
+    fn sent(&mut self, reply: Reply) -> Reply {
+        if !reply.lines.is_empty() {
+            self.last_sent = Instant::now();
+        }
+        let lines = reply
+            .lines
+            .into_iter()
+            .map(|l| match l.starts_with('C') {
+                true => l.chars().take(PROTOCOL_MESSAGE).map(|c| if c.is_ascii() { c } else { '?' }).collect(),
+                false => l,
+            })
+            .collect();
+        Reply { lines, quit: reply.quit }
+    }
+
+    /// The peer has been silent longer than it may be: the game (if any) ends, and the session.
+    fn overdue(&self) -> bool {
+        let allowed = match &self.current {
+            // The peer's move: its time for the game (kibitz does not keep the peer's clock) and the idle period.
+            Some(c) if c.game.side_to_move() != c.mine => c.budget + self.idle,
+            _ => self.idle,
+        };
+        self.thinking.is_none() && self.last_sent.elapsed() >= allowed
+    }
+
+    fn give_up(&mut self) -> Reply {
+        let mut lines =
+            vec![ERRORS.line(&SessionError::command("no message from the peer for too long; the session ends"))];
+        if let Some(current) = self.current.take() {
+            self.score.1 += 1;
+            self.record(current.mine, "abandoned (the opponent did not answer in time)");
+            lines.push("E01".to_string());
+        }
+        self.sent(Reply::quit(lines))
     }
 
     /// Write one line per finished game to `results`.
@@ -179,11 +281,32 @@ impl DxpSession {
     }
 
     pub fn on_line(&mut self, message: &str) -> Reply {
-        let lines = match self.message(message) {
-            Ok(lines) => lines,
-            Err(e) => vec![ERRORS.line(&e)],
+        if message.starts_with('C') && self.overdue() {
+            // Chatting is no answer: a peer that only chats is given up on as a silent one is.
+            return self.give_up();
+        }
+        let lines = match message.char_indices().find(|(_, c)| !c.is_ascii()) {
+            // Fixed-width fields cannot be read past a character that is not one byte: name it.
+            Some((at, _)) => {
+                let e = SessionError::command(format!(
+                    "a DXP message is ASCII, but `{}` has another character at position {}",
+                    shorten(message),
+                    message[..at].chars().count() + 1
+                ));
+                let mut lines = vec![ERRORS.line(&e)];
+                // A GAMEREQ is always answered.
+                if message.starts_with('R') && self.config.role == Role::Follower {
+                    lines.push(format!("A{}2", self.name32()));
+                }
+                lines
+            }
+            None => match self.message(message) {
+                Ok(lines) => lines,
+                Err(e) => vec![ERRORS.line(&e)],
+            },
         };
-        Reply { quit: self.finished(&lines), lines }
+        let reply = Reply { quit: self.finished(&lines), lines };
+        self.sent(reply)
     }
 
     /// The session is over: between games, with nothing more to propose (the initiator, once the GAMEEND
@@ -220,45 +343,19 @@ impl DxpSession {
         if self.config.role != Role::Follower {
             return Err(SessionError::command("GAMEREQ sent to the initiator"));
         }
+        // Every GAMEREQ gets a GAMEACC: `1` for another version, `2` for a game that cannot be played now
+        // (another is welcome), after a CHAT saying why.
+        let declined = |code: char, e: SessionError, name: String| Ok(vec![ERRORS.line(&e), format!("A{name}{code}")]);
         if self.current.is_some() {
-            return Ok(vec![format!("A{}3", self.name32())]);
+            return declined('2', SessionError::command("GAMEREQ during a game"), self.name32());
         }
         if m.get(1..3) != Some("01") {
-            return Err(SessionError::command(format!(
-                "DXP version `{}` is not 01",
-                shorten(m.get(1..3).unwrap_or(""))
-            )));
+            let e = SessionError::command(format!("DXP version `{}` is not 01", shorten(m.get(1..3).unwrap_or(""))));
+            return declined('1', e, self.name32());
         }
-        let mine = match m.get(35..36) {
-            Some("W") => Side::First,
-            Some("Z") => Side::Second,
-            other => {
-                return Err(SessionError::command(format!("follower colour `{}` is not W or Z", other.unwrap_or(""))));
-            }
-        };
-        let minutes = field(m, 36, 3, "the game time")?;
-        let moves = field(m, 39, 3, "the number of moves")?;
-        let game = match m.get(42..43) {
-            Some("A") => Draughts::start(),
-            Some("B") => {
-                let text = m.get(43..94).ok_or_else(|| SessionError::command("GAMEREQ position too short"))?;
-                let side = match text.get(..1) {
-                    Some("W") => 'W',
-                    Some("Z") => 'B',
-                    _ => return Err(SessionError::command("GAMEREQ side to move is not W or Z")),
-                };
-                let squares: String = text[1..]
-                    .chars()
-                    .map(|c| match c {
-                        'z' => 'b',
-                        'Z' => 'B',
-                        c => c,
-                    })
-                    .collect();
-                Draughts::from_hub(&format!("{side}{squares}"))
-                    .map_err(|e| SessionError::command(format!("GAMEREQ position: {}", e.message)))?
-            }
-            _ => return Err(SessionError::command("GAMEREQ position indicator is not A or B")),
+        let (game, mine, minutes, moves) = match read_gamereq(m) {
+            Ok(read) => read,
+            Err(e) => return declined('2', e, self.name32()),
         };
         self.begin(game, mine, minutes, moves);
         let mut lines = vec![format!("A{}0", self.name32())];
@@ -373,6 +470,11 @@ impl DxpSession {
         if m.get(2..3) == Some("1") {
             self.peer_done = true;
         }
+        // Between games, a GAMEEND that acknowledges nothing (the peer's own end of a game kibitz had already
+        // ended, crossing kibitz's) changes nothing: no second game is proposed for it.
+        if self.current.is_none() && !self.end_sent {
+            return Ok(lines);
+        }
         if let Some(current) = self.current.take() {
             // The peer ended the game (resigned, claimed, or saw an end kibitz does not): its word counts.
             self.thinking = None;
@@ -405,9 +507,9 @@ impl DxpSession {
         if current.game.side_to_move() != current.mine {
             return Ok(Vec::new());
         }
+        // One budget for the whole game, spread over the moves left to the GAMEREQ's number, if any.
         let remaining = current.budget.saturating_sub(current.used).max(Duration::from_millis(50));
-        let moves_to_go =
-            (current.period_moves > 0).then(|| current.period_moves - current.my_moves % current.period_moves);
+        let moves_to_go = (current.period_moves > current.my_moves).then(|| current.period_moves - current.my_moves);
         let limits =
             Limits { clock: Some(Clock { remaining, increment: Duration::ZERO, moves_to_go }), ..Limits::default() };
         let request = Request::new(current.game.clone(), limits)
@@ -432,14 +534,16 @@ impl DxpSession {
     }
 
     pub fn on_event(&mut self, event: SearchEnded) -> Reply {
+        let reply = self.searched(event);
+        self.sent(reply)
+    }
+
+    fn searched(&mut self, event: SearchEnded) -> Reply {
         let Some(t) = self.thinking.take_if(|t| t.id == event.0) else { return Reply::none() };
         let Some(current) = &mut self.current else { return Reply::none() };
         let spent = t.started.elapsed();
         current.used += spent;
         current.my_moves += 1;
-        if current.period_moves > 0 && current.my_moves % current.period_moves == 0 {
-            current.used = current.used.saturating_sub(current.budget);
-        }
         let best =
             t.slot.take().and_then(Result::ok).and_then(|d| d.best).filter(|m| current.game.legal_moves().contains(m));
         let Some(best) = best else {
@@ -501,27 +605,29 @@ impl LineSession for DxpSession {
         byte == 0
     }
 
-    /// Nothing from the peer for the idle period: give up, unless kibitz is the one thinking.
+    /// Nothing from the peer for a while: give up once it is overdue (see [`DxpSession::overdue`]).
     fn on_idle(&mut self) -> Reply {
-        if self.thinking.is_some() {
-            return Reply::none();
-        }
-        Reply::quit(vec![ERRORS.line(&SessionError::command("no message from the peer for too long; closing"))])
+        if self.overdue() { self.give_up() } else { Reply::none() }
     }
 }
 
-/// Writes the session's lines as DXP messages: each line end becomes the NUL that ends a message.
-struct NulWriter<W: Write>(W);
+/// Writes the session's lines as DXP messages: each line end becomes the NUL that ends a message. What a
+/// reply writes goes out at its flush in one write, so a message and its NUL travel in one segment.
+struct NulWriter<W: Write> {
+    out: W,
+    pending: Vec<u8>,
+}
 
 impl<W: Write> Write for NulWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let out: Vec<u8> = buf.iter().map(|&b| if b == b'\n' { 0 } else { b }).collect();
-        self.0.write_all(&out)?;
+        self.pending.extend(buf.iter().map(|&b| if b == b'\n' { 0 } else { b }));
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+        let pending = std::mem::take(&mut self.pending);
+        self.out.write_all(&pending)?;
+        self.out.flush()
     }
 }
 
@@ -531,16 +637,20 @@ pub fn run_tcp(stream: TcpStream, config: DxpConfig, idle: Duration) -> io::Resu
     let span = tracing::info_span!("dxp_session", peer = ?stream.peer_addr().ok());
     let _enter = span.enter();
     let input = stream.try_clone()?;
-    input.set_read_timeout(Some(idle.max(Duration::from_secs(1))))?;
+    // The session decides when the peer is overdue; it is asked a few times per idle period.
+    input.set_read_timeout(Some((idle / 4).max(Duration::from_millis(250))))?;
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+    }
     stream.set_write_timeout(Some(Duration::from_secs(60)))?;
     let closer = stream.try_clone()?;
     let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
     let results = Arc::new(Mutex::new(Vec::new()));
     let shared = Arc::clone(&results);
-    let mut output = NulWriter(stream);
+    let mut output = NulWriter { out: stream, pending: Vec::new() };
     let outcome = stdio::run_with(
         move |events: EventSender<SearchEnded>| {
-            DxpSession::new(Analysis::local(pool), config, move |e| events.send(e)).with_results(shared)
+            DxpSession::new(Analysis::local(pool), config, move |e| events.send(e)).with_results(shared).with_idle(idle)
         },
         input,
         &mut output,
