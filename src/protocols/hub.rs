@@ -35,7 +35,7 @@
 //!   a search goes to depth [`Limits::DEFAULT_DEPTH`]. The increment of `level time= inc=` is added to the
 //!   time left before the move, as the protocol says.
 //! * While a search runs, `ping`, `ponder-hit`, `stop` and `quit` are answered at once; any other line waits
-//!   (up to [`MAX_WAITING`] lines) and runs after `done`; `pos`, `go` and `new-game` also stop the search.
+//!   (up to 1024 lines, 4 MiB) and runs after `done`; `pos`, `go` and `new-game` also stop the search.
 //! * `go ponder` searches until `ponder-hit` or `stop`; `ponder-hit` starts the search afresh with the
 //!   `level` limit (the transposition table keeps what pondering found).
 //! * `go` in a position without a legal move answers `error` and starts nothing (the protocol says a GUI
@@ -45,7 +45,6 @@
 //! Parameters (`param` lines): `threads` (int, 1-64, default 1), `hash` (int, MiB, 1-4096, default 64),
 //! `variant` (enum, `normal` only: international draughts).
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,13 +56,12 @@ use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::{Clock, Info, Limits, ScoreBound};
 
 use super::session::{
-    ErrorForm, SearchReport, SessionError, describe_end, failure_message, score_number, shorten, start_search,
+    ErrorForm, SearchReport, SessionError, WaitingLines, describe_end, failure_message, score_number, shorten,
+    start_search,
 };
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
-/// Lines kept while a search runs; more are answered with an error when their turn comes.
-pub const MAX_WAITING: usize = 1024;
 /// The deepest `level depth` searched.
 pub const MAX_DEPTH: u32 = 64;
 /// The longest time a `level` accepts, in seconds (longer ones are cut to this).
@@ -201,8 +199,7 @@ pub struct HubSession {
     game: Draughts,
     limits: Limits,
     thinking: Option<Thinking>,
-    waiting: VecDeque<String>,
-    overflowed: bool,
+    waiting: WaitingLines,
     input_ended: bool,
     next_id: u64,
 }
@@ -218,8 +215,7 @@ impl HubSession {
             game: Draughts::start(),
             limits: Limits::default(),
             thinking: None,
-            waiting: VecDeque::new(),
-            overflowed: false,
+            waiting: WaitingLines::default(),
             input_ended: false,
             next_id: 0,
         }
@@ -248,11 +244,7 @@ impl HubSession {
                     if matches!(word, "pos" | "go" | "new-game") {
                         self.stop_search();
                     }
-                    if self.waiting.len() < MAX_WAITING {
-                        self.waiting.push_back(line.to_string());
-                    } else {
-                        self.overflowed = true;
-                    }
+                    self.waiting.push(line);
                     return Reply::none();
                 }
             }
@@ -295,7 +287,7 @@ impl HubSession {
                 let mut lines = vec![line];
                 let mut quit = false;
                 while self.thinking.is_none() {
-                    let Some(line) = self.waiting.pop_front() else { break };
+                    let Some(line) = self.waiting.pop() else { break };
                     let reply = self.command(&line);
                     lines.extend(reply.lines);
                     if reply.quit {
@@ -303,11 +295,10 @@ impl HubSession {
                         break;
                     }
                 }
-                if self.thinking.is_none() && self.overflowed {
-                    self.overflowed = false;
-                    lines.push(error_line(&SessionError::command(format!(
-                        "more than {MAX_WAITING} lines arrived during a search; the later ones were dropped"
-                    ))));
+                if self.thinking.is_none()
+                    && let Some(e) = self.waiting.take_dropped()
+                {
+                    lines.push(error_line(&e));
                 }
                 quit |= self.input_ended && self.thinking.is_none();
                 Reply { lines, quit }

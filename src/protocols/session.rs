@@ -88,6 +88,54 @@ pub fn shorten(token: &str) -> String {
     out
 }
 
+/// Lines that arrived while a search ran, to run after it: at most [`WaitingLines::MAX_LINES`] lines and
+/// [`WaitingLines::MAX_BYTES`] bytes (a GUI sends a few; a flood of long lines is dropped, not kept), and a
+/// note of what was dropped.
+#[derive(Debug, Default)]
+pub struct WaitingLines {
+    lines: std::collections::VecDeque<String>,
+    bytes: usize,
+    dropped: usize,
+}
+
+impl WaitingLines {
+    pub const MAX_LINES: usize = 1024;
+    pub const MAX_BYTES: usize = 4 << 20;
+
+    /// Keep `line` unless the queue is full (then it is counted as dropped).
+    pub fn push(&mut self, line: &str) {
+        if self.lines.len() < Self::MAX_LINES && self.bytes + line.len() <= Self::MAX_BYTES {
+            self.bytes += line.len();
+            self.lines.push_back(line.to_string());
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    pub fn pop(&mut self) -> Option<String> {
+        let line = self.lines.pop_front()?;
+        self.bytes -= line.len();
+        Some(line)
+    }
+
+    pub fn clear(&mut self) {
+        self.lines.clear();
+        self.bytes = 0;
+    }
+
+    /// What was dropped since the last call, as an error to report (once).
+    pub fn take_dropped(&mut self) -> Option<SessionError> {
+        let dropped = std::mem::take(&mut self.dropped);
+        (dropped > 0).then(|| {
+            SessionError::command(format!(
+                "{dropped} lines that arrived during a search were dropped (at most {} lines and {} MiB wait)",
+                Self::MAX_LINES,
+                Self::MAX_BYTES >> 20
+            ))
+        })
+    }
+}
+
 /// A number a GUI sent where a whole number belongs, read as leniently as it can be: an integer, one too large
 /// for 64 bits (taken as the largest of its sign), or a decimal (its whole part); `None` for anything else.
 pub fn lenient_integer(text: &str) -> Option<i64> {
@@ -284,6 +332,29 @@ impl Level {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waiting_lines_are_bounded_in_number_and_bytes() {
+        let mut w = WaitingLines::default();
+        let long = "x".repeat(1 << 20);
+        for _ in 0..6 {
+            w.push(&long);
+        }
+        w.push("go");
+        // Four whole MiB of lines wait; the later ones, however short, are dropped and counted.
+        let kept: Vec<usize> = std::iter::from_fn(|| w.pop()).map(|l| l.len()).collect();
+        assert_eq!(kept, [1 << 20; 4]);
+        assert!(w.take_dropped().is_some_and(|e| e.message().starts_with("3 lines")));
+        assert!(w.take_dropped().is_none(), "said once");
+        for i in 0..WaitingLines::MAX_LINES + 3 {
+            w.push(&i.to_string());
+        }
+        assert!(w.take_dropped().is_some_and(|e| e.message().starts_with("3 lines")));
+        w.clear();
+        assert!(w.pop().is_none());
+        w.push(&long);
+        assert_eq!(w.pop().map(|l| l.len()), Some(1 << 20), "clearing gave the bytes back");
+    }
 
     #[test]
     fn errors_are_written_in_each_protocol_s_words() {

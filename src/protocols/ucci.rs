@@ -32,7 +32,7 @@
 //!   judges its own position worse than [`ACCEPT_DRAW_BELOW`]; a `bestmove` whose line is a forced loss says
 //!   `resign`.
 //! * While a search runs, `isready`, `stop`, `ponderhit` and `quit` are answered at once; any other line
-//!   waits (up to [`MAX_WAITING`] lines) and runs after the `bestmove`; `position`, `go`, `banmoves` and
+//!   waits (up to 1024 lines, 4 MiB) and runs after the `bestmove`; `position`, `go`, `banmoves` and
 //!   `probe` also stop the running search first (or let out the held `bestmove` of one that has ended).
 //!   `go ponder` and a `go` without a limit hold their `bestmove` until `stop` or `ponderhit`.
 //! * `nobestmove` answers a `go` in a position without a legal move, and when every legal move is banned.
@@ -41,7 +41,6 @@
 //! Options: `usemillisec` (check, false), `hashsize` (spin, MiB, 1-4096, default 64; 0 is read as the
 //! default), `threads` (spin, 1-64, default 1), `newgame` (button: clears the transposition table).
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,13 +53,12 @@ use crate::search::tt::Bound;
 use crate::search::{Clock, Info, Limits, ScoreBound, to_score};
 
 use super::session::{
-    ErrorForm, SearchReport, SessionError, failure_message, lenient_integer, score_number, shorten, start_search,
+    ErrorForm, SearchReport, SessionError, WaitingLines, failure_message, lenient_integer, score_number, shorten,
+    start_search,
 };
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
-/// Lines kept while a search runs; more are answered with an error when their turn comes.
-pub const MAX_WAITING: usize = 1024;
 /// The deepest `go depth` searched.
 pub const MAX_DEPTH: u32 = 64;
 /// The longest time a `go` accepts, in milliseconds.
@@ -126,8 +124,7 @@ pub struct UcciSession {
     game: Xiangqi,
     banned: Vec<Move>,
     thinking: Option<Thinking>,
-    waiting: VecDeque<String>,
-    overflowed: bool,
+    waiting: WaitingLines,
     input_ended: bool,
     next_id: u64,
     /// Why the last `position` was refused: the board is then not the GUI's, and `go` searches nothing.
@@ -145,8 +142,7 @@ impl UcciSession {
             game: Xiangqi::start(),
             banned: Vec::new(),
             thinking: None,
-            waiting: VecDeque::new(),
-            overflowed: false,
+            waiting: WaitingLines::default(),
             input_ended: false,
             next_id: 0,
             refused: None,
@@ -176,16 +172,12 @@ impl UcciSession {
                         // A held search that has ended already: its answer goes out now, then this line runs.
                         if let Some(answer) = self.thinking.as_mut().and_then(|t| t.answer.take()) {
                             self.thinking = None;
-                            self.waiting.push_back(line.to_string());
+                            self.waiting.push(line);
                             return self.answered(vec![answer]);
                         }
                         self.release();
                     }
-                    if self.waiting.len() < MAX_WAITING {
-                        self.waiting.push_back(line.to_string());
-                    } else {
-                        self.overflowed = true;
-                    }
+                    self.waiting.push(line);
                     return Reply::none();
                 }
             }
@@ -254,7 +246,7 @@ impl UcciSession {
     fn answered(&mut self, mut lines: Vec<String>) -> Reply {
         let mut quit = false;
         while self.thinking.is_none() {
-            let Some(line) = self.waiting.pop_front() else { break };
+            let Some(line) = self.waiting.pop() else { break };
             let reply = self.command(&line);
             lines.extend(reply.lines);
             if reply.quit {
@@ -262,11 +254,10 @@ impl UcciSession {
                 break;
             }
         }
-        if self.thinking.is_none() && self.overflowed {
-            self.overflowed = false;
-            lines.push(ERRORS.line(&SessionError::command(format!(
-                "more than {MAX_WAITING} lines arrived during a search; the later ones were dropped"
-            ))));
+        if self.thinking.is_none()
+            && let Some(e) = self.waiting.take_dropped()
+        {
+            lines.push(ERRORS.line(&e));
         }
         quit |= self.input_ended && self.thinking.is_none();
         Reply { lines, quit }

@@ -30,7 +30,7 @@
 //!   specification asks; a number too large is taken as the largest, a decimal by its whole part, and
 //!   `movestogo 0` as no count. A `go` that cannot search at all answers why and `bestmove (none)`.
 //! * While a search runs, `isready`, `stop`, `ponderhit`, `debug` and `quit` are answered at once; any other
-//!   line waits (up to [`MAX_WAITING`] lines) and runs after the `bestmove`. `position`, `go` and `ucinewgame`
+//!   line waits (up to 1024 lines, 4 MiB) and runs after the `bestmove`. `position`, `go` and `ucinewgame`
 //!   also stop the running search first (or let out the held `bestmove` of one that has ended), so a GUI that
 //!   forgets `stop` is never left hanging.
 //! * `go infinite` and `go ponder` hold their `bestmove` until `stop` (or `ponderhit`), as the specification
@@ -52,7 +52,6 @@
 //! | `Ponder` | check | false | whether the GUI may ponder (the engine ponders only when told `go ponder`) |
 //! | `UCI_Variant` | combo | chess | `chess` or `xiangqi`; a change sets the variant's start position |
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,12 +64,12 @@ use crate::games::xiangqi::Xiangqi;
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::{Clock, Info, Limits, MAX_MULTIPV, ScoreBound};
 
-use super::session::{ErrorForm, SearchReport, SessionError, failure_message, lenient_integer, shorten, start_search};
+use super::session::{
+    ErrorForm, SearchReport, SessionError, WaitingLines, failure_message, lenient_integer, shorten, start_search,
+};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
-/// Lines kept while a search runs; more are answered with an error when their turn comes.
-pub const MAX_WAITING: usize = 1024;
 /// The deepest `go depth` searched (a larger number is searched this deep).
 pub const MAX_DEPTH: u32 = 64;
 /// The longest time a `go` accepts (longer clocks and move times are cut to this).
@@ -210,8 +209,7 @@ pub struct UciSession {
     config: UciConfig,
     board: Board,
     thinking: Option<Thinking>,
-    waiting: VecDeque<String>,
-    overflowed: bool,
+    waiting: WaitingLines,
     input_ended: bool,
     next_id: u64,
     /// Why the last `position` was refused: the board is then not the GUI's, and `go` searches nothing.
@@ -228,8 +226,7 @@ impl UciSession {
             board: config.variant.start(),
             config,
             thinking: None,
-            waiting: VecDeque::new(),
-            overflowed: false,
+            waiting: WaitingLines::default(),
             input_ended: false,
             next_id: 0,
             refused: None,
@@ -261,16 +258,12 @@ impl UciSession {
                         // A held search that has ended already: its answer goes out now, then this line runs.
                         if let Some(answer) = self.thinking.as_mut().and_then(|t| t.answer.take()) {
                             self.thinking = None;
-                            self.waiting.push_back(line.to_string());
+                            self.waiting.push(line);
                             return self.answered(vec![answer]);
                         }
                         self.release();
                     }
-                    if self.waiting.len() < MAX_WAITING {
-                        self.waiting.push_back(line.to_string());
-                    } else {
-                        self.overflowed = true;
-                    }
+                    self.waiting.push(line);
                     return Reply::none();
                 }
             }
@@ -343,7 +336,7 @@ impl UciSession {
     fn answered(&mut self, mut lines: Vec<String>) -> Reply {
         let mut quit = false;
         while self.thinking.is_none() {
-            let Some(line) = self.waiting.pop_front() else { break };
+            let Some(line) = self.waiting.pop() else { break };
             let reply = self.command(&line);
             lines.extend(reply.lines);
             if reply.quit {
@@ -351,11 +344,10 @@ impl UciSession {
                 break;
             }
         }
-        if self.thinking.is_none() && self.overflowed {
-            self.overflowed = false;
-            lines.push(ERRORS.line(&SessionError::command(format!(
-                "more than {MAX_WAITING} lines arrived during a search; the later ones were dropped"
-            ))));
+        if self.thinking.is_none()
+            && let Some(e) = self.waiting.take_dropped()
+        {
+            lines.push(ERRORS.line(&e));
         }
         quit |= self.input_ended && self.thinking.is_none();
         Reply { lines, quit }

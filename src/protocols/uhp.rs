@@ -81,6 +81,8 @@ pub const MAX_PERFT_DEPTH: u32 = 6;
 pub const DEFAULT_PERFT_DEPTH: u32 = 4;
 /// Lines kept while `bestmove` thinks; more are answered with `err` when their turn comes.
 pub const MAX_WAITING: usize = 1024;
+/// The most bytes of lines kept while thinking.
+const MAX_WAITING_BYTES: usize = 4 << 20;
 
 /// UHP's error forms: `err <text>`, and `invalidmove <text>` for moves.
 const ERRORS: ErrorForm = ErrorForm { command: "err", invalid_move: "invalidmove" };
@@ -193,6 +195,7 @@ pub struct UhpSession {
     game: Option<Hive>,
     thinking: Option<Thinking>,
     waiting: VecDeque<Waiting>,
+    waiting_bytes: usize,
     input_ended: bool,
     next_id: u64,
 }
@@ -208,6 +211,7 @@ impl UhpSession {
             game: None,
             thinking: None,
             waiting: VecDeque::new(),
+            waiting_bytes: 0,
             input_ended: false,
             next_id: 0,
         }
@@ -292,6 +296,9 @@ impl UhpSession {
         let mut quit = false;
         while self.thinking.is_none() {
             let Some(item) = self.waiting.pop_front() else { break };
+            if let Waiting::Line(line) = &item {
+                self.waiting_bytes -= line.len();
+            }
             let reply = match item {
                 Waiting::Line(line) => self.command(&line),
                 Waiting::TooLong(n) => too_long(n),
@@ -310,7 +317,13 @@ impl UhpSession {
     }
 
     fn wait(&mut self, item: Waiting) {
-        if self.waiting.len() < MAX_WAITING {
+        let bytes = match &item {
+            Waiting::Line(line) => line.len(),
+            _ => 0,
+        };
+        // At most MAX_WAITING items and 4 MiB of lines: a flood of long lines is dropped, not kept.
+        if self.waiting.len() < MAX_WAITING && self.waiting_bytes + bytes <= MAX_WAITING_BYTES {
+            self.waiting_bytes += bytes;
             self.waiting.push_back(item);
         } else if !matches!(self.waiting.back(), Some(Waiting::Overflow)) {
             self.waiting.push_back(Waiting::Overflow);
