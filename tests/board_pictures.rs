@@ -557,6 +557,9 @@ fn the_endpoint_draws_every_game_and_names_bad_input() {
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(r.content_type(), "image/svg+xml");
         assert!(r.text().starts_with("<svg "), "{}", r.text());
+        // Opened in a browser directly: not sniffed, and allowed to run nothing.
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        assert!(r.header("content-security-policy").is_some_and(|c| c.starts_with("default-src 'none'")));
         let list = encode(&moves.join(","));
         let r = server.get(&format!("/v1/board.svg?game={game}&moves={list}&flip=true&size=300"));
         assert_eq!(r.status, 200, "{game}: {}", r.text());

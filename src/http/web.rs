@@ -81,10 +81,11 @@ pub(super) async fn index(headers: HeaderMap) -> Response {
     serve(&INDEX, &etags()[0], "no-cache", &headers)
 }
 
-/// `GET /web/{file}`: the page's script, style and icon. Cached for an hour, then revalidated by tag.
+/// `GET /web/{file}`: the page's script, style and icon. Revalidated by tag each time, as the page is: an
+/// hour's cache let a browser run an old script with a new server's page (a 304 costs little).
 pub(super) async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
     match ASSETS.iter().position(|a| a.name == file) {
-        Some(i) => serve(&ASSETS[i], &etags()[i + 1], "public, max-age=3600, must-revalidate", &headers),
+        Some(i) => serve(&ASSETS[i], &etags()[i + 1], "no-cache", &headers),
         None => {
             let shown: String = file.chars().take(64).collect();
             let known: Vec<&str> = ASSETS.iter().map(|a| a.name).collect();

@@ -200,6 +200,7 @@ function chooseGame(name) {
   const game = state.games.find((g) => g.name === name);
   if (!game) return;
   state.game = game;
+  state.shown = null;
   localStorage.setItem("kibitz.game", name);
   $("position").value = game.start_position;
   $("setup-moves").value = "";
@@ -308,10 +309,19 @@ async function refresh() {
     answer = await api("POST", "/v1/moves", movesBody(state.root, currentMoves()));
   } catch (e) {
     if (version !== state.version) return;
+    // The board, the legal moves and the turn still show the last position the server answered for: the
+    // line goes back to it, so that the next move is played from where the board stands.
+    if (state.shown) {
+      state.root = state.shown.root;
+      state.line = state.shown.line;
+      state.cursor = state.shown.cursor;
+      renderPlayed();
+    }
     $("move-error").textContent = e.message;
     return;
   }
   if (version !== state.version) return;
+  state.shown = { root: state.root, line: state.line.slice(), cursor: state.cursor };
   state.legal = answer.moves.map((m) => m.move);
   state.position = answer.position;
   state.sideToMove = answer.side_to_move;
@@ -612,7 +622,17 @@ function onBestmove(m) {
   if (m.lines && m.lines.length) {
     state.lines = m.lines.map((l) => ({ score: l.score, depth: l.depth, pv: l.moves }));
   }
-  state.searchInfo = { depth: m.depth, nodes: m.nodes, nps: m.nps, time_ms: m.time_ms, done: true, cached: m.cached };
+  // An infinite analysis the client's rate limit could no longer pay for: stopped, and said so.
+  if (m.retry_after_s !== undefined) state.analysing = false;
+  state.searchInfo = {
+    depth: m.depth,
+    nodes: m.nodes,
+    nps: m.nps,
+    time_ms: m.time_ms,
+    done: true,
+    cached: m.cached,
+    limited: m.retry_after_s,
+  };
   renderLines();
   showSearchStatus();
 }
@@ -629,7 +649,8 @@ function showSearchStatus() {
     const parts = ["depth " + i.depth];
     if (i.nodes !== undefined) parts.push(formatCount(i.nodes) + " nodes");
     if (i.nps) parts.push(formatCount(i.nps) + " nodes/s");
-    if (i.done) parts.push(i.cached ? "from the cache" : "done");
+    if (i.limited !== undefined) parts.push("stopped by the rate limit: analyse again in " + i.limited + " s");
+    else if (i.done) parts.push(i.cached ? "from the cache" : "done");
     el.textContent = parts.join(" · ");
   }
 }
@@ -848,7 +869,9 @@ function renderAnnotated() {
     view.games.forEach((g, i) => {
       const option = document.createElement("option");
       option.value = String(i);
-      const names = [g.tags.White, g.tags.Black].filter(Boolean).join(" – ");
+      // A record without tags (every Hive GameString) has none in the answer.
+      const tags = g.tags || {};
+      const names = [tags.White, tags.Black].filter(Boolean).join(" – ");
       option.textContent = "Game " + (i + 1) + (names ? ": " + names : "") + (g.result ? " " + g.result : "");
       select.appendChild(option);
     });
@@ -1042,7 +1065,10 @@ function init() {
     if (key) localStorage.setItem("kibitz.key", key);
     else localStorage.removeItem("kibitz.key");
     socket.reconnect();
-    if (state.game) refresh();
+    // A page that could not even read the game list (no key yet) starts over; otherwise the position is asked
+    // again with the key.
+    if (!state.games.length) loadGames();
+    else if (state.game) refresh();
   });
   $("game").addEventListener("change", (e) => chooseGame(e.target.value));
   $("setup-form").addEventListener("submit", loadSetup);
