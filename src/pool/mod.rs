@@ -345,7 +345,9 @@ impl Pool {
         &self.owner.inner
     }
 
-    /// Queue a search. `sink` receives its events on a worker thread, the last being `Done`.
+    /// Queue a search. `sink` receives its events on a worker thread, the last being `Done`. A search on a
+    /// game clock has its time left counted from here, not from when a worker takes it: the time it waits in
+    /// the queue is the player's time too.
     pub fn submit<G: Game>(
         &self,
         request: SearchRequest<G>,
@@ -355,8 +357,10 @@ impl Pool {
         let stop = Arc::clone(&state.stop);
         let priority = request.priority;
         let client = request.client.clone();
+        let submitted = Instant::now();
         let work: Work = Box::new(move |tt| {
-            let done = search::search(&request.game, &request.limits, &request.options, tt, &stop, &mut sink);
+            let limits = waited(&request.limits, submitted.elapsed());
+            let done = search::search(&request.game, &limits, &request.options, tt, &stop, &mut sink);
             done.nodes
         });
         let mut queues = lock(&self.inner().queues);
@@ -444,16 +448,39 @@ fn worker(inner: &Inner) {
     }
 }
 
+/// `limits` for a search that waited `waited` in the queue: a game clock has that much less left (a
+/// millisecond at least, so that a move is still made); other limits are the search's own time.
+fn waited(limits: &Limits, waited: Duration) -> Limits {
+    let mut limits = limits.clone();
+    if let Some(clock) = &mut limits.clock {
+        clock.remaining = clock.remaining.saturating_sub(waited).max(Duration::from_millis(1));
+    }
+    limits
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::mpsc;
 
     use super::*;
     use crate::game::Game;
+    use crate::search::Clock;
     use crate::search::testgames::Nim;
 
     fn pool(workers: usize, queue: usize) -> Pool {
         Pool::new(PoolConfig { workers, queue, hash_mb: 1 })
+    }
+
+    #[test]
+    fn a_clock_counts_the_time_a_search_waited_for_a_worker() {
+        let clock = Clock { remaining: Duration::from_secs(10), increment: Duration::ZERO, moves_to_go: None };
+        let limits = Limits { clock: Some(clock), movetime: Some(Duration::from_secs(2)), ..Limits::default() };
+        let after = waited(&limits, Duration::from_secs(3));
+        assert_eq!(after.clock.map(|c| c.remaining), Some(Duration::from_secs(7)));
+        assert_eq!(after.movetime, Some(Duration::from_secs(2)), "a move time is the search's own");
+        let late = waited(&limits, Duration::from_secs(30));
+        assert_eq!(late.clock.map(|c| c.remaining), Some(Duration::from_millis(1)), "still a move to make");
+        assert_eq!(waited(&Limits::depth(3), Duration::from_secs(3)), Limits::depth(3));
     }
 
     fn request(pile: &str, limits: Limits, priority: Priority) -> SearchRequest<Nim> {
