@@ -151,7 +151,10 @@ impl CheckersConfig {
 
     fn limits(&self) -> Limits {
         let depth = (self.depth > 0).then_some(self.depth);
-        let movetime = Duration::try_from_secs_f32(self.time).ok().filter(|t| !t.is_zero());
+        // Only 0 means no time limit: a positive time too small for a millisecond is one millisecond (it was
+        // rounded to zero and searched without end).
+        let movetime = (self.time > 0.0)
+            .then(|| Duration::try_from_secs_f32(self.time).unwrap_or(Duration::ZERO).max(Duration::from_millis(1)));
         let nodes = (self.nodes > 0).then_some(u64::from(self.nodes));
         if depth.is_none() && movetime.is_none() && nodes.is_none() {
             Limits::infinite()
@@ -873,5 +876,10 @@ mod tests {
         c.time = -3.0;
         assert_eq!(c.limits(), Limits::infinite());
         assert!(c.validate().is_err());
+        // A time too small for a millisecond is a millisecond, not no limit at all.
+        for tiny in [1e-10, 1e-30, f32::MIN_POSITIVE] {
+            c.time = tiny;
+            assert_eq!(c.limits(), Limits::movetime(Duration::from_millis(1)), "{tiny}");
+        }
     }
 }
