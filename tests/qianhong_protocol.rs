@@ -176,6 +176,16 @@ fn a_session_through_every_command() {
     assert_eq!(p.next(), "OK");
     play(&mut g, &first);
     assert_ne!(g.to_fen(), before);
+    // A line of a list too long to read refuses the list with one answer, once all its lines have come: the
+    // lines after it are still the list's, not commands.
+    let level = p.ask("LEVEL");
+    p.send("LOAD 3");
+    p.send(&"x".repeat(2 << 20));
+    p.send("H2-E2");
+    p.send("H9-G7");
+    let reply = p.next();
+    assert!(reply.starts_with("ERROR LOAD: a move line of 2097152 bytes is too long"), "{reply}");
+    p.nothing_pending(&level);
 
     // HINTS with BAN: the banned moves are absent.
     let legal: Vec<String> = g.legal_moves().into_iter().map(Xiangqi::move_to_iccs).collect();
@@ -249,6 +259,14 @@ fn abort_and_timeout_during_a_long_search() {
     // The board has the one move: UNDO works once.
     p.ok("UNDO");
     p.error("UNDO", "no move");
+    // A quick run of searches: each interrupts the one before (ABORTED), none finds the plugin's pool full.
+    for _ in 0..6 {
+        p.send("AI");
+    }
+    p.send("ABORT");
+    for _ in 0..6 {
+        assert_eq!(p.next(), "ABORTED");
+    }
     assert_eq!(p.ask("LEVEL 1"), "OK - Set AI level to 1");
     p.send("AI");
     let reply = p.next();

@@ -61,6 +61,8 @@ pub const VERSION_LINE: &str = "QHPLUGIN V1.3";
 pub const ENGINE_NAME: &str = "kibitz";
 /// The most moves a `LOAD` or `BAN` may list.
 pub const MAX_LIST: usize = 1000;
+/// How long an interrupted search is given to let its worker go before the next command runs.
+const CANCEL_GRACE: Duration = Duration::from_millis(250);
 /// The most lines `HINTS` answers.
 pub const MAX_HINTS: usize = 5;
 /// How long a command waits for a search told `TIMEOUT` to hand over its answer.
@@ -133,8 +135,10 @@ struct Pending {
     purpose: ListPurpose,
     /// Lines still to read.
     remaining: usize,
-    /// The lines read.
+    /// The lines read (each cut to what an error may quote: a move is a few characters).
     moves: Vec<String>,
+    /// A line of the list was too long to read (its length): the list is refused once it has all come.
+    too_long: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,19 +266,18 @@ impl QianhongSession {
 
     /// The reply to a discarded over-long input line.
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
-        let mut lines = Vec::new();
-        if self.pending.is_some() {
-            // It would have been a move line: the list is broken, drop it.
-            let p = self.pending.take();
-            let name = p.map_or("LOAD", |p| p.purpose.name());
-            lines.push(format!("ERROR {name}: a move line of {bytes} bytes is too long; nothing changed"));
-        } else {
-            lines.extend(self.interrupt());
-            lines.push(format!(
-                "ERROR line of {bytes} bytes is longer than the limit of {} bytes, ignored",
-                stdio::MAX_LINE
-            ));
+        if let Some(p) = &mut self.pending {
+            // It is one of the list's lines: the list is refused, with one answer, once all of it has come (the
+            // lines after it are still the list's, not commands).
+            p.remaining -= 1;
+            p.too_long.get_or_insert(bytes);
+            return self.list_line_counted();
         }
+        let mut lines = self.interrupt();
+        lines.push(format!(
+            "ERROR line of {bytes} bytes is longer than the limit of {} bytes, ignored",
+            stdio::MAX_LINE
+        ));
         Reply { lines, quit: false }
     }
 
@@ -298,6 +301,9 @@ impl QianhongSession {
             return self.answer(thinking.purpose, ending).lines;
         }
         thinking.job.cancel();
+        // A cancelled search holds its place in the plugin's small pool until its worker lets it go (within
+        // milliseconds): waiting for that keeps a quick run of commands from finding every place taken.
+        thinking.job.wait_timeout(CANCEL_GRACE);
         vec!["ABORTED".to_string()]
     }
 
@@ -448,18 +454,28 @@ impl QianhongSession {
         if count == 0 {
             return self.finish_list(purpose, Vec::new());
         }
-        self.pending = Some(Pending { purpose, remaining: count, moves: Vec::new() });
+        self.pending = Some(Pending { purpose, remaining: count, moves: Vec::new(), too_long: None });
         Reply::none()
     }
 
     fn list_line(&mut self, line: &str) -> Reply {
         let Some(p) = &mut self.pending else { return Reply::none() };
         p.remaining -= 1;
-        p.moves.push(line.trim().to_string());
-        if p.remaining > 0 {
+        // Kept only as far as an error would quote it: a list of long lines holds no memory.
+        p.moves.push(shorten(line.trim()));
+        self.list_line_counted()
+    }
+
+    /// A line of the pending list has been counted: the list's answer once the last one has come.
+    fn list_line_counted(&mut self) -> Reply {
+        if self.pending.as_ref().is_none_or(|p| p.remaining > 0) {
             return Reply::none();
         }
         let Some(p) = self.pending.take() else { return Reply::none() };
+        if let Some(bytes) = p.too_long {
+            let name = p.purpose.name();
+            return error(format!("{name}: a move line of {bytes} bytes is too long; nothing changed"));
+        }
         self.finish_list(p.purpose, p.moves)
     }
 
