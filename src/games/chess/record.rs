@@ -60,19 +60,18 @@ fn game(index: usize, raw: pgn::RawGame) -> Result<GameRecord<Chess>, RecordErro
 pub fn export(record: &GameRecord<Chess>, notes: &[PlyNote<super::Move>]) -> String {
     let result = record.result.as_deref().unwrap_or("*");
     let has = |tags: &[(String, String)], name: &str| tags.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let find = |name: &str| record.tags.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+    // The Seven Tag Roster first and in its order (as PGN's export format asks), the record's values where it
+    // has them; then the record's other tags as they came.
+    let roster = ROSTER.iter().copied().chain([("Result", result)]);
     let mut tags: Vec<(String, String)> = Vec::with_capacity(record.tags.len() + 10);
-    for (name, value) in ROSTER {
-        if !has(&record.tags, name) {
-            tags.push((name.to_string(), value.to_string()));
-        }
-    }
-    if !has(&record.tags, "Result") {
-        tags.push(("Result".to_string(), result.to_string()));
+    for (name, placeholder) in roster.clone() {
+        tags.push((name.to_string(), find(name).unwrap_or_else(|| placeholder.to_string())));
     }
     let set_up = record.start.position_key() != Chess::start().position_key();
     for (name, value) in &record.tags {
         let skip = set_up && (name.eq_ignore_ascii_case("FEN") || name.eq_ignore_ascii_case("SetUp"));
-        if !skip {
+        if !skip && !roster.clone().any(|(r, _)| r.eq_ignore_ascii_case(name)) {
             tags.push((name.clone(), value.clone()));
         }
     }

@@ -514,6 +514,16 @@ mod records {
         let ruy = parse(COLLECTION).into_iter().nth(1).unwrap().unwrap();
         let text = Chess::export_record(&ruy, &[]).unwrap();
         assert!(text.contains("\n3... a6 4. Ba4"), "{text}");
+        // The Seven Tag Roster comes first and in its order, whatever order the record had; then its other tags.
+        let odd = parse("[White \"A\"]\n[Custom \"x\"]\n[Event \"E\"]\n[Result \"1-0\"]\n[Black \"B\"]\n\n1. e4 1-0\n");
+        let text = Chess::export_record(odd[0].as_ref().unwrap(), &[]).unwrap();
+        let names: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix('['))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(names, ["Event", "Site", "Date", "Round", "White", "Black", "Result", "Custom", "Annotator"], "{text}");
+        assert!(text.contains("[Event \"E\"]\n") && text.contains("[Result \"1-0\"]\n"), "{text}");
     }
 
     #[test]
