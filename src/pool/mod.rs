@@ -135,6 +135,21 @@ impl Fair {
         job
     }
 
+    /// Take out the jobs cancelled while they waited (they would only be skipped when their turn came, holding
+    /// places in the queue meanwhile).
+    fn remove_cancelled(&mut self) -> Vec<Queued> {
+        let mut removed = Vec::new();
+        for (_, line) in self.lines.iter_mut() {
+            let (gone, kept): (VecDeque<Queued>, VecDeque<Queued>) =
+                std::mem::take(line).into_iter().partition(|q| q.state.cancelled.load(Ordering::Relaxed));
+            *line = kept;
+            removed.extend(gone);
+        }
+        self.lines.retain(|(_, line)| !line.is_empty());
+        self.len -= removed.len();
+        removed
+    }
+
     fn drain(&mut self) -> impl Iterator<Item = Queued> + '_ {
         self.len = 0;
         self.lines.drain(..).flat_map(|(_, line)| line)
@@ -369,6 +384,13 @@ impl Pool {
         }
         let idle = self.inner().workers.saturating_sub(self.inner().busy.load(Ordering::Relaxed));
         if queues.len() >= self.inner().capacity + idle {
+            // Jobs cancelled while waiting hold no place: a GUI stepping through a game quickly cancels each
+            // search it starts, and must not find the queue full of searches nobody wants.
+            for job in queues.by_priority.iter_mut().flat_map(Fair::remove_cancelled) {
+                job.state.finish();
+            }
+        }
+        if queues.len() >= self.inner().capacity + idle {
             return Err(PoolError::Busy { workers: self.inner().workers, capacity: self.inner().capacity });
         }
         queues.by_priority[priority as usize].push(client, Queued { work, state: Arc::clone(&state) });
@@ -481,6 +503,31 @@ mod tests {
         let late = waited(&limits, Duration::from_secs(30));
         assert_eq!(late.clock.map(|c| c.remaining), Some(Duration::from_millis(1)), "still a move to make");
         assert_eq!(waited(&Limits::depth(3), Duration::from_secs(3)), Limits::depth(3));
+    }
+
+    #[test]
+    fn jobs_cancelled_while_queued_hold_no_place_in_the_queue() {
+        let pool = pool(1, 2);
+        let running = pool.submit(request("100001", Limits::infinite(), Priority::Normal), |_| {}).expect("runs");
+        let deadline = Instant::now() + WAIT;
+        while pool.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Two queued jobs, both cancelled at once (dropped) while the worker is still busy.
+        for _ in 0..2 {
+            drop(pool.submit(request("5", Limits::depth(3), Priority::Normal), |_| {}).expect("queued"));
+        }
+        // The queue is not full of them: the next jobs are taken.
+        let (tx, rx) = mpsc::channel();
+        let next = pool
+            .submit(request("9", Limits::depth(3), Priority::Normal), move |e| {
+                let _ = tx.send(e);
+            })
+            .expect("the cancelled jobs made room");
+        let also = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("and for two");
+        running.stop();
+        assert!(next.wait_timeout(WAIT) && also.wait_timeout(WAIT));
+        assert!(rx.try_iter().any(|e| matches!(e, Event::Done(_))));
     }
 
     fn request(pile: &str, limits: Limits, priority: Priority) -> SearchRequest<Nim> {
