@@ -396,6 +396,14 @@ pub fn run_match<G: Game>(
     for _ in 0..threads {
         seats.push((plan.a.player::<G>()?, plan.b.player::<G>()?));
     }
+    // An engine that cannot start at all (a wrong command or directory, an option it refuses, no handshake) is
+    // an error now, not a forfeit of every game scored as a sweep for its opponent.
+    if let Some((a, b)) = seats.first_mut() {
+        for (player, name) in [(a, &plan.a_name), (b, &plan.b_name)] {
+            player.start_game().map_err(|e| format!("{name} could not start: {e}"))?;
+            player.end_game();
+        }
+    }
     let next = AtomicUsize::new(0);
     let abort = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<PlayedGame<G>>();
