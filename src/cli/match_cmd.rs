@@ -76,10 +76,13 @@ pub struct MatchArgs {
     pub max_plies: usize,
 }
 
+/// The most games one match plays (its openings are drawn before the first game).
+const MAX_GAMES: usize = 1_000_000;
+
 pub fn run(args: MatchArgs) -> Result<()> {
     let kind: GameKind = args.game.parse()?;
-    if args.games == 0 {
-        bail!("--games must be at least 1");
+    if args.games == 0 || args.games > MAX_GAMES {
+        bail!("--games must be between 1 and {MAX_GAMES}");
     }
     if args.concurrency == 0 || args.concurrency > MAX_PROCESSES {
         bail!("--concurrency must be between 1 and {MAX_PROCESSES}");

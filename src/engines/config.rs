@@ -183,8 +183,10 @@ pub fn parse(text: &str, path: &str, base: Option<&Path>) -> Result<Vec<EngineSp
         })?;
         let invalid =
             |message: String| ConfigError::Invalid { path: path.to_string(), engine: spec.name.clone(), message };
-        if specs.iter().any(|s| s.name == spec.name) {
-            return Err(invalid("the name is used by another engine".into()));
+        // Names are looked up without regard to case (`--engine SF` is `sf`): two that differ only in case
+        // would be one engine.
+        if let Some(other) = specs.iter().find(|s| s.name.eq_ignore_ascii_case(&spec.name)) {
+            return Err(invalid(format!("the name is used by another engine (`{}`; names ignore case)", other.name)));
         }
         for game in &spec.default_for {
             if let Some(other) = specs.iter().find(|s| s.default_for.contains(game)) {
@@ -348,6 +350,9 @@ mod tests {
         assert!(err(bad_protocol).contains("xboard"));
         let twice = format!("{base}game = \"chess\"\ndefault = true\n{base}game = \"chess\"");
         assert!(err(&twice).contains("the name is used by another engine"), "{}", err(&twice));
+        // Names are looked up without regard to case: `SF` beside `sf` would be the same engine.
+        let cased = format!("{base}game = \"chess\"\n{}game = \"chess\"", base.replace("\"sf\"", "\"SF\""));
+        assert!(err(&cased).contains("names ignore case"), "{}", err(&cased));
         let two_defaults = format!(
             "{base}game = \"chess\"\ndefault = true\n{}game = \"chess\"\ndefault = true",
             base.replace("\"sf\"", "\"sf2\"")

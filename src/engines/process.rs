@@ -95,6 +95,11 @@ impl Process {
         // engine, a helper process): see `kill`.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // A working directory that is not there fails the spawn as the program would: say which it is.
+        let label = match &command.dir {
+            Some(dir) if !dir.is_dir() => format!("{label} (its working directory {} does not exist)", dir.display()),
+            _ => label,
+        };
         let mut child = cmd.spawn().map_err(|source| EngineError::Spawn { engine: label.clone(), source })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
