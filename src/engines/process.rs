@@ -197,18 +197,16 @@ impl Process {
         let _ = self.child.wait();
     }
 
-    /// Ask the process to exit with `line` (e.g. `quit`), give it `patience` to do so, then kill it.
+    /// Ask the process to exit with `line` (e.g. `quit`), give it `patience` to do so, then kill it. Either
+    /// way its process group goes too: what it started (a wrapper's helper) does not outlive it.
     pub(crate) fn shut_down(&mut self, line: &str, patience: Duration) {
         if !self.dead && self.send(line).is_ok() {
             let deadline = Instant::now() + patience;
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    self.dead = true;
-                    return;
-                }
+            while Instant::now() < deadline && !exited(&mut self.child) {
                 thread::sleep(Duration::from_millis(5));
             }
         }
+        // The exited process is not reaped yet, so its group id is still its own to kill.
         self.kill();
     }
 }
@@ -225,6 +223,21 @@ fn kill_group(child: &Child) {
 
 #[cfg(not(unix))]
 fn kill_group(_: &Child) {}
+
+/// Whether the child has exited, without reaping it (its pid, the group's id, stays ours until then).
+#[cfg(unix)]
+fn exited(child: &mut Child) -> bool {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    let Some(pid) = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw) else { return true };
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    // An error (no such child: already reaped) counts as exited.
+    !matches!(waitid(WaitId::Pid(pid), options), Ok(None))
+}
+
+#[cfg(not(unix))]
+fn exited(child: &mut Child) -> bool {
+    !matches!(child.try_wait(), Ok(None))
+}
 
 impl Drop for Process {
     fn drop(&mut self) {
@@ -358,5 +371,44 @@ mod tests {
         assert!(matches!(process.receive(past, "test"), Ok(Received::Timeout)));
         assert_eq!(process.receive(soon, "test").map(line).ok().flatten().as_deref(), Some("two"));
         process.kill();
+    }
+}
+
+#[cfg(all(test, unix))]
+mod group_tests {
+    use super::*;
+
+    #[test]
+    fn a_process_that_exits_when_asked_takes_what_it_started_with_it() {
+        let dir = std::env::temp_dir().join(format!("kibitz-process-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let pidfile = dir.join("helper.pid");
+        // A wrapper that leaves a helper running, then exits as soon as it reads a line.
+        let script = format!("sleep 300 & echo $! > '{}'; read line; exit 0", pidfile.display());
+        let command = EngineCommand { program: "sh".into(), args: vec!["-c".into(), script], dir: None };
+        let mut process = Process::spawn(&command).expect("spawn");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let helper = loop {
+            if let Some(pid) = std::fs::read_to_string(&pidfile).ok().and_then(|t| t.trim().parse::<i32>().ok()) {
+                break pid;
+            }
+            assert!(Instant::now() < deadline, "the helper never started");
+            thread::sleep(Duration::from_millis(10));
+        };
+        process.shut_down("quit", Duration::from_secs(5));
+        let alive = |pid: i32| {
+            rustix::process::Pid::from_raw(pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+        };
+        // The helper was killed with the group (it may linger a moment as a zombie of init: give it time).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while alive(helper) && Instant::now() < deadline {
+            if std::fs::read_to_string(format!("/proc/{helper}/stat")).is_ok_and(|s| s.contains(") Z ")) {
+                break;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        let zombie = std::fs::read_to_string(format!("/proc/{helper}/stat")).is_ok_and(|s| s.contains(") Z "));
+        assert!(!alive(helper) || zombie, "the helper {helper} outlived its engine");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
