@@ -399,7 +399,10 @@ impl UcciSession {
                 i += 1;
                 continue;
             }
-            let text = args.get(i + 1).filter(|t| !TIMES.contains(t) && !COUNTS.contains(t));
+            // The value, unless the next word is a word of `go` itself (its value is then missing).
+            let text = args
+                .get(i + 1)
+                .filter(|t| !TIMES.contains(t) && !COUNTS.contains(t) && !["ponder", "draw", "infinite"].contains(t));
             let (duration, count) = match text {
                 Some(t) if is_time => (self.seconds(t), None),
                 Some(t) => (None, lenient_integer(t)),
@@ -724,6 +727,8 @@ mod tests {
             ("go depth x nodes 300", "info string error: go: depth needs a number, not `x`, ignored"),
             ("go time soon nodes 300", "info string error: go: time needs a number, not `soon`, ignored"),
             ("go fast nodes 300", "info string error: go: unknown word `fast`, ignored"),
+            // A missing value does not take the next word of `go` with it (`draw` is still read).
+            ("go nodes 300 time draw", "info string error: go: time needs a number, ignored"),
         ] {
             says(&mut s, line, &[warning]);
             let out = finish(&mut s, &rx);
