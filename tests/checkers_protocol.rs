@@ -208,7 +208,8 @@ fn the_full_transcript() {
     println!("GO with time 0.25 answered in {:?}", started.elapsed());
     game.make(legal(&game, &best));
     // A node limit alone bounds the search (without it, depth 0 and time 0 think until STOP); each of the
-    // two threads may pass the limit by one polling interval of the search.
+    // two threads may pass the limit by a polling interval of the search, and a thread's count reaches the
+    // shared one in batches of the same size (a loaded machine once showed 3,579 against a bound of 3,512).
     e.quiet("SETPARAMETER time 0");
     e.quiet("SETPARAMETER nodes 3000");
     assert_eq!(e.parameter("nodes"), "3000");
@@ -216,7 +217,7 @@ fn the_full_transcript() {
     legal(&game, &best);
     let nodes: Vec<u64> =
         infos.iter().map(|l| l.split_whitespace().nth(2).and_then(|n| n.parse().ok()).expect("INFO nodes N")).collect();
-    assert!(nodes.iter().all(|&n| n <= 3000 + 2 * 256), "{infos:?}");
+    assert!(nodes.iter().all(|&n| n <= 3000 + 4 * 256), "{infos:?}");
     e.quit();
 }
 
