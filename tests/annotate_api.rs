@@ -302,14 +302,19 @@ fn stored_positions(db: &Path, job: &str) -> Vec<(i64, i64, String)> {
     })
 }
 
+/// A job on the draughts fixture at 60 ms a position, long enough to be caught midway: its id and positions.
+fn draughts_job(server: &Server) -> (String, u64) {
+    let accepted = create(server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
+    let id = accepted["id"].as_str().expect("id").to_string();
+    (id, accepted["positions"].as_u64().expect("positions"))
+}
+
 #[test]
 fn a_store_locked_for_a_while_delays_a_job_without_failing_it() {
     use sqlx::Connection;
     let dir = TempDir::new("annotate-locked");
     let server = Server::start_on(&dir, &["--workers", "1"]);
-    let accepted = create(&server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
-    let id = accepted["id"].as_str().expect("id").to_string();
-    let total = accepted["positions"].as_u64().expect("positions");
+    let (id, total) = draughts_job(&server);
     // Another program holds the file's write lock for 16 s, longer than the store waits for it (5 s) twice over
     // (a cache write and then the job's own queue behind the one writer): the job's next write fails, and the
     // job is run again from what is stored rather than failed.
@@ -344,8 +349,7 @@ fn a_job_that_the_store_fails_for_good_is_stored_as_failed_once_the_store_answer
     use sqlx::Connection;
     let dir = TempDir::new("annotate-locked-long");
     let server = Server::start_on(&dir, &["--workers", "1"]);
-    let accepted = create(&server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
-    let id = accepted["id"].as_str().expect("id").to_string();
+    let (id, _) = draughts_job(&server);
     wait_status(&server, &id, |v| v["status"] == json!("running"));
     // Another program holds the write lock through every run of the job and the first attempt to store its
     // failure; it lets go only once the server has said that attempt failed.
@@ -383,9 +387,7 @@ fn a_job_that_the_store_fails_for_good_is_stored_as_failed_once_the_store_answer
 fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
     let dir = TempDir::new("annotate-kill");
     let server = Server::start_on(&dir, &["--workers", "1"]);
-    let accepted = create(&server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
-    let id = accepted["id"].as_str().expect("id").to_string();
-    let total = accepted["positions"].as_u64().expect("positions");
+    let (id, total) = draughts_job(&server);
     let midway = wait_status(&server, &id, |v| v["progress"]["done"].as_u64().is_some_and(|d| d >= 3));
     assert!(midway["progress"]["done"].as_u64() < Some(total), "the job finished before the kill: make it longer");
     drop(server); // SIGKILL: no shutdown at all.
