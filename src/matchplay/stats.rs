@@ -22,13 +22,17 @@
 //!   interval by pairs is the tighter and the truer one (a tenth to a fifth narrower in kibitz's chess
 //!   self-play).
 //! - SPRT: H0 says the difference is `elo0`, H1 that it is `elo1`; they predict the expected scores `s0` and
-//!   `s1` (the logistic curve again). With the mean score `s` of N samples approximately normal with variance
-//!   `σ²/N`, the log-likelihood ratio of H1 against H0 is
-//!   `LLR = N/(2σ²)·((s-s0)² - (s-s1)²) = N·(s1-s0)·(2s - s0 - s1) / (2σ²)`
-//!   (the generalised SPRT approximation, with σ² estimated from the samples themselves): the games
-//!   ([`Sprt::llr`]) or, as `kibitz match` does, the complete pairs with their variance σp²
-//!   ([`Sprt::llr_by_pairs`]). The test accepts H1 when `LLR ≥ ln((1-β)/α)`, H0 when `LLR ≤ ln(β/(1-α))`,
-//!   and otherwise asks for more games.
+//!   `s1` (the logistic curve again). The samples are the games ([`Sprt::llr`]) or, as `kibitz match` does,
+//!   the complete pairs ([`Sprt::llr_by_pairs`]), each an outcome `x` from a few (0, ½, 1 for a game; 0, ¼,
+//!   ½, ¾, 1 for a pair) seen `n(x)` times. The test is the generalised SPRT on that multinomial: under each
+//!   hypothesis the outcome probabilities are the ones of largest likelihood whose mean is that hypothesis'
+//!   score, `p(x) = n(x) / (N·(1 + λ·(x - s_h)))` with `λ` the root of `Σ n(x)·(x - s_h)/(1 + λ·(x - s_h)) = 0`
+//!   (a Lagrange multiplier; the sum falls as `λ` rises, so bisection finds it), and the log-likelihood ratio
+//!   of H1 against H0 is `LLR = Σ n(x)·ln(p1(x)/p0(x))`. For many samples this is the normal approximation
+//!   `N·(s1-s0)·(2s - s0 - s1) / (2σ²)` with σ² the samples' variance; unlike that formula it stays defined
+//!   when every sample is alike (40 straight wins are evidence, 200 straight draws too). Outcomes not seen
+//!   count [`UNSEEN`] times, so that every hypothesis' score can be a mean of the outcomes. The test accepts H1
+//!   when `LLR ≥ ln((1-β)/α)`, H0 when `LLR ≤ ln(β/(1-α))`, and otherwise asks for more games.
 
 /// The two-sided 95% quantile of the standard normal distribution.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -187,6 +191,34 @@ pub struct Sprt {
     pub beta: f64,
 }
 
+/// How many times the SPRT counts an outcome never seen (see the module): small beside one sample, so that
+/// it moves the test only where nothing else could (all samples alike).
+pub const UNSEEN: f64 = 1e-3;
+
+/// The Lagrange multiplier `λ` of the largest-likelihood outcome probabilities with mean `mean` (see the module),
+/// for outcomes `(x, weight)` with positive weights, `mean` strictly between the least and the greatest `x`.
+fn multiplier(outcomes: &[(f64, f64)], mean: f64) -> f64 {
+    // Every 1 + λ·(x - mean) must stay positive: λ lies strictly between -1/(greatest x - mean) and
+    // -1/(least x - mean), and the sum runs from +∞ to -∞ across that interval.
+    let above = outcomes.iter().map(|&(x, _)| x - mean).fold(f64::MIN, f64::max);
+    let below = outcomes.iter().map(|&(x, _)| x - mean).fold(f64::MAX, f64::min);
+    debug_assert!(above > 0.0 && below < 0.0, "the mean {mean} is not inside the outcomes");
+    let sum = |l: f64| outcomes.iter().map(|&(x, n)| n * (x - mean) / (1.0 + l * (x - mean))).sum::<f64>();
+    let (mut low, mut high) = (-1.0 / above, -1.0 / below);
+    for _ in 0..200 {
+        let middle = 0.5 * (low + high);
+        if middle <= low || middle >= high {
+            break;
+        }
+        if sum(middle) > 0.0 {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    0.5 * (low + high)
+}
+
 /// What an SPRT says after some games.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -240,26 +272,31 @@ impl Sprt {
         ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
     }
 
-    /// The log-likelihood ratio of H1 against H0 after these games, each game a sample. 0 while the games
-    /// show no spread to estimate the variance from (none played, or every game with one result).
+    /// The log-likelihood ratio of H1 against H0 after these games, each game a sample (see the module). 0
+    /// before the first game.
     pub fn llr(&self, tally: &Tally) -> f64 {
-        self.llr_of(tally.games(), tally.score(), tally.variance())
+        self.llr_of(&[(0.0, tally.losses), (0.5, tally.draws), (1.0, tally.wins)])
     }
 
-    /// The log-likelihood ratio of H1 against H0 after these pairs, each pair a sample (the same formula with
-    /// the pairs' count, mean and variance: see the module). 0 while the pairs show no spread.
+    /// The log-likelihood ratio of H1 against H0 after these pairs, each pair a sample scoring its points over 2
+    /// (see the module). 0 before the first pair.
     pub fn llr_by_pairs(&self, pairs: &PairTally) -> f64 {
-        self.llr_of(pairs.pairs(), pairs.score(), pairs.variance())
+        let outcomes: Vec<(f64, u64)> = pairs.counts.iter().enumerate().map(|(k, &c)| (k as f64 / 4.0, c)).collect();
+        self.llr_of(&outcomes)
     }
 
-    /// `n` samples with mean score `s` and variance `var` per sample.
-    fn llr_of(&self, n: u64, s: Option<f64>, var: Option<f64>) -> f64 {
-        let (Some(s), Some(var)) = (s, var) else { return 0.0 };
-        if var <= 0.0 {
+    /// The generalised SPRT's LLR for samples with these outcomes `(x, n(x))`, every `x` in [0, 1] and both 0
+    /// and 1 among them.
+    fn llr_of(&self, outcomes: &[(f64, u64)]) -> f64 {
+        if outcomes.iter().all(|&(_, n)| n == 0) {
             return 0.0;
         }
+        let weighted: Vec<(f64, f64)> =
+            outcomes.iter().map(|&(x, n)| (x, if n == 0 { UNSEEN } else { n as f64 })).collect();
         let (s0, s1) = (score_from_elo(self.elo0), score_from_elo(self.elo1));
-        n as f64 * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
+        let (l0, l1) = (multiplier(&weighted, s0), multiplier(&weighted, s1));
+        // ln(p1/p0) = ln((1 + λ0·(x - s0)) / (1 + λ1·(x - s1))): the n(x)/N common to both cancels.
+        weighted.iter().map(|&(x, n)| n * ((1.0 + l0 * (x - s0)).ln() - (1.0 + l1 * (x - s1)).ln())).sum()
     }
 
     pub fn verdict(&self, tally: &Tally) -> Verdict {
@@ -395,6 +432,10 @@ mod tests {
         assert!(close(nearly.low, 292.5, 0.1), "{nearly:?}");
     }
 
+    // The expected LLRs below were computed apart from this code: the largest likelihood under each hypothesis
+    // found by a general constrained optimiser (scipy's SLSQP, from random starts) maximising Σ n(x)·ln p(x)
+    // over the outcome probabilities with Σ p = 1 and Σ p·x = s_h, unseen outcomes counted 0.001 times.
+
     #[test]
     fn sprt_bounds_and_llr_of_known_result_sets() {
         let sprt = Sprt::parse("0,10").unwrap();
@@ -402,62 +443,72 @@ mod tests {
         let (lo, hi) = sprt.bounds();
         assert!(close(lo, -2.944439, 1e-6) && close(hi, 2.944439, 1e-6));
 
-        // W 50, D 20, L 30: s = 0.6, σ² = 0.19 (above).
-        // s0 = 0.5; s1 = 1/(1+10^(-10/400)) = 1/(1+0.944061) = 0.514387
-        // LLR = 100·(0.014387)·(1.2 - 0.5 - 0.514387) / (2·0.19) = 100·0.014387·0.185613/0.38 = 0.70275
+        // W 50, D 20, L 30: s = 0.6, σ² = 0.19 (above); the normal approximation says 0.70275.
         let t = Tally::new(50, 20, 30);
-        assert!(close(sprt.llr(&t), 0.70275, 1e-4), "{}", sprt.llr(&t));
+        assert!(close(sprt.llr(&t), 0.66837, 1e-3), "{}", sprt.llr(&t));
         assert_eq!(sprt.verdict(&t), Verdict::Continue);
 
-        // W 300, D 400, L 300 (1000 games): s = 0.5, σ² = (300·0.25 + 0 + 300·0.25)/1000 = 0.15
-        // LLR = 1000·0.014387·(1 - 1.014387)/(0.30) = 1000·0.014387·(-0.014387)/0.3 = -0.68995
+        // W 300, D 400, L 300 (1000 games): s = 0.5 (normal approximation -0.68995).
         let even = Tally::new(300, 400, 300);
-        assert!(close(sprt.llr(&even), -0.68995, 1e-4), "{}", sprt.llr(&even));
+        assert!(close(sprt.llr(&even), -0.69013, 1e-3), "{}", sprt.llr(&even));
 
-        // The same proportions over 5000 games: five times the LLR, -3.4498, below the lower bound.
+        // The same proportions over 5000 games: five times the LLR, below the lower bound.
         let long = Tally::new(1500, 2000, 1500);
-        assert!(close(sprt.llr(&long), -3.4498, 1e-3));
+        assert!(close(sprt.llr(&long), -3.45065, 1e-3), "{}", sprt.llr(&long));
         assert_eq!(sprt.verdict(&long), Verdict::H0);
 
-        // W 500, D 300, L 200 with elo0 = 0, elo1 = 50 and alpha = beta = 0.1:
-        // s = 0.65; σ² = (500·0.35² + 300·0.15² + 200·0.65²)/1000 = (61.25 + 6.75 + 84.5)/1000 = 0.1525
-        // s1 = 1/(1+10^(-0.125)) = 1/(1+0.749894) = 0.571463
-        // LLR = 1000·0.071463·(1.3 - 1.071463)/(0.305) = 1000·0.071463·0.228537/0.305 = 53.547
-        // bounds ±ln(0.9/0.1) = ±2.197225: H1.
+        // W 500, D 300, L 200 with elo0 = 0, elo1 = 50 and alpha = beta = 0.1: far past ±ln(0.9/0.1) = ±2.197225.
         let strong = Sprt::parse("0, 50, 0.1, 0.1").unwrap();
         let t = Tally::new(500, 300, 200);
-        assert!(close(strong.llr(&t), 53.547, 0.01), "{}", strong.llr(&t));
+        assert!(close(strong.llr(&t), 47.4704, 0.01), "{}", strong.llr(&t));
         assert!(close(strong.bounds().1, 2.197225, 1e-6));
         assert_eq!(strong.verdict(&t), Verdict::H1);
 
-        // No spread yet: no evidence either way.
-        assert_eq!(sprt.llr(&Tally::new(0, 5, 0)), 0.0);
+        // No games: no evidence. Five draws: a little against +10 (the draws fit 0 best).
         assert_eq!(sprt.llr(&Tally::default()), 0.0);
+        assert!(close(sprt.llr(&Tally::new(0, 5, 0)), -0.14073, 1e-3), "{}", sprt.llr(&Tally::new(0, 5, 0)));
     }
 
     #[test]
     fn sprt_by_pairs() {
         let sprt = Sprt::parse("0,10").unwrap();
-        // The pairs of `interval_by_pairs_of_a_known_result_set`: P = 100, s = 0.5375, σp² = 0.06421875.
-        // LLR = 100·0.014387·(1.075 - 1.014387)/(2·0.06421875) = 100·0.014387·0.060613/0.1284375 = 0.67897
+        // The pairs of `interval_by_pairs_of_a_known_result_set` (normal approximation 0.67897).
         let mut p = PairTally { counts: [5, 20, 40, 25, 10] };
-        assert!(close(sprt.llr_by_pairs(&p), 0.67897, 1e-4), "{}", sprt.llr_by_pairs(&p));
+        assert!(close(sprt.llr_by_pairs(&p), 0.67158, 1e-3), "{}", sprt.llr_by_pairs(&p));
         assert_eq!(sprt.verdict_by_pairs(&p), Verdict::Continue);
-        // The same 200 games one by one (W 85, D 45, L 70): σ² = 0.19234375,
-        // LLR = 200·0.014387·0.060613/0.3846875 = 0.45338: the pairs' tighter variance is more evidence.
-        assert!(close(sprt.llr(&Tally::new(85, 45, 70)), 0.45338, 1e-4));
+        // The same 200 games one by one (W 85, D 45, L 70): less evidence than the pairs' tighter spread gives.
+        assert!(close(sprt.llr(&Tally::new(85, 45, 70)), 0.45036, 1e-3));
         // Ten times the pairs: ten times the LLR, past the upper bound.
         for k in 0..5 {
             p.counts[k] *= 10;
         }
-        assert!(close(sprt.llr_by_pairs(&p), 6.7897, 1e-3));
+        assert!(close(sprt.llr_by_pairs(&p), 6.7158, 1e-2), "{}", sprt.llr_by_pairs(&p));
         assert_eq!(sprt.verdict_by_pairs(&p), Verdict::H1);
-        // No pairs, or pairs all alike: no evidence.
         assert_eq!(sprt.llr_by_pairs(&PairTally::default()), 0.0);
-        let mut alike = PairTally::default();
-        alike.add(2);
-        alike.add(2);
-        assert_eq!(sprt.llr_by_pairs(&alike), 0.0);
+    }
+
+    #[test]
+    fn pairs_all_alike_are_evidence() {
+        // Pairs that all score the same have no spread; the normal approximation's LLR was 0 for them, so
+        // forty straight wins never ended a test. Each won pair is about ln(s1/s0) of evidence.
+        let sprt = Sprt::parse("0,10").unwrap();
+        let won = |pairs: u64| PairTally { counts: [0, 0, 0, 0, pairs] };
+        assert!(close(sprt.llr_by_pairs(&won(1)), 0.028424, 1e-4), "{}", sprt.llr_by_pairs(&won(1)));
+        assert!(close(sprt.llr_by_pairs(&won(20)), 0.56742, 1e-3), "{}", sprt.llr_by_pairs(&won(20)));
+        let wide = Sprt::parse("0,50").unwrap();
+        assert!(close(wide.llr_by_pairs(&won(20)), 2.67208, 1e-3), "{}", wide.llr_by_pairs(&won(20)));
+        assert_eq!(wide.verdict_by_pairs(&won(20)), Verdict::Continue);
+        assert_eq!(wide.verdict_by_pairs(&won(23)), Verdict::H1);
+        let first = (1..1000).find(|&n| sprt.verdict_by_pairs(&won(n)) == Verdict::H1).unwrap();
+        assert_eq!(first, 104, "a 0,10 test of straight wins ends after 104 pairs (scipy: LLR 2.9503)");
+        // Pairs all drawn even (1 point each): evidence for H0, 100 of them past its bound.
+        let alike = |pairs: u64| PairTally { counts: [0, 0, pairs, 0, 0] };
+        assert!(close(sprt.llr_by_pairs(&alike(2)), -0.053834, 1e-4), "{}", sprt.llr_by_pairs(&alike(2)));
+        assert!(close(sprt.llr_by_pairs(&alike(100)), -2.91118, 1e-3), "{}", sprt.llr_by_pairs(&alike(100)));
+        assert_eq!(sprt.verdict_by_pairs(&alike(102)), Verdict::H0);
+        // Straight losses mirror the wins.
+        let lost = PairTally { counts: [20, 0, 0, 0, 0] };
+        assert!(sprt.llr_by_pairs(&lost) < -0.5);
     }
 
     #[test]
