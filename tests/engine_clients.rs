@@ -96,7 +96,9 @@ fn collect<M: Clone + PartialEq + std::fmt::Debug>(
 
 /// Fake engines in Python, one per protocol, misbehaving as their second argument says: `die` exits when asked
 /// to search, `dieonce` does so only the first time (a marker file in its directory remembers), `silent` never
-/// answers, `illegal` answers an illegal move, `long` writes more than a megabyte without a newline; the UHP
+/// answers, `illegal` answers an illegal move, `long` writes more than a megabyte without a newline,
+/// `slowrestart` dies as `dieonce` and then, started again, writes `pid-PID` and waits 1.5 s before its
+/// greeting; the UHP
 /// fake's `strict` refuses a `bestmove time` with a fraction of a second (as nokamute does), and writes every
 /// `bestmove` it is asked to the file `asked`.
 const FAKE: &str = r#"
@@ -108,7 +110,7 @@ def say(text):
 def misbehave():
     if mode == "die":
         sys.exit(0)
-    if mode == "dieonce" and not os.path.exists("died"):
+    if mode in ("dieonce", "slowrestart") and not os.path.exists("died"):
         open("died", "w").close()
         sys.exit(0)
     if mode == "long":
@@ -119,6 +121,10 @@ def misbehave():
     if mode == "silent":
         return True
     return False
+
+if mode == "slowrestart" and os.path.exists("died"):
+    open("pid-%d" % os.getpid(), "w").close()
+    time.sleep(1.5)
 
 if protocol == "uhp":
     greeting = ["id Fake UHP " + mode, "Mosquito;Ladybug;Pillbug", "ok"]
@@ -649,6 +655,39 @@ fn dies_then_recovers<G: Game>(protocol: Protocol, game: GameKind, fake_protocol
     assert_eq!(engine.stats.searches.load(Ordering::Relaxed), 1);
     assert!(engine.stats.started.load(Ordering::Relaxed) >= 2);
     engines.shutdown();
+}
+
+/// Whether process `pid` is still running (a zombie waiting for its parent counts as gone).
+#[cfg(target_os = "linux")]
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// A shutdown that comes while a replacement process is starting waits for that start and stops the process:
+/// no engine started by the pool outlives its shutdown (a match's last game, say, whose engine died).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_replacement_starting_at_shutdown_does_not_outlive_it() {
+    let Some(fake) = Fake::new("slow-restart") else { return };
+    let command = fake.command("hub", "slowrestart");
+    let engines = Engines::new(vec![spec("flaky", GameKind::Draughts, Protocol::Hub, command, short())]).unwrap();
+    let pool = engines.get("flaky", GameKind::Draughts).and_then(|e| e.pool::<Draughts>()).expect("a pool");
+    let search = ExternalSearch { root: Draughts::start(), moves: Vec::new(), limits: Limits::depth(3), multipv: 1 };
+    let first = pool.search_now(&search, &AtomicBool::new(false), &mut |_| {});
+    assert!(matches!(first, Err(EngineError::Died { .. })), "{first:?}");
+    // The replacement is starting now (its greeting 1.5 s away).
+    engines.shutdown();
+    let started: Vec<u32> = std::fs::read_dir(fake.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("pid-")?.parse().ok())
+        .collect();
+    assert_eq!(started.len(), 1, "one replacement was started");
+    for pid in started {
+        assert!(!running(pid), "the replacement {pid} outlived the shutdown");
+    }
 }
 
 #[test]

@@ -67,6 +67,9 @@ struct State<G: Game> {
     /// The last start failure, for `engines check` and `GET /v1/engines`.
     last_error: Option<String>,
     closed: bool,
+    /// Threads starting processes in the background (replacements, warming) and not yet done with them: a
+    /// shutdown waits for them, so that no process they start outlives it.
+    background: usize,
 }
 
 /// The processes of one engine for one game.
@@ -90,6 +93,7 @@ impl<G: Game> EnginePool<G> {
                 id: None,
                 last_error: None,
                 closed: false,
+                background: 0,
             }),
             freed: Condvar::new(),
             stats: Arc::new(EngineStats::default()),
@@ -202,28 +206,40 @@ impl<G: Game> EnginePool<G> {
             return;
         }
         let pool = Arc::clone(self);
+        lock(&self.state).background += 1;
         let started = std::thread::Builder::new().name(format!("engine-restart {}", self.spec.name)).spawn(move || {
             pool.stats.restarts.fetch_add(1, Ordering::Relaxed);
             // The slot stays counted as handed out while the replacement starts.
             if let Ok(driver) = pool.launch_one() {
                 pool.give_back(driver);
             }
+            pool.background_done();
         });
         if started.is_err() {
-            lock(&self.state).out -= 1;
-            self.freed.notify_one();
+            let mut state = lock(&self.state);
+            state.out -= 1;
+            state.background -= 1;
+            drop(state);
+            self.freed.notify_all();
         }
+    }
+
+    /// A background start is over, its process idle or shut down.
+    fn background_done(&self) {
+        lock(&self.state).background -= 1;
+        self.freed.notify_all();
     }
 
     /// Start processes until `processes` are up (on a thread of its own; failures are logged and counted).
     pub fn warm(self: &Arc<Self>) {
         let pool = Arc::clone(self);
-        let _ = std::thread::Builder::new().name(format!("engine-warm {}", self.spec.name)).spawn(move || {
+        lock(&self.state).background += 1;
+        let started = std::thread::Builder::new().name(format!("engine-warm {}", self.spec.name)).spawn(move || {
             loop {
                 {
                     let mut state = lock(&pool.state);
                     if state.closed || state.out + state.idle.len() >= pool.spec.processes {
-                        return;
+                        break;
                     }
                     state.out += 1;
                 }
@@ -231,11 +247,15 @@ impl<G: Game> EnginePool<G> {
                     Ok(driver) => pool.give_back(driver),
                     Err(e) => {
                         tracing::warn!(engine = %pool.spec.name, error = %e, "engine did not start");
-                        return;
+                        break;
                     }
                 }
             }
+            pool.background_done();
         });
+        if started.is_err() {
+            self.background_done();
+        }
     }
 
     /// Run one search on a process of this pool, on a thread of its own. Progress and the answer go to
@@ -330,6 +350,23 @@ impl<G: Game> PoolControl for Arc<EnginePool<G>> {
         self.freed.notify_all();
         for driver in idle {
             driver.shut_down();
+        }
+        // A process being started in the background (a replacement, warming) is shut down as soon as its start
+        // ends, the pool being closed: wait for that (a start is bounded by the handshake and ready timeouts),
+        // so that it does not outlive a match or a server that exits next.
+        let timeouts = &self.spec.timeouts;
+        let deadline = Instant::now() + timeouts.handshake + timeouts.ready + Duration::from_secs(2);
+        let mut state = lock(&self.state);
+        while state.background > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                tracing::warn!(engine = %self.spec.name, "an engine process still starting at shutdown was not waited for");
+                break;
+            }
+            state = match self.freed.wait_timeout(state, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
         }
     }
 }
