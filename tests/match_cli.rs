@@ -329,3 +329,95 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Whether process `pid` is still running (a zombie waiting for its parent counts as gone).
+#[cfg(target_os = "linux")]
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses.
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Ctrl-C (SIGINT) during a match: the engine busy in a search, in a process group of its own that the
+/// terminal's signal does not reach, is stopped with the match instead of searching on. The fake engine
+/// does not read its input while it "thinks" (as many engines), so only a stop that kills it ends it.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupted_match_stops_its_busy_engine() {
+    let dir = tempdir("kibitz-interrupted");
+    let script = dir.join("busy.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n\
+         echo $$ > \"$(dirname \"$0\")/pid\"\n\
+         while read -r line; do\n\
+           case \"$line\" in\n\
+             uci) echo 'id name busy'; echo uciok ;;\n\
+             isready) echo readyok ;;\n\
+             go*) touch \"$(dirname \"$0\")/thinking\"; sleep 300; echo 'bestmove e7e5' ;;\n\
+             quit) exit 0 ;;\n\
+           esac\n\
+         done\n",
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(dir.join("pid"));
+    let _ = std::fs::remove_file(dir.join("thinking"));
+    // White to move after the opening, so the engine (player A, white in game 1) searches first.
+    let openings = dir.join("openings.txt");
+    std::fs::write(&openings, "|e2e4 e7e5\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let engines = dir.join("engines.toml");
+    std::fs::write(
+        &engines,
+        format!(
+            "[[engine]]\nname = \"busy\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = \"{}\"\n\
+             timeouts = {{ grace_s = 1 }}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["match", "busy", "kibitz", "--game", "chess", "--games", "2", "--movetime", "600000"])
+        .arg("--openings")
+        .arg(&openings)
+        .arg("--engines")
+        .arg(&engines)
+        .env_remove("KIBITZ_ENGINES")
+        .env("KIBITZ_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kibitz");
+    // The engine (player A) moves first in game 1: wait for its first search.
+    let waited = std::time::Instant::now();
+    while !dir.join("thinking").exists() {
+        assert!(waited.elapsed() < Duration::from_secs(120), "the engine was never asked to search");
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("kibitz ended before the engine searched ({status}): {err}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let engine: u32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
+    assert!(running(engine));
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("match interrupted"), "{err}");
+    assert!(out.contains("interrupted after 0 of 2 games"), "{out}");
+    // The engine (and the `sleep` it started, in its group) is gone once kibitz has exited.
+    let gone = std::time::Instant::now();
+    while running(engine) {
+        assert!(gone.elapsed() < Duration::from_secs(10), "the busy engine {engine} outlived the match");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

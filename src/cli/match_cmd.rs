@@ -6,6 +6,8 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -116,9 +118,63 @@ pub fn run(args: MatchArgs) -> Result<()> {
     } else {
         (args.a.clone(), args.b.clone())
     };
-    let result = with_game!(kind, G => play::<G>(&args, a, b, a_name, b_name, limits, sprt));
+    let stop = Stop::default();
+    if let Err(e) = watch_signals(stop.clone()) {
+        eprintln!("warning: cannot watch SIGINT and SIGTERM ({e}): an interrupted match leaves its engines running");
+    }
+    let result = with_game!(kind, G => play::<G>(&args, (a, b), (a_name, b_name), limits, sprt, &stop));
     engines.shutdown();
+    if stop.signalled.load(Ordering::SeqCst) {
+        eprintln!("match interrupted: the games in progress were abandoned and the engines stopped");
+        result?;
+        std::process::exit(130);
+    }
     result
+}
+
+/// How a match is stopped from outside: `abort` stops its searches and games (an SPRT's verdict sets it too),
+/// `signalled` says a signal did.
+#[derive(Clone, Default)]
+struct Stop {
+    abort: Arc<AtomicBool>,
+    signalled: Arc<AtomicBool>,
+}
+
+/// Watch SIGINT and SIGTERM on a thread of their own. The first stops the match: the searches in progress are
+/// stopped, no game starts, and `run` shuts the engines down before it exits (an engine runs in a process
+/// group of its own, so a terminal's Ctrl-C does not reach it, and one busy in a search would run on). A
+/// second signal ends the process at once.
+fn watch_signals(stop: Stop) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+    #[cfg(unix)]
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _context = runtime.enter();
+        (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?)
+    };
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        runtime.block_on(async move {
+            for count in 0.. {
+                #[cfg(unix)]
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+                #[cfg(not(unix))]
+                if tokio::signal::ctrl_c().await.is_err() {
+                    return;
+                }
+                if count == 0 {
+                    eprintln!("interrupted: stopping the games and the engines (again to quit at once)");
+                    stop.signalled.store(true, Ordering::SeqCst);
+                    stop.abort.store(true, Ordering::SeqCst);
+                } else {
+                    std::process::exit(130);
+                }
+            }
+        })
+    })?;
+    Ok(())
 }
 
 /// The engines of the file that the players name, each with enough processes for the games played at once.
@@ -166,12 +222,11 @@ fn describe(limits: &Limits) -> String {
 
 fn play<G: Game>(
     args: &MatchArgs,
-    a: PlayerSpec,
-    b: PlayerSpec,
-    a_name: String,
-    b_name: String,
+    (a, b): (PlayerSpec, PlayerSpec),
+    (a_name, b_name): (String, String),
     limits: Limits,
     sprt: Option<Sprt>,
+    stop: &Stop,
 ) -> Result<()> {
     let pairs = args.games.div_ceil(2);
     let (openings, source) = match &args.openings {
@@ -227,7 +282,7 @@ fn play<G: Game>(
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    matchplay::run_match(&plan, |game: PlayedGame<G>| {
+    matchplay::run_match_until(&plan, &stop.abort, |game: PlayedGame<G>| {
         let half_points = match game.a_result() {
             AResult::Win => {
                 tally.wins += 1;
@@ -286,6 +341,9 @@ fn play<G: Game>(
     })
     .map_err(|e| anyhow!(e))?;
     bar.finish_and_clear();
+    if stop.signalled.load(Ordering::SeqCst) {
+        println!("\ninterrupted after {} of {} games", tally.games(), args.games);
+    }
     print_summary(&tally, &pairs, &a_name, sprt.as_ref(), verdict, args.games);
     if let (Some(e), Some(path)) = (write_error, &args.output) {
         return Err(anyhow!(e).context(format!("cannot write {}", path.display())));

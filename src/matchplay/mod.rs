@@ -382,8 +382,15 @@ pub struct MatchPlan<G: Game> {
 /// Play the games of `plan` on `plan.concurrency` threads. Each finished game goes to `on_game`, on the
 /// calling thread, in the order games finish; when it answers `false` no more games start and the games
 /// still running are abandoned (not reported). Returns the number of games reported.
-pub fn run_match<G: Game>(
+pub fn run_match<G: Game>(plan: &MatchPlan<G>, on_game: impl FnMut(PlayedGame<G>) -> bool) -> Result<usize, String> {
+    run_match_until(plan, &Arc::new(AtomicBool::new(false)), on_game)
+}
+
+/// As [`run_match`], and when `abort` is set (by a signal, say) the searches in progress are stopped, no more
+/// games start and the games still running are abandoned, each player's engine process given back.
+pub fn run_match_until<G: Game>(
     plan: &MatchPlan<G>,
+    abort: &Arc<AtomicBool>,
     mut on_game: impl FnMut(PlayedGame<G>) -> bool,
 ) -> Result<usize, String> {
     if plan.openings.is_empty() {
@@ -405,13 +412,12 @@ pub fn run_match<G: Game>(
         }
     }
     let next = AtomicUsize::new(0);
-    let abort = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<PlayedGame<G>>();
     let mut reported = 0;
     std::thread::scope(|scope| {
         for (a, b) in seats {
             let tx = tx.clone();
-            let (next, abort) = (&next, &abort);
+            let next = &next;
             scope.spawn(move || {
                 let (mut a, mut b) = (a, b);
                 loop {
@@ -421,7 +427,7 @@ pub fn run_match<G: Game>(
                     }
                     // Games 2k and 2k + 1 are a pair (`PlayedGame::pair`): one opening, A on each side once.
                     let opening_index = (index / 2) % plan.openings.len();
-                    let a_side = if index % 2 == 0 { Side::First } else { Side::Second };
+                    let a_side = if index.is_multiple_of(2) { Side::First } else { Side::Second };
                     let (players, names): ([&mut dyn Player<G>; 2], [&str; 2]) = if a_side == Side::First {
                         ([a.as_mut(), b.as_mut()], [&plan.a_name, &plan.b_name])
                     } else {
