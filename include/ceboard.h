@@ -32,11 +32,13 @@
  *     castling letters accepted (Chess960). The engine thinks at once when it is its turn.
  *   - SendMove accepts UCI coordinates (e2e4, e7e8q, e1g1) and SAN (Nf3, O-O, e8=Q).
  *   - EngineMove gives UCI coordinates with the promotion letter in upper case (e7e8Q); castling e1g1.
- *   - SetPosition(sFEN): the engine stops and waits (in analysis mode it analyses the new position).
+ *   - SetPosition(sFEN): the engine stops and waits (in analysis mode it analyses the new position). A
+ *     finished position (mate, stalemate, 50-move rule, insufficient material) gets GameFinished.
  *   - MoveNow: thinking, it plays at once; analysing, it plays its best move and goes on analysing; on the
  *     user's turn it calls SwitchSides and thinks for the side to move.
  *   - GameFinished(sResult, sComment): "1-0", "0-1", "1/2-1/2"; "Checkmate", "Stalemate",
- *     "Threefold repetition", "50-move rule", "Insufficient material".
+ *     "Threefold repetition", "50-move rule", "Insufficient material"; once, after the move that ends the
+ *     game, or on StartGame or SetPosition with a finished position.
  *   - EngineFeedback (after GetMessages(TRUE)): depth, nodes per second, total nodes, time in
  *     milliseconds, the score from White's side in pawns ("+0.35") or as a mate in moves ("#3", "-#2"),
  *     the line in SAN.

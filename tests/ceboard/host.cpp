@@ -292,12 +292,17 @@ int main(int argc, char **argv) {
     a->EndGame();
     check(a->IsAlive() == TRUE, "alive after errors");
 
-    // 5. A mate in one: the move, then GameFinished.
+    // 5. A mate in one: the move, then GameFinished; then a finished position set with SetPosition.
     a->StartGame(FALSE, FALSE, u"6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
     Event mate = wait_for(0, {MOVE});
     check(mate.a == "a1a8", "mate in one: " + mate.a);
     Event end = wait_for(0, {FINISHED});
     check(end.a == "1-0" && end.b == "Checkmate", "GameFinished(" + end.a + ", " + end.b + ")");
+    // SetPosition to a finished position ends the game too.
+    a->SetPosition(u"7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+    Event stalemate = wait_for(0, {FINISHED});
+    check(stalemate.a == "1/2-1/2" && stalemate.b == "Stalemate",
+          "SetPosition: GameFinished(" + stalemate.a + ", " + stalemate.b + ")");
 
     // 6. Release while thinking: no callback after it returns.
     a->StartGame(FALSE, TRUE, nullptr);

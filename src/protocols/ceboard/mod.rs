@@ -17,11 +17,13 @@
 //! * `EngineMove`: UCI coordinates (the engine sets `MOVES_UCI`), promotion letter in upper case as the spec
 //!   writes it (`e7e8Q`).
 //! * `SetPosition(sFEN)`: the user went back in the game; the engine stops thinking and waits (it analyses
-//!   the new position in analysis mode). `MoveNow` makes it play from there.
+//!   the new position in analysis mode). `MoveNow` makes it play from there. A finished position (mate,
+//!   stalemate, the 50-move rule, insufficient material) is reported with `GameFinished`, as after a move.
 //! * `MoveNow`: thinking, it plays its best move at once; analysing, it plays the best move found and goes on
 //!   analysing; on the user's turn it takes the side to move (`SwitchSides`) and thinks.
 //! * `GameFinished(result, comment)`: `1-0`, `0-1` or `1/2-1/2`; `Checkmate`, `Stalemate`, `Threefold
-//!   repetition`, `50-move rule`, `Insufficient material`; sent once, after the move that ended the game.
+//!   repetition`, `50-move rule`, `Insufficient material`; sent once, after the move that ended the game, or
+//!   on `StartGame` or `SetPosition` with a finished position (a FEN has no history: no repetition there).
 //! * `EngineFeedback(depth, nodesSec, totalNodes, nTime, sEval, sVariante)`: time in milliseconds, the
 //!   score from White's point of view in pawns (`+0.35`) or as a mate in moves (`#3`, `-#2`), the line in
 //!   SAN. Counts beyond `INT_MAX` are clamped.
@@ -506,9 +508,10 @@ impl Session {
         match Chess::from_fen(fen) {
             Ok(g) => {
                 self.cancel();
-                self.over = g.outcome().is_some();
+                self.over = false;
                 self.game = Some(g);
-                if self.analyze {
+                // A finished position ends the game as a move that finishes it does: the host hears how.
+                if !self.check_end() && self.analyze {
                     self.resume();
                 }
             }

@@ -38,6 +38,18 @@ impl Recorder {
         None
     }
 
+    /// Wait until some call made after the first `from` satisfies `f` (or 20 s pass); the calls after `from`.
+    fn wait_after(&self, from: usize, f: impl Fn(&Call) -> bool) -> Vec<Call> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let later: Vec<Call> = self.calls().into_iter().skip(from).collect();
+            if later.iter().any(&f) || Instant::now() >= deadline {
+                return later;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     fn push(&self, c: Call) {
         if let Ok(mut v) = self.0.lock() {
             v.push(c);
@@ -179,4 +191,35 @@ fn eval_texts() {
     assert_eq!(eval_text(Score::Mate(5), true), "#3");
     assert_eq!(eval_text(Score::Mate(-4), true), "-#2");
     assert_eq!(eval_text(Score::Mate(1), false), "-#1");
+}
+
+#[test]
+fn set_position_to_a_finished_position_reports_the_end() {
+    let (e, rec) = engine(small());
+    let ends = [
+        ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", None),
+        ("R5k1/5ppp/8/8/8/8/8/6K1 b - - 1 1", Some(("1-0", "Checkmate"))),
+        ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", Some(("1/2-1/2", "Stalemate"))),
+        ("4k3/8/8/8/8/8/8/R3K3 w - - 100 80", Some(("1/2-1/2", "50-move rule"))),
+        ("8/8/4k3/8/8/3KN3/8/8 w - - 0 1", Some(("1/2-1/2", "Insufficient material"))),
+    ];
+    for analyze in [false, true] {
+        // The engine plays Black: with White to move it waits, so nothing but the end is reported.
+        e.send(Command::StartGame { play_black: true, analyze, fen: Some(ends[0].0.into()) });
+        for (fen, end) in ends {
+            let before = rec.calls().len();
+            e.send(Command::SetPosition(fen.into()));
+            // A command answered with a FatalError whatever the position marks where SetPosition was handled.
+            e.send(Command::SendMove("not a move".into()));
+            let after = rec.wait_after(before, |c| matches!(c, Call::Fatal(_)));
+            assert!(after.iter().any(|c| matches!(c, Call::Fatal(_))), "{fen}: {after:?}");
+            let finished: Vec<&Call> = after.iter().filter(|c| matches!(c, Call::Finished(..))).collect();
+            match end {
+                Some((result, comment)) => {
+                    assert_eq!(finished, [&Call::Finished(result.into(), comment.into())], "{fen}: {after:?}")
+                }
+                None => assert!(finished.is_empty(), "{fen}: {after:?}"),
+            }
+        }
+    }
 }
