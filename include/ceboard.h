@@ -35,7 +35,9 @@
  *   - SetPosition(sFEN): the engine stops and waits (in analysis mode it analyses the new position). A
  *     finished position (mate, stalemate, 50-move rule, insufficient material) gets GameFinished.
  *   - MoveNow: thinking, it plays at once; analysing, it plays its best move and goes on analysing; on the
- *     user's turn it calls SwitchSides and thinks for the side to move.
+ *     user's turn it calls SwitchSides and thinks for the side to move. The user's turn starts when
+ *     EngineMove has returned: a MoveNow called before that (the engine's move already on its way) does
+ *     nothing, unless StartGame, SendMove, SetPosition or EndGame was called between the two.
  *   - GameFinished(sResult, sComment): "1-0", "0-1", "1/2-1/2"; "Checkmate", "Stalemate",
  *     "Threefold repetition", "50-move rule", "Insufficient material"; once, after the move that ends the
  *     game, or on StartGame or SetPosition with a finished position.

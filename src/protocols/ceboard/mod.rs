@@ -20,7 +20,10 @@
 //!   the new position in analysis mode). `MoveNow` makes it play from there. A finished position (mate,
 //!   stalemate, the 50-move rule, insufficient material) is reported with `GameFinished`, as after a move.
 //! * `MoveNow`: thinking, it plays its best move at once; analysing, it plays the best move found and goes on
-//!   analysing; on the user's turn it takes the side to move (`SwitchSides`) and thinks.
+//!   analysing; on the user's turn it takes the side to move (`SwitchSides`) and thinks. The user's turn
+//!   starts when `EngineMove` has returned: a `MoveNow` sent before (the search over, its move on the way)
+//!   asked for that move and does nothing more, unless a command that changes the game (`StartGame`,
+//!   `SendMove`, `SetPosition`, `EndGame`) was sent between the two.
 //! * `GameFinished(result, comment)`: `1-0`, `0-1` or `1/2-1/2`; `Checkmate`, `Stalemate`, `Threefold
 //!   repetition`, `50-move rule`, `Insufficient material`; sent once, after the move that ended the game, or
 //!   on `StartGame` or `SetPosition` with a finished position (a FEN has no history: no repetition there).
@@ -35,6 +38,7 @@
 
 pub mod ffi;
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
@@ -221,6 +225,10 @@ struct Session {
     over: bool,
     job: Option<Job>,
     next_id: u64,
+    /// Messages already taken from the queue, read before it (see [`Session::drop_stale_move_nows`]).
+    pending: VecDeque<Msg>,
+    /// An `EngineMove` was just made.
+    moved: bool,
 }
 
 fn result_text(end: GameEnd) -> (&'static str, String) {
@@ -271,6 +279,8 @@ impl Session {
             over: false,
             job: None,
             next_id: 0,
+            pending: VecDeque::new(),
+            moved: false,
         }
     }
 
@@ -283,16 +293,22 @@ impl Session {
             return;
         }
         loop {
-            // The timeout only bounds the wait; nothing happens on it.
-            let msg = match rx.recv_timeout(Duration::from_secs(1)) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => continue,
-                Err(RecvTimeoutError::Disconnected) => break,
+            let msg = match self.pending.pop_front() {
+                Some(m) => m,
+                // The timeout only bounds the wait; nothing happens on it.
+                None => match rx.recv_timeout(Duration::from_secs(1)) {
+                    Ok(m) => m,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
             };
             match msg {
                 Msg::Command(Command::Quit) => break,
                 Msg::Command(c) => self.on_command(c),
                 Msg::Search(id, event) => self.on_search(id, event),
+            }
+            if std::mem::take(&mut self.moved) {
+                self.drop_stale_move_nows(&rx);
             }
         }
         self.cancel();
@@ -445,6 +461,7 @@ impl Session {
                         let text = engine_move_text(game, best);
                         game.make(best);
                         self.host.engine_move(&text);
+                        self.moved = true;
                         if !self.check_end() {
                             self.resume();
                         }
@@ -517,6 +534,31 @@ impl Session {
             }
             Err(e) => self.host.fatal_error(&format!("bad FEN: {e}")),
         }
+    }
+
+    /// The engine's move has just been delivered: a `MoveNow` already waiting was sent before the host had the
+    /// move, so it asked for that move, which it now has. Taken as a `MoveNow` on the user's turn, it would
+    /// make the engine switch sides and play the user's move too; it is dropped. A command that changes the
+    /// game (`StartGame`, `EndGame`, `SendMove`, `SetPosition`) starts a new situation: the `MoveNow`s after
+    /// it are about that one and stay. The other messages keep their order (at most [`QUEUE`] are held here).
+    fn drop_stale_move_nows(&mut self, rx: &Receiver<Msg>) {
+        let mut earlier = std::mem::take(&mut self.pending).into_iter();
+        while self.pending.len() < QUEUE {
+            let Some(m) = earlier.next().or_else(|| rx.try_recv().ok()) else { break };
+            let game_changes = match &m {
+                Msg::Command(Command::MoveNow) => {
+                    tracing::debug!("ceboard: a MoveNow sent before the engine's move was delivered is dropped");
+                    continue;
+                }
+                Msg::Command(Command::GetMessages(_)) | Msg::Search(..) => false,
+                Msg::Command(_) => true,
+            };
+            self.pending.push_back(m);
+            if game_changes {
+                break;
+            }
+        }
+        self.pending.extend(earlier);
     }
 
     fn move_now(&mut self) {

@@ -193,6 +193,81 @@ fn eval_texts() {
     assert_eq!(eval_text(Score::Mate(1), false), "-#1");
 }
 
+/// A session run by the test itself: its searches run on its pool as usual, and what they send the engine
+/// thread lands in the returned queue, which the test reads and hands back to the session when it chooses.
+fn held_session(rec: &Recorder) -> (Session, Receiver<Msg>) {
+    let (tx, rx) = sync_channel(QUEUE);
+    (Session::new(Box::new(rec.clone()), small(), tx), rx)
+}
+
+/// Keep everything the search sends until its answer (inclusive): the engine thread, busy elsewhere (in a
+/// slow host callback, say), has not read its queue while the search ran to its end.
+fn hold_until_done(rx: &Receiver<Msg>) -> Vec<Msg> {
+    let mut held = Vec::new();
+    loop {
+        let m = rx.recv_timeout(Duration::from_secs(60)).expect("the search answers");
+        let done = matches!(m, Msg::Search(_, Event::Done(_)));
+        held.push(m);
+        if done {
+            return held;
+        }
+    }
+}
+
+/// Let the session's thread loop read `held`, then `more`, then stop.
+fn release(session: &mut Session, held: Vec<Msg>, more: Vec<Msg>) {
+    let (tx, rx) = sync_channel(held.len() + more.len() + 1);
+    for m in held.into_iter().chain(more).chain([Msg::Command(Command::Quit)]) {
+        tx.send(m).expect("room for every message");
+    }
+    session.run(rx);
+}
+
+#[test]
+fn move_now_sent_while_the_move_is_on_its_way_does_nothing() {
+    // The search is over and its move waits in the engine's queue when the host asks for a move now: the
+    // engine delivers its move and nothing else (it does not switch sides and play the user's move too).
+    let rec = Recorder::default();
+    let (mut session, rx) = held_session(&rec);
+    session.on_command(Command::StartGame { play_black: false, analyze: false, fen: None });
+    let held = hold_until_done(&rx);
+    release(&mut session, held, vec![Msg::Command(Command::MoveNow)]);
+    let calls = rec.calls();
+    let moved = calls.iter().position(|c| matches!(c, Call::Move(_))).expect("the move");
+    // After its move the engine neither switches sides nor asks the clock for a new search.
+    assert_eq!(calls[moved + 1..], [], "{calls:?}");
+}
+
+#[test]
+fn move_now_after_a_new_game_behind_the_move_still_counts() {
+    // The host starts a new game (the engine now Black, White to move) before the engine's last move was
+    // delivered, then asks for a move now: that MoveNow is about the new game, so the engine switches sides.
+    let rec = Recorder::default();
+    let (mut session, rx) = held_session(&rec);
+    session.on_command(Command::StartGame { play_black: false, analyze: false, fen: None });
+    let held = hold_until_done(&rx);
+    let new_game = Command::StartGame { play_black: true, analyze: false, fen: None };
+    release(&mut session, held, vec![Msg::Command(new_game), Msg::Command(Command::MoveNow)]);
+    let calls = rec.calls();
+    let moved = calls.iter().position(|c| matches!(c, Call::Move(_))).expect("the move");
+    assert!(calls[moved..].contains(&Call::SwitchSides), "{calls:?}");
+}
+
+#[test]
+fn move_now_on_the_users_turn_still_switches_sides_after_the_engine_moved() {
+    // The MoveNow comes after the engine's move was delivered: the user's turn, so the engine takes it.
+    let (e, rec) = engine(small());
+    e.send(Command::StartGame { play_black: false, analyze: false, fen: None });
+    let Some(Call::Move(first)) = rec.wait_for(|c| matches!(c, Call::Move(_))) else { panic!("a first move") };
+    // The recorder sees the move while EngineMove runs; the user's turn starts when it has returned, which
+    // a command answered after it marks.
+    e.send(Command::GetMessages(false));
+    assert!(rec.wait_for(|c| *c == Call::ShowThinking(false)).is_some());
+    e.send(Command::MoveNow);
+    assert!(rec.wait_for(|c| *c == Call::SwitchSides).is_some());
+    assert!(rec.wait_for(|c| matches!(c, Call::Move(m) if *m != first)).is_some(), "a move for the other side");
+}
+
 #[test]
 fn set_position_to_a_finished_position_reports_the_end() {
     let (e, rec) = engine(small());
