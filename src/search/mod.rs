@@ -83,6 +83,12 @@ impl Limits {
         Limits { infinite: true, ..Limits::default() }
     }
 
+    /// The longest a search with these limits may think, counted from its start (`None`: no time limit): what
+    /// a front end may need to know to deliver the move in time.
+    pub fn time_limit(&self) -> Option<Duration> {
+        time::TimeBudget::new(self, std::time::Instant::now()).hard
+    }
+
     fn is_unlimited(&self) -> bool {
         self.depth.is_none() && self.nodes.is_none() && self.movetime.is_none() && self.clock.is_none()
     }

@@ -100,5 +100,8 @@ mod tests {
         assert!(b.next_iteration_fits(Duration::from_millis(499)));
         let b = TimeBudget::new(&Limits::infinite(), Instant::now());
         assert!(b.hard.is_none() && b.soft.is_none());
+        assert_eq!(Limits::movetime(Duration::from_millis(500)).time_limit(), Some(Duration::from_millis(500)));
+        assert_eq!(Limits::infinite().time_limit(), None);
+        assert_eq!(Limits::depth(3).time_limit(), None);
     }
 }
