@@ -29,7 +29,10 @@
 //!   on `StartGame` or `SetPosition` with a finished position (a FEN has no history: no repetition there).
 //! * `EngineFeedback(depth, nodesSec, totalNodes, nTime, sEval, sVariante)`: time in milliseconds, the
 //!   score from White's point of view in pawns (`+0.35`) or as a mate in moves (`#3`, `-#2`), the line in
-//!   SAN. Counts beyond `INT_MAX` are clamped.
+//!   SAN. Counts beyond `INT_MAX` are clamped. Reports never hold the move back: the host gets the newest
+//!   one when it is ready for another (those it was too slow for are skipped), none once the move is ready
+//!   or after `MoveNow`, and none that, at the pace the host took the last ones, it would still be taking
+//!   when the move's time is up.
 //! * Time: with a fixed time per move (`KIBITZ_CEBOARD_SECONDS`, announced to the host by `SetTimeControl`
 //!   at `StartGame`) the engine thinks that long; otherwise it asks `GetTimeInfo` (milliseconds left for
 //!   White and Black, moves to the next control, 0 = sudden death) before each move, and thinks one second
@@ -39,11 +42,11 @@
 pub mod ffi;
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::session::shorten;
 use crate::analysis::{Analysis, Request};
@@ -144,7 +147,80 @@ pub enum Command {
 
 enum Msg {
     Command(Command),
+    /// The search of this id has a new progress report in its [`Progress`].
+    Progress(u64),
+    /// The answer (`Event::Done`) of the search of this id.
     Search(u64, Event<Move>),
+}
+
+/// The newest progress report of one search that the host has not had yet. The search overwrites it and
+/// queues one [`Msg::Progress`] at a time to wake the engine thread, which takes it: a host slow to take
+/// `EngineFeedback` makes reports be skipped, never pile up in the queue in front of the search's answer. When
+/// the answer is ready the report still waiting is dropped: it is stale, and the move must not wait for it.
+#[derive(Default)]
+struct Progress(Mutex<ProgressSlot>);
+
+#[derive(Default)]
+struct ProgressSlot {
+    latest: Option<Info<Move>>,
+    /// A `Msg::Progress` for this search is in the queue.
+    queued: bool,
+    /// The search has answered: no report is kept any more.
+    done: bool,
+}
+
+impl Progress {
+    fn lock(&self) -> MutexGuard<'_, ProgressSlot> {
+        // The slot is plain data, valid whatever a panicking holder was doing.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A report `EngineFeedback` shows: the main line with an exact score (not a report on the move being
+/// searched, another line or a bound).
+fn reportable(info: &Info<Move>) -> bool {
+    info.currmove.is_none() && info.multipv == 1 && info.bound == ScoreBound::Exact
+}
+
+/// What the search `id` hands the engine thread: its answer through the queue, always; its progress through
+/// `progress`, newest only (see [`Progress`]).
+fn search_sink(id: u64, tx: SyncSender<Msg>, progress: Arc<Progress>) -> impl FnMut(Event<Move>) + Send + 'static {
+    move |event| match event {
+        Event::Info(info) => {
+            if !reportable(&info) {
+                return;
+            }
+            let mut slot = progress.lock();
+            if slot.done {
+                return;
+            }
+            slot.latest = Some(info);
+            // When the queue is full the wake-up is not sent; the next report tries again.
+            if !slot.queued && tx.try_send(Msg::Progress(id)).is_ok() {
+                slot.queued = true;
+            }
+        }
+        Event::Done(_) => {
+            {
+                let mut slot = progress.lock();
+                slot.done = true;
+                slot.latest = None;
+            }
+            let _ = tx.send(Msg::Search(id, event));
+        }
+    }
+}
+
+/// Whether a report may go to the host at `now`: not when the host, taking `cost` as it did lately, would
+/// still hold it at `deadline`, when the move is due (no deadline while analysing).
+fn report_fits(now: Instant, deadline: Option<Instant>, cost: Duration) -> bool {
+    deadline.is_none_or(|due| now.checked_add(cost).is_some_and(|end| end < due))
+}
+
+/// The time the host is expected to take over a report: the last call's, or less than the longest lately,
+/// which fades by a quarter a call (one slow call does not silence reports for long).
+fn next_report_cost(previous: Duration, took: Duration) -> Duration {
+    took.max(previous - previous / 4)
 }
 
 /// The engine: its thread and the queue into it.
@@ -211,6 +287,10 @@ struct Job {
     id: u64,
     handle: JobHandle,
     purpose: Purpose,
+    progress: Arc<Progress>,
+    /// When the move should be in the host's hands: the end of the search's time (none while analysing, now
+    /// after `MoveNow`). No report is started that the host would still hold then.
+    deadline: Option<Instant>,
 }
 
 struct Session {
@@ -229,6 +309,8 @@ struct Session {
     pending: VecDeque<Msg>,
     /// An `EngineMove` was just made.
     moved: bool,
+    /// How long the host is expected to take over an `EngineFeedback` ([`next_report_cost`]).
+    report_cost: Duration,
 }
 
 fn result_text(end: GameEnd) -> (&'static str, String) {
@@ -281,6 +363,7 @@ impl Session {
             next_id: 0,
             pending: VecDeque::new(),
             moved: false,
+            report_cost: Duration::ZERO,
         }
     }
 
@@ -305,6 +388,7 @@ impl Session {
             match msg {
                 Msg::Command(Command::Quit) => break,
                 Msg::Command(c) => self.on_command(c),
+                Msg::Progress(id) => self.on_progress(id),
                 Msg::Search(id, event) => self.on_search(id, event),
             }
             if std::mem::take(&mut self.moved) {
@@ -414,27 +498,43 @@ impl Session {
         self.cancel();
         let Some(game) = self.game.clone() else { return };
         let limits = if purpose == Purpose::Analyze { Limits::infinite() } else { self.limits(game.side_to_move()) };
+        // Taken before the search starts, so a little early: a margin for the host.
+        let deadline = limits.time_limit().and_then(|t| Instant::now().checked_add(t));
         self.next_id += 1;
         let id = self.next_id;
-        let tx = self.tx.clone();
+        let progress = Arc::new(Progress::default());
         let request = Request::new(game, limits).priority(Priority::High).currmove_after(Duration::from_secs(1));
-        let submitted = self.analysis.search(&request, move |event| {
-            // Progress reports may be dropped when the queue is full; the final answer never is.
-            match event {
-                Event::Info(_) => {
-                    if let Err(TrySendError::Full(_)) = tx.try_send(Msg::Search(id, event)) {
-                        tracing::debug!("ceboard: progress report dropped");
-                    }
-                }
-                Event::Done(_) => {
-                    let _ = tx.send(Msg::Search(id, event));
-                }
-            }
-        });
+        let submitted = self.analysis.search(&request, search_sink(id, self.tx.clone(), Arc::clone(&progress)));
         match submitted {
-            Ok(handle) => self.job = Some(Job { id, handle, purpose }),
+            Ok(handle) => self.job = Some(Job { id, handle, purpose, progress, deadline }),
             Err(e) => self.host.fatal_error(&format!("cannot search: {e}")),
         }
+    }
+
+    /// Give the host the newest progress report of the current search, when it wants reports and has time to
+    /// take this one before the move is due.
+    fn on_progress(&mut self, id: u64) {
+        let Some(job) = &self.job else { return };
+        if job.id != id {
+            return;
+        }
+        let info = {
+            let mut slot = job.progress.lock();
+            slot.queued = false;
+            slot.latest.take()
+        };
+        let Some(info) = info else { return };
+        if !self.messages {
+            return;
+        }
+        if !report_fits(Instant::now(), job.deadline, self.report_cost) {
+            tracing::debug!("ceboard: a progress report skipped, the move is due before the host would be done");
+            return;
+        }
+        let feedback = self.feedback(&info);
+        let start = Instant::now();
+        self.host.engine_feedback(&feedback);
+        self.report_cost = next_report_cost(self.report_cost, start.elapsed());
     }
 
     fn on_search(&mut self, id: u64, event: Event<Move>) {
@@ -443,12 +543,8 @@ impl Session {
             return;
         }
         match event {
-            Event::Info(info) => {
-                if self.messages && info.currmove.is_none() && info.multipv == 1 && info.bound == ScoreBound::Exact {
-                    let feedback = self.feedback(&info);
-                    self.host.engine_feedback(&feedback);
-                }
-            }
+            // Progress comes through the job's `Progress`, not as events.
+            Event::Info(_) => {}
             Event::Done(done) => {
                 let purpose = job.purpose;
                 self.job = None;
@@ -550,7 +646,7 @@ impl Session {
                     tracing::debug!("ceboard: a MoveNow sent before the engine's move was delivered is dropped");
                     continue;
                 }
-                Msg::Command(Command::GetMessages(_)) | Msg::Search(..) => false,
+                Msg::Command(Command::GetMessages(_)) | Msg::Progress(_) | Msg::Search(..) => false,
                 Msg::Command(_) => true,
             };
             self.pending.push_back(m);
@@ -570,6 +666,8 @@ impl Session {
         match &mut self.job {
             Some(job) => {
                 job.purpose = Purpose::Play;
+                // The move is wanted now: no report may hold it back.
+                job.deadline = Some(Instant::now());
                 job.handle.stop();
             }
             None => {

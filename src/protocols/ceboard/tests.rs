@@ -224,6 +224,91 @@ fn release(session: &mut Session, held: Vec<Msg>, more: Vec<Msg>) {
 }
 
 #[test]
+fn progress_reports_waiting_when_the_move_is_ready_are_dropped() {
+    // A host slow to take EngineFeedback keeps the engine thread away from its queue while the search runs;
+    // when the engine thread comes back the move is ready, and the reports still waiting are stale: none of
+    // them may go to the host before the move (each would cost the host's slow callback).
+    let rec = Recorder::default();
+    let (mut session, rx) = held_session(&rec);
+    session.on_command(Command::GetMessages(true));
+    session.on_command(Command::StartGame { play_black: false, analyze: false, fen: None });
+    let held = hold_until_done(&rx);
+    assert!(held.len() >= 2, "some progress was waiting besides the answer");
+    release(&mut session, held, vec![]);
+    let calls = rec.calls();
+    let moved = calls.iter().position(|c| matches!(c, Call::Move(_))).expect("the move");
+    let stale = calls[..moved].iter().filter(|c| matches!(c, Call::Feedback(_))).count();
+    assert_eq!(stale, 0, "reports delivered once the move was ready: {calls:?}");
+}
+
+#[test]
+fn a_report_starts_only_when_the_host_can_take_it_before_the_move_is_due() {
+    let now = Instant::now();
+    let ms = Duration::from_millis;
+    // Analysing: no deadline, every report goes.
+    assert!(report_fits(now, None, ms(500)));
+    // A host taking 100 ms gets a report 150 ms before the move is due, not 50 ms before, nor after.
+    assert!(report_fits(now, Some(now + ms(150)), ms(100)));
+    assert!(!report_fits(now, Some(now + ms(50)), ms(100)));
+    assert!(!report_fits(now + ms(10), Some(now), Duration::ZERO));
+    // After MoveNow the deadline is now: nothing more.
+    assert!(!report_fits(now, Some(now), Duration::ZERO));
+    // The expected cost follows a slower call at once and fades by a quarter a faster call.
+    assert_eq!(next_report_cost(ms(10), ms(100)), ms(100));
+    assert_eq!(next_report_cost(ms(100), ms(1)), ms(75));
+    assert_eq!(next_report_cost(ms(100), ms(90)), ms(90));
+}
+
+#[test]
+fn only_the_newest_progress_report_waits_and_none_after_the_answer() {
+    // The search's side alone: however many reports come while the engine thread is busy, one wake-up is
+    // queued and the newest report is the one kept; the answer drops it.
+    let (tx, rx) = sync_channel(QUEUE);
+    let progress = Arc::new(Progress::default());
+    let mut sink = search_sink(7, tx, Arc::clone(&progress));
+    let report = |depth: u32, currmove: Option<Move>| Info {
+        depth,
+        seldepth: depth,
+        multipv: 1,
+        score: Score::Cp(10),
+        bound: ScoreBound::Exact,
+        nodes: 1,
+        nps: 1,
+        time_ms: 0,
+        pv: Vec::new(),
+        currmove,
+        currmovenumber: None,
+        neval: 0,
+        hashfull: 0,
+    };
+    let game = Chess::start();
+    for depth in 1..=20 {
+        sink(Event::Info(report(depth, None)));
+    }
+    // A report on the move being searched is not shown and does not replace the line.
+    sink(Event::Info(report(21, Some(game.legal_moves()[0]))));
+    let queued: Vec<Msg> = rx.try_iter().collect();
+    assert!(matches!(queued[..], [Msg::Progress(7)]), "one wake-up, not {}", queued.len());
+    assert_eq!(progress.lock().latest.as_ref().map(|i| i.depth), Some(20));
+    sink(Event::Done(crate::search::Done {
+        best: None,
+        ponder: None,
+        lines: Vec::new(),
+        depth: 20,
+        seldepth: 20,
+        nodes: 1,
+        nps: 1,
+        time_ms: 0,
+        neval: 0,
+        game_end: None,
+    }));
+    assert!(progress.lock().latest.is_none(), "the answer drops the waiting report");
+    sink(Event::Info(report(22, None)));
+    assert!(progress.lock().latest.is_none(), "no report is kept after the answer");
+    assert!(matches!(rx.try_iter().collect::<Vec<_>>()[..], [Msg::Search(7, Event::Done(_))]));
+}
+
+#[test]
 fn move_now_sent_while_the_move_is_on_its_way_does_nothing() {
     // The search is over and its move waits in the engine's queue when the host asks for a move now: the
     // engine delivers its move and nothing else (it does not switch sides and play the user's move too).
