@@ -5,7 +5,7 @@ use crate::pool::PoolConfig;
 use crate::search::testgames::{Nim, TicTacToe};
 
 async fn service(workers: usize) -> Analysis {
-    let pool = Pool::new(PoolConfig { workers, queue: 8, hash_mb: 1 });
+    let pool = Pool::new(PoolConfig { workers, queue: 8, hash_mb: 1, clock_workers: 0 });
     let store = Store::builder("sqlite::memory:").open().await.expect("in-memory store");
     Analysis::new(pool, store)
 }

@@ -231,7 +231,7 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
         .await
         .with_context(|| format!("cannot open the store `{target}`"))?;
     let workers = args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1);
-    let pool = Pool::new(PoolConfig { workers, queue: 64, hash_mb: args.hash_mb });
+    let pool = Pool::new(PoolConfig { workers, queue: 64, hash_mb: args.hash_mb, clock_workers: 0 });
     // Alone on the pool: every worker may annotate.
     let config = AnnotatorConfig {
         max_in_flight: workers,

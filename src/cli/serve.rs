@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// Search worker threads (default: one per core).
     #[arg(long, env = "KIBITZ_WORKERS")]
     pub workers: Option<usize>,
+    /// Worker threads beside `--workers` that run only searches on a game clock (GUIDE games, API requests with
+    /// a clock): a player's move starts at once even when every worker is busy, instead of waiting in the
+    /// queue while its clock runs. 0 to 64.
+    #[arg(long, env = "KIBITZ_CLOCK_WORKERS", default_value_t = 1)]
+    pub clock_workers: usize,
     /// Searches that may wait for a worker before requests are answered 503.
     #[arg(long, env = "KIBITZ_QUEUE", default_value_t = 64)]
     pub queue: usize,
@@ -124,6 +129,9 @@ async fn serve(args: ServeArgs) -> Result<()> {
     use kibitz::http::{ApiConfig, AppState};
     use kibitz::pool::{Pool, PoolConfig};
     use kibitz::store::{Store, StoreConfig};
+    if args.clock_workers > 64 {
+        anyhow::bail!("--clock-workers must be between 0 and 64");
+    }
     // Before anything listens: a signal from then on shuts down cleanly.
     let signalled = shutdown_signal();
 
@@ -135,6 +143,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         workers: args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1),
         queue: args.queue,
         hash_mb: args.hash_mb,
+        clock_workers: args.clock_workers,
     });
     let config = ApiConfig {
         max_depth: args.max_depth.max(1),

@@ -52,12 +52,16 @@ pub struct PoolConfig {
     pub queue: usize,
     /// Transposition table size in MiB.
     pub hash_mb: usize,
+    /// Worker threads beside `workers` that take only searches on a game clock: a player's move (a GUIDE
+    /// session's, say) starts at once even while every worker is busy with other searches, instead of waiting
+    /// in the queue until its clock runs out. Not counted in [`PoolStats`]' workers and busy.
+    pub clock_workers: usize,
 }
 
 impl Default for PoolConfig {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        PoolConfig { workers: cores, queue: 64, hash_mb: 64 }
+        PoolConfig { workers: cores, queue: 64, hash_mb: 64, clock_workers: 0 }
     }
 }
 
@@ -104,6 +108,8 @@ type Work = Box<dyn FnOnce(&Arc<TranspositionTable>) -> u64 + Send>;
 struct Queued {
     work: Work,
     state: Arc<JobState>,
+    /// The search plays on a game clock (a clock worker may take it).
+    clock: bool,
 }
 
 /// One priority's queue: a line per client, served in turn (round robin).
@@ -124,8 +130,14 @@ impl Fair {
 
     /// The first job of the line whose turn it is; that line goes to the back.
     fn pop(&mut self) -> Option<Queued> {
-        let (client, mut line) = self.lines.pop_front()?;
-        let job = line.pop_front();
+        self.pop_where(|_| true)
+    }
+
+    /// The first job passing `wanted` of the first line (in turn) that holds one; that line goes to the back.
+    fn pop_where(&mut self, wanted: impl Fn(&Queued) -> bool) -> Option<Queued> {
+        let at = self.lines.iter().position(|(_, line)| line.iter().any(&wanted))?;
+        let (client, mut line) = self.lines.remove(at)?;
+        let job = line.iter().position(&wanted).and_then(|i| line.remove(i));
         if !line.is_empty() {
             self.lines.push_back((client, line));
         }
@@ -169,6 +181,11 @@ impl Queues {
 
     fn pop(&mut self) -> Option<Queued> {
         self.by_priority.iter_mut().rev().find_map(Fair::pop)
+    }
+
+    /// The next search on a game clock, for a clock worker.
+    fn pop_clock(&mut self) -> Option<Queued> {
+        self.by_priority.iter_mut().rev().find_map(|f| f.pop_where(|q| q.clock))
     }
 }
 
@@ -333,6 +350,7 @@ impl Drop for JobHandle {
 impl Pool {
     pub fn new(config: PoolConfig) -> Self {
         let workers = config.workers.max(1);
+        let clock_workers = config.clock_workers;
         let inner = Arc::new(Inner {
             queues: Mutex::new(Queues::default()),
             work_ready: Condvar::new(),
@@ -344,12 +362,17 @@ impl Pool {
             tt: RwLock::new(Arc::new(TranspositionTable::new(config.hash_mb))),
             running: Mutex::new(Vec::new()),
         });
-        let threads = (0..workers)
+        let threads = (0..workers + clock_workers)
             .map(|i| {
                 let inner = Arc::clone(&inner);
+                let (name, clock_only) = if i < workers {
+                    (format!("kibitz-worker-{i}"), false)
+                } else {
+                    (format!("kibitz-clock-{i}"), true)
+                };
                 std::thread::Builder::new()
-                    .name(format!("kibitz-worker-{i}"))
-                    .spawn(move || worker(&inner))
+                    .name(name)
+                    .spawn(move || worker(&inner, clock_only))
                     .expect("the operating system refused to start a worker thread")
             })
             .collect();
@@ -372,6 +395,7 @@ impl Pool {
         let stop = Arc::clone(&state.stop);
         let priority = request.priority;
         let client = request.client.clone();
+        let clock = request.limits.clock.is_some();
         let submitted = Instant::now();
         let work: Work = Box::new(move |tt| {
             let limits = waited(&request.limits, submitted.elapsed());
@@ -393,9 +417,10 @@ impl Pool {
         if queues.len() >= self.inner().capacity + idle {
             return Err(PoolError::Busy { workers: self.inner().workers, capacity: self.inner().capacity });
         }
-        queues.by_priority[priority as usize].push(client, Queued { work, state: Arc::clone(&state) });
+        queues.by_priority[priority as usize].push(client, Queued { work, state: Arc::clone(&state), clock });
         drop(queues);
-        self.inner().work_ready.notify_one();
+        // Every waiting worker is woken: one woken alone might be a clock worker that cannot take this job.
+        self.inner().work_ready.notify_all();
         Ok(JobHandle { state, detached: false })
     }
 
@@ -432,7 +457,8 @@ impl Pool {
     }
 }
 
-fn worker(inner: &Inner) {
+/// A worker's loop: it runs the queued jobs, or with `clock_only` only those on a game clock.
+fn worker(inner: &Inner, clock_only: bool) {
     loop {
         let job = {
             let mut queues = lock(&inner.queues);
@@ -440,7 +466,7 @@ fn worker(inner: &Inner) {
                 if queues.shutdown {
                     return;
                 }
-                if let Some(job) = queues.pop() {
+                if let Some(job) = if clock_only { queues.pop_clock() } else { queues.pop() } {
                     break job;
                 }
                 queues = match inner.work_ready.wait(queues) {
@@ -453,7 +479,11 @@ fn worker(inner: &Inner) {
             job.state.finish();
             continue;
         }
-        inner.busy.fetch_add(1, Ordering::Relaxed);
+        // A clock worker is not one of the `workers` the stats count.
+        let counted = !clock_only;
+        if counted {
+            inner.busy.fetch_add(1, Ordering::Relaxed);
+        }
         lock(&inner.running).push(Arc::clone(&job.state));
         let tt = Arc::clone(&inner.tt.read().unwrap_or_else(|e| e.into_inner()));
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (job.work)(&tt)));
@@ -464,7 +494,9 @@ fn worker(inner: &Inner) {
             Err(_) => tracing::error!("a search panicked; the worker goes on"),
         }
         lock(&inner.running).retain(|s| !Arc::ptr_eq(s, &job.state));
-        inner.busy.fetch_sub(1, Ordering::Relaxed);
+        if counted {
+            inner.busy.fetch_sub(1, Ordering::Relaxed);
+        }
         inner.completed.fetch_add(1, Ordering::Relaxed);
         job.state.finish();
     }
@@ -490,7 +522,44 @@ mod tests {
     use crate::search::testgames::Nim;
 
     fn pool(workers: usize, queue: usize) -> Pool {
-        Pool::new(PoolConfig { workers, queue, hash_mb: 1 })
+        Pool::new(PoolConfig { workers, queue, hash_mb: 1, clock_workers: 0 })
+    }
+
+    #[test]
+    fn a_clock_worker_takes_a_clock_search_while_every_worker_is_busy() {
+        let clocked = Pool::new(PoolConfig { workers: 1, queue: 4, hash_mb: 1, clock_workers: 1 });
+        let running = clocked.submit(request("100001", Limits::infinite(), Priority::Low), |_| {}).expect("runs");
+        let deadline = Instant::now() + WAIT;
+        while clocked.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // A search without a clock waits for the worker: the clock worker does not take it.
+        let waiting = clocked.submit(request("9", Limits::depth(3), Priority::High), |_| {}).expect("queued");
+        let clock = Clock { remaining: Duration::from_secs(5), increment: Duration::ZERO, moves_to_go: None };
+        let (tx, rx) = mpsc::channel();
+        let on_clock = clocked
+            .submit(request("9", Limits { clock: Some(clock), ..Limits::default() }, Priority::Normal), move |e| {
+                let _ = tx.send(e);
+            })
+            .expect("queued");
+        assert!(on_clock.wait_timeout(WAIT), "the clock search ran beside the busy worker");
+        assert!(rx.try_iter().any(|e| matches!(e, Event::Done(d) if d.best.is_some())));
+        assert!(!waiting.wait_timeout(Duration::from_millis(50)), "the other search still waits");
+        assert_eq!(clocked.stats().queued, 1);
+        assert_eq!(clocked.stats().busy, 1, "the clock worker is not counted");
+        running.stop();
+        assert!(waiting.wait_timeout(WAIT));
+        // Without a clock worker the clock search waits as any other.
+        let plain = pool(1, 4);
+        let running = plain.submit(request("100001", Limits::infinite(), Priority::Low), |_| {}).expect("runs");
+        let deadline = Instant::now() + WAIT;
+        while plain.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let on_clock =
+            plain.submit(request("9", Limits { clock: Some(clock), ..Limits::default() }, Priority::High), |_| {});
+        assert!(!on_clock.expect("queued").wait_timeout(Duration::from_millis(50)));
+        running.stop();
     }
 
     #[test]

@@ -546,7 +546,7 @@ pub fn run_stdio(config: CheckersConfig, engines: Engines) -> std::io::Result<()
     config.validate().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let span = tracing::info_span!("checkers_session", transport = "stdio");
     let _enter = span.enter();
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize, clock_workers: 0 });
     let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
@@ -569,7 +569,7 @@ mod tests {
     /// A session on its own one-worker pool, searching to depth 4 (no time limit); its events arrive on the
     /// receiver and are fed back by hand.
     fn session() -> (CheckersSession, Receiver<SearchReport<Move>>) {
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
         let (tx, rx) = mpsc::channel();
         let config = CheckersConfig { depth: 4, time: 0.0, hash_mb: 1, threads: 1, nodes: 0, engine: None };
         let s = CheckersSession::new(Analysis::local(pool), config, move |e| {

@@ -644,7 +644,7 @@ pub fn run_tcp(stream: TcpStream, config: DxpConfig, idle: Duration) -> io::Resu
     }
     stream.set_write_timeout(Some(Duration::from_secs(60)))?;
     let closer = stream.try_clone()?;
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize, clock_workers: 0 });
     let results = Arc::new(Mutex::new(Vec::new()));
     let shared = Arc::clone(&results);
     let mut output = NulWriter { out: stream, pending: Vec::new() };

@@ -567,7 +567,7 @@ impl LineSession for HubSession {
 pub fn run_stdio(config: HubConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("hub_session", transport = "stdio");
     let _enter = span.enter();
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize, clock_workers: 0 });
     let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
@@ -587,7 +587,7 @@ mod tests {
     const START: &str = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww";
 
     fn session() -> (HubSession, Receiver<HubEvent>) {
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
         let (tx, rx) = mpsc::channel();
         let s = HubSession::new(Analysis::local(pool), HubConfig::default(), move |e| {
             let _ = tx.send(e);

@@ -587,7 +587,7 @@ impl LineSession for QianhongSession {
 pub fn run_stdio(engine: Option<String>, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("qianhong_session", transport = "stdio");
     let _enter = span.enter();
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 64 });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 64, clock_workers: 0 });
     let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
@@ -629,7 +629,7 @@ mod tests {
 
     /// A session on its own one-worker pool; its events arrive on the receiver and are fed back by hand.
     fn session() -> (QianhongSession, Receiver<SearchEnded>) {
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
         let (tx, rx) = mpsc::channel();
         let s = QianhongSession::new(Analysis::local(pool), move |e| {
             let _ = tx.send(e);

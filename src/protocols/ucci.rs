@@ -652,7 +652,7 @@ impl LineSession for UcciSession {
 pub fn run_stdio(config: UcciConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("ucci_session", transport = "stdio");
     let _enter = span.enter();
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize, clock_workers: 0 });
     let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
@@ -671,7 +671,7 @@ mod tests {
     const WAIT: Duration = Duration::from_secs(60);
 
     fn session() -> (UcciSession, Receiver<UcciEvent>) {
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
         let (tx, rx) = mpsc::channel();
         let s = UcciSession::new(Analysis::local(pool), UcciConfig::default(), move |e| {
             let _ = tx.send(e);

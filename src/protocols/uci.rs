@@ -864,7 +864,7 @@ impl LineSession for UciSession {
 pub fn run_stdio(config: UciConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("uci_session", transport = "stdio");
     let _enter = span.enter();
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize, clock_workers: 0 });
     let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
@@ -883,7 +883,7 @@ mod tests {
     const WAIT: Duration = Duration::from_secs(60);
 
     fn session() -> (UciSession, Receiver<UciEvent>) {
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
         let (tx, rx) = mpsc::channel();
         let s = UciSession::new(Analysis::local(pool), UciConfig::default(), move |e| {
             let _ = tx.send(e);

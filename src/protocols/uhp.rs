@@ -683,7 +683,7 @@ impl LineSession for UhpSession {
 pub fn run_stdio(config: UhpConfig, engines: Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("uhp_session", transport = "stdio");
     let _enter = span.enter();
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb as usize, clock_workers: 0 });
     let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     stdio::run(
@@ -702,7 +702,7 @@ mod tests {
     const WAIT: Duration = Duration::from_secs(30);
 
     fn session() -> (UhpSession, Receiver<SearchEnded>) {
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
         let (tx, rx) = mpsc::channel();
         let s = UhpSession::new(Analysis::local(pool), UhpConfig::default(), move |e| {
             let _ = tx.send(e);

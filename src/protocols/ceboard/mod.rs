@@ -348,7 +348,7 @@ fn clamp_i32(v: u64) -> i32 {
 
 impl Session {
     fn new(host: Box<dyn Host>, config: Config, tx: SyncSender<Msg>) -> Session {
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb, clock_workers: 0 });
         Session {
             host,
             config,

@@ -1261,7 +1261,8 @@ pub fn transport(config: &GuideConfig) -> Transport {
 pub fn run_stdio(config: GuideConfig, engines: crate::engines::Engines) -> std::io::Result<()> {
     let span = tracing::info_span!("guide_session", transport = "stdio");
     let _enter = span.enter();
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize });
+    let pool =
+        Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize, clock_workers: 0 });
     let analysis = Analysis::with_engines(pool, None, engines);
     let mut stdout = std::io::stdout().lock();
     let transport = transport(&config);

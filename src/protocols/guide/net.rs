@@ -458,7 +458,8 @@ fn run_with(options: Options, setup: EngineSetup) -> io::Result<()> {
         }
     };
     let config = GuideConfig { own_pool: true, engine: setup.engine, ..options.config };
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize });
+    let pool =
+        Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: config.hash_mb.max(1) as usize, clock_workers: 0 });
     let result = serve_stream(stream, Analysis::with_engines(pool, None, engines.clone()), config);
     engines.shutdown();
     result

@@ -8,7 +8,7 @@ const START: &str = "white bbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww";
 
 /// A session on its own one-worker pool; its events arrive on the receiver and are fed back by hand.
 fn session() -> (GuideSession, Receiver<GuideEvent>) {
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
     let (tx, rx) = mpsc::channel();
     let config =
         GuideConfig { hash_mb: 1, max_threads: 4, idle: Some(Duration::from_secs(60)), ..GuideConfig::default() };
@@ -75,7 +75,7 @@ fn handshake_capabilities_and_ping() {
 
 #[test]
 fn a_shared_pool_offers_no_hash_option() {
-    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 });
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 });
     let mut s =
         GuideSession::new(Analysis::local(pool), GuideConfig { own_pool: false, ..GuideConfig::default() }, |_| {});
     assert!(!s.handshake().iter().any(|l| l.contains("Hash_MB")));
