@@ -81,3 +81,12 @@ seed http_bodies query '\004' 'game=hive&position=Base%2BMLP&depth=1&cache=refre
 # 2 SendMove, 3 SetPosition, 4 MoveNow, 5 GetMessages, 1 EndGame), the rest is its text.
 seed ceboard game '' "$(printf '0\n2e2e4\n4\n5\n2g8f6\n4\n1\n')"
 seed ceboard position '' "$(printf '3rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1\n6\n4\n<\n4\n1\n')"
+
+# PROXY protocol headers: the first byte picks the part (0 the version 1 parser, 1 the version 2 parser, 2 the
+# reader on a loopback connection, the header then a GUIDE line after it).
+seed proxy_header v1 '\000' "$(printf 'PROXY TCP4 203.0.113.9 10.0.0.2 51234 27533\r\n')"
+seed proxy_header v1-ipv6 '\000' "$(printf 'PROXY TCP6 2001:db8::7 2001:db8::1 4000 27533\r\n')"
+seed proxy_header v2 '\001\015\012\015\012\000\015\012\121\125\111\124\012\041\021\000\014\313\000\161\011\012\000\000\002\310\042\153\155' ''
+seed proxy_header reader-v1 '\002' "$(printf 'PROXY TCP4 203.0.113.9 10.0.0.2 51234 27533\r\nnew\n')"
+seed proxy_header reader-v2 '\002\015\012\015\012\000\015\012\121\125\111\124\012\041\021\000\014\313\000\161\011\012\000\000\002\310\042\153\155' 'new'
+seed proxy_header reader-plain '\002' "$(printf 'new\nlevel blitz 300 0\n')"

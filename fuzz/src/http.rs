@@ -33,7 +33,7 @@ thread_local! {
 fn build(runtime: &Runtime) -> Router {
     runtime.block_on(async {
         let store = Store::builder("sqlite::memory:").memory_entries(64).open().await.expect("in-memory store");
-        let pool = Pool::new(PoolConfig { workers: 1, queue: 4, hash_mb: 1 });
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 4, hash_mb: 1, clock_workers: 0 });
         let config = ApiConfig {
             max_depth: 2,
             max_movetime_ms: 20,

@@ -7,9 +7,10 @@
 
 pub mod ceboard;
 pub mod http;
+pub mod proxy;
 pub mod sessions;
 
-use kibitz::game::{Game, PlyNote};
+use kibitz::game::{Game, PlyNote, RecordBudget};
 
 /// Longest input the checkers look at (bytes): longer texts only cost time, not coverage.
 pub const MAX_INPUT: usize = 16 * 1024;
@@ -129,7 +130,8 @@ fn moves<G: Game>(text: &str) {
 /// Read a record (or a collection); every game read is legal move by move, and an exported game reads back
 /// as the same game.
 fn records<G: Game>(text: &str, format: Option<&str>) {
-    let Ok(games) = G::parse_records(text, format) else { return };
+    // Loose limits: an input is at most MAX_INPUT bytes; a budget error is a refusal like any other.
+    let Ok(games) = G::parse_records(text, format, &mut RecordBudget::new(10_000, 10_000_000)) else { return };
     let mut legal = Vec::new();
     for record in games.into_iter().flatten() {
         let mut g = record.start.clone();
@@ -141,7 +143,7 @@ fn records<G: Game>(text: &str, format: Option<&str>) {
         let notes: Vec<PlyNote<G::Move>> =
             record.moves.iter().map(|_| PlyNote { comment: None, nag: None, variation: Vec::new() }).collect();
         let Some(exported) = G::export_record(&record, &notes) else { continue };
-        let again = G::parse_records(&exported, G::EXPORT_FORMAT)
+        let again = G::parse_records(&exported, G::EXPORT_FORMAT, &mut RecordBudget::new(1, u64::MAX))
             .unwrap_or_else(|e| panic!("exported record not read back: {e}\n{exported}"));
         assert_eq!(again.len(), 1, "one game exported, {} read back:\n{exported}", again.len());
         let back = match &again[0] {

@@ -123,7 +123,7 @@ impl<S: LineSession> Driver<S> {
 
 /// The analysis path of a stand-alone engine: a one-worker pool with a 1 MiB table.
 fn pool() -> Analysis {
-    Analysis::local(Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1 }))
+    Analysis::local(Pool::new(PoolConfig { workers: 1, queue: 2, hash_mb: 1, clock_workers: 0 }))
 }
 
 /// The number in `token`, read as the sessions read numbers (a float covers their integers too).
@@ -145,7 +145,7 @@ pub fn checkers(data: &[u8]) {
         (!big).then(|| line.to_string())
     }
     let (tx, events) = mpsc::channel();
-    let config = CheckersConfig { depth: 2, time: 0.05, hash_mb: 1, threads: 1 };
+    let config = CheckersConfig { depth: 2, time: 0.05, hash_mb: 1, threads: 1, nodes: 0, engine: None };
     let session = CheckersSession::new(pool(), config, move |e| {
         let _ = tx.send(e);
     });
@@ -200,7 +200,7 @@ pub fn uhp(data: &[u8]) {
         }
     }
     let (tx, events) = mpsc::channel();
-    let config = UhpConfig { level: 1, threads: 1, hash_mb: 1, repetition: false };
+    let config = UhpConfig { level: 1, threads: 1, hash_mb: 1, repetition: false, max_nodes: 0, engine: None };
     let session = UhpSession::new(pool(), config, move |e| {
         let _ = tx.send(e);
     });
