@@ -27,10 +27,12 @@ const ASSETS: &[Asset] = &[
     Asset { name: "favicon.svg", content_type: "image/svg+xml", body: include_str!("web/favicon.svg") },
 ];
 
-/// What the page may load: its own files and the API (the WebSocket included); nothing from elsewhere. Inline
-/// styles are allowed for the board pictures, which are inlined SVG documents.
+/// What the page may load: its own files and the API; nothing from elsewhere. `connect-src 'self'` covers the
+/// page's own WebSocket (`ws:`/`wss:` on the same host and port, CSP level 3) and no other host's, so a script
+/// that got in could not send what it reads elsewhere. Inline styles are allowed for the board pictures, which
+/// are inlined SVG documents.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
-                   connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+                   connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// A strong validator of a file's bytes (FNV-1a, 64 bits): the same binary always gives the same tag.
 fn etag_of(body: &str) -> String {
