@@ -14,10 +14,12 @@
 //! | BACKACC | `K` code(1): `0` accepted, `1` not supported, `2` declined |
 //!
 //! The initiator (`kibitz dxp --connect`) proposes the game with GAMEREQ; the follower (`kibitz dxp
-//! --listen`) accepts it with GAMEACC. Then each side sends its moves as MOVE; the side that sees the game end
-//! (no legal move, or a draw by the rules: repetition, the king-move rules) sends GAMEEND, and the other
-//! answers with its own. The initiator plays `games` games, changing colours after each, then both sides close
-//! the connection.
+//! --listen`) accepts it with GAMEACC. Then each side sends its moves as MOVE. When the game has ended (no legal
+//! move, or a draw by the rules: repetition, the king-move rules), the side to move sends GAMEEND in place of a
+//! move (the protocol allows an ending GAMEEND only on the sender's turn), and the other answers with its own:
+//! after a move of kibitz's that ends the game kibitz waits for the peer's GAMEEND, and sends its own if the peer
+//! moves on instead. The initiator plays `games` games, changing colours after each, then both sides close the
+//! connection.
 //!
 //! Each side keeps its own clock: the GAMEREQ's minutes for the whole game, less the time its own searches
 //! took, spread over the moves left to the GAMEREQ's number (then over an open-ended rest). kibitz accepts
@@ -403,6 +405,11 @@ impl DxpSession {
         if current.game.side_to_move() == current.mine {
             return Err(SessionError::command("MOVE when it is kibitz's turn"));
         }
+        if current.game.outcome().is_some() {
+            // kibitz's last move ended the game by the rules and the peer moved on instead of ending it: it is
+            // kibitz's turn now, when the protocol lets it send its GAMEEND.
+            return Ok(self.check_end().unwrap_or_default());
+        }
         let from = field(m, 5, 2, "the from square")?;
         let to = field(m, 7, 2, "the to square")?;
         let n = field(m, 9, 2, "the number of captures")? as usize;
@@ -430,8 +437,25 @@ impl DxpSession {
         self.think_if_mine()
     }
 
-    /// If the game is over, this side's GAMEEND (and the game is closed).
+    /// If the game is over and it is kibitz's turn, this side's GAMEEND (and the game is closed). The protocol
+    /// lets a program send the GAMEEND that ends a game only on its own turn, in place of a move: after a move
+    /// of kibitz's that ends the game, the peer is to send it (kibitz acknowledges it, [`Self::gameend`]) or,
+    /// if it moves on, kibitz sends it then.
     fn check_end(&mut self) -> Option<Vec<String>> {
+        let current = self.current.as_ref()?;
+        if current.game.side_to_move() != current.mine {
+            return None;
+        }
+        let reason = self.score_rules_end()?;
+        self.current = None;
+        self.thinking = None;
+        self.end_sent = true;
+        Some(vec![format!("E{reason}{}", self.stop_code())])
+    }
+
+    /// Count and record the end of the current game by the rules, if it has ended: GAMEEND's reason from
+    /// kibitz's side (`3` won, `1` lost, `2` draw).
+    fn score_rules_end(&mut self) -> Option<char> {
         let current = self.current.as_ref()?;
         let end = current.game.outcome()?;
         let mine = current.mine;
@@ -450,10 +474,7 @@ impl DxpSession {
             }
         };
         self.record(mine, &format!("{word} ({})", end.reason));
-        self.current = None;
-        self.thinking = None;
-        self.end_sent = true;
-        Some(vec![format!("E{reason}{}", self.stop_code())])
+        Some(reason)
     }
 
     /// GAMEEND's stop code: the follower welcomes another game (the initiator decides); the initiator says
@@ -475,7 +496,12 @@ impl DxpSession {
         if self.current.is_none() && !self.end_sent {
             return Ok(lines);
         }
-        if let Some(current) = self.current.take() {
+        if self.score_rules_end().is_some() {
+            // kibitz's move ended the game and the peer, on its turn, says so: the rules say how it ended.
+            self.current = None;
+            self.thinking = None;
+            lines.push(format!("E0{}", self.stop_code()));
+        } else if let Some(current) = self.current.take() {
             // The peer ended the game (resigned, claimed, or saw an end kibitz does not): its word counts.
             self.thinking = None;
             let word = match m.get(1..2) {
