@@ -194,6 +194,8 @@ struct Inner {
     work_ready: Condvar,
     capacity: usize,
     workers: usize,
+    /// Worker threads that take only searches on a game clock (see [`PoolConfig::clock_workers`]).
+    clock_workers: usize,
     busy: AtomicUsize,
     completed: AtomicU64,
     nodes: AtomicU64,
@@ -356,6 +358,7 @@ impl Pool {
             work_ready: Condvar::new(),
             capacity: config.queue,
             workers,
+            clock_workers,
             busy: AtomicUsize::new(0),
             completed: AtomicU64::new(0),
             nodes: AtomicU64::new(0),
@@ -419,8 +422,13 @@ impl Pool {
         }
         queues.by_priority[priority as usize].push(client, Queued { work, state: Arc::clone(&state), clock });
         drop(queues);
-        // Every waiting worker is woken: one woken alone might be a clock worker that cannot take this job.
-        self.inner().work_ready.notify_all();
+        // With clock workers every waiting worker is woken: one woken alone might be a clock worker that cannot
+        // take this job.
+        if self.inner().clock_workers > 0 && !clock {
+            self.inner().work_ready.notify_all();
+        } else {
+            self.inner().work_ready.notify_one();
+        }
         Ok(JobHandle { state, detached: false })
     }
 
