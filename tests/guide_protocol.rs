@@ -554,6 +554,29 @@ fn a_closed_connection_cancels_its_search_and_the_server_goes_on() {
     server.stop();
 }
 
+/// A game on a clock gets its move while every worker is busy with another session's endless analysis: the
+/// server's clock worker takes it (without one it would wait in the queue while its clock ran out).
+#[test]
+fn a_clock_game_is_answered_while_every_worker_is_busy() {
+    let server = Server::start(&["--workers", "1", "--clock-workers", "1"]);
+    let addr = server.guide_addr.expect("gateway");
+    let (mut analyst, _) = Gui::open(addr);
+    analyst.quiet("levelsinfiniteanalysis");
+    analyst.send("go");
+    analyst.until("searchInfo");
+    let (mut player, _) = Gui::open(addr);
+    player.quiet("levelsblitzgame 40 1");
+    player.go("30 20.25", true);
+    player.check_position();
+    // The analysis was never stopped: it still holds the one worker.
+    let metrics = server.get("/metrics").text();
+    assert!(metrics.lines().any(|l| l == "kibitz_pool_busy_workers 1"), "{metrics}");
+    analyst.send("halt 0");
+    player.quit();
+    analyst.quit();
+    server.stop();
+}
+
 #[test]
 fn the_session_limit_is_said_in_error() {
     let server = Server::start(&["--guide-max-sessions", "1"]);
