@@ -340,13 +340,10 @@ fn running(pid: u32) -> bool {
     }
 }
 
-/// Ctrl-C (SIGINT) during a match: the engine busy in a search, in a process group of its own that the
-/// terminal's signal does not reach, is stopped with the match instead of searching on. The fake engine
-/// does not read its input while it "thinks" (as many engines), so only a stop that kills it ends it.
+/// A fake UCI engine named `busy` in `dir`'s engines file: it writes its pid to `dir/pid`, and on `go` touches
+/// `dir/thinking` and sleeps five minutes without reading its input (as many engines do while they search).
 #[cfg(target_os = "linux")]
-#[test]
-fn an_interrupted_match_stops_its_busy_engine() {
-    let dir = tempdir("kibitz-interrupted");
+fn busy_engine(dir: &Path) -> std::path::PathBuf {
     let script = dir.join("busy.sh");
     std::fs::write(
         &script,
@@ -364,9 +361,6 @@ fn an_interrupted_match_stops_its_busy_engine() {
     .unwrap();
     let _ = std::fs::remove_file(dir.join("pid"));
     let _ = std::fs::remove_file(dir.join("thinking"));
-    // White to move after the opening, so the engine (player A, white in game 1) searches first.
-    let openings = dir.join("openings.txt");
-    std::fs::write(&openings, "|e2e4 e7e5\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let engines = dir.join("engines.toml");
@@ -379,6 +373,48 @@ fn an_interrupted_match_stops_its_busy_engine() {
         ),
     )
     .unwrap();
+    engines
+}
+
+/// Wait until the busy engine of `dir` is searching; its pid. Fails if `child` ends first.
+#[cfg(target_os = "linux")]
+fn wait_thinking(dir: &Path, child: &mut std::process::Child) -> u32 {
+    let waited = std::time::Instant::now();
+    while !dir.join("thinking").exists() {
+        assert!(waited.elapsed() < Duration::from_secs(120), "the engine was never asked to search");
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("kibitz ended before the engine searched ({status}): {err}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let engine: u32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
+    assert!(running(engine));
+    engine
+}
+
+/// Wait until process `pid` is gone (10 s at most).
+#[cfg(target_os = "linux")]
+fn assert_gone(pid: u32, what: &str) {
+    let gone = std::time::Instant::now();
+    while running(pid) {
+        assert!(gone.elapsed() < Duration::from_secs(10), "{what} {pid} outlived kibitz");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Ctrl-C (SIGINT) during a match: the engine busy in a search, in a process group of its own that the
+/// terminal's signal does not reach, is stopped with the match instead of searching on. The fake engine
+/// does not read its input while it "thinks" (as many engines), so only a stop that kills it ends it.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupted_match_stops_its_busy_engine() {
+    let dir = tempdir("kibitz-interrupted");
+    let engines = busy_engine(&dir);
+    // White to move after the opening, so the engine (player A, white in game 1) searches first.
+    let openings = dir.join("openings.txt");
+    std::fs::write(&openings, "|e2e4 e7e5\n").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
         .args(["match", "busy", "kibitz", "--game", "chess", "--games", "2", "--movetime", "600000"])
         .arg("--openings")
@@ -393,18 +429,7 @@ fn an_interrupted_match_stops_its_busy_engine() {
         .spawn()
         .expect("start kibitz");
     // The engine (player A) moves first in game 1: wait for its first search.
-    let waited = std::time::Instant::now();
-    while !dir.join("thinking").exists() {
-        assert!(waited.elapsed() < Duration::from_secs(120), "the engine was never asked to search");
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut err = String::new();
-            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-            panic!("kibitz ended before the engine searched ({status}): {err}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let engine: u32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
-    assert!(running(engine));
+    let engine = wait_thinking(&dir, &mut child);
     let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(sent.success());
     let (mut out, mut err) = (String::new(), String::new());
@@ -415,9 +440,35 @@ fn an_interrupted_match_stops_its_busy_engine() {
     assert!(err.contains("match interrupted"), "{err}");
     assert!(out.contains("interrupted after 0 of 2 games"), "{out}");
     // The engine (and the `sleep` it started, in its group) is gone once kibitz has exited.
-    let gone = std::time::Instant::now();
-    while running(engine) {
-        assert!(gone.elapsed() < Duration::from_secs(10), "the busy engine {engine} outlived the match");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert_gone(engine, "the busy engine");
+}
+
+/// Ctrl-C during `kibitz annotate` with an external engine: the engine busy in its search goes with kibitz.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupted_annotation_stops_its_busy_engine() {
+    let dir = tempdir("kibitz-interrupted-annotate");
+    let engines = busy_engine(&dir);
+    let record = dir.join("game.pgn");
+    std::fs::write(&record, "[Event \"x\"]\n\n1. e4 e5 2. Nf3 *\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .arg("annotate")
+        .arg(&record)
+        .args(["--game", "chess", "--engine", "busy", "--movetime", "600000", "--quiet", "--engines"])
+        .arg(&engines)
+        .env_remove("KIBITZ_ENGINES")
+        .env("KIBITZ_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kibitz");
+    let engine = wait_thinking(&dir, &mut child);
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "stderr:\n{err}");
+    assert_gone(engine, "the busy engine");
 }

@@ -170,6 +170,7 @@ fn analyse<G: Game>(args: &AnalyseArgs) -> Result<()> {
                 .and_then(|e| e.pool::<G>())
                 .with_context(|| format!("no engine `{name}` for {kind} in the engines file (--engines PATH)"))?;
             let search = ExternalSearch { root: start, moves: played, limits, multipv: args.multipv as u32 };
+            super::stop_engines_on_signals();
             let result = pool.search_now(&search, &stop, &mut sink);
             engines.shutdown();
             result?;

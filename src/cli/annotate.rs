@@ -95,6 +95,10 @@ pub fn run(args: AnnotateArgs) -> Result<()> {
         Some(name) => name.parse::<GameKind>()?,
         None => detect_game(&text, args.format.as_deref(), args.budget())?,
     };
+    if args.server.is_none() {
+        // Local mode may start external engines: none may outlive an interrupted run.
+        super::stop_engines_on_signals();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (view, exported) = match &args.server {
         Some(url) => runtime.block_on(remote(url, kind, &text, &args))?,

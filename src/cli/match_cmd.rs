@@ -126,6 +126,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
     engines.shutdown();
     if stop.signalled.load(Ordering::SeqCst) {
         eprintln!("match interrupted: the games in progress were abandoned and the engines stopped");
+        kibitz::engines::process::kill_all();
         result?;
         std::process::exit(130);
     }
@@ -140,41 +141,16 @@ struct Stop {
     signalled: Arc<AtomicBool>,
 }
 
-/// Watch SIGINT and SIGTERM on a thread of their own. The first stops the match: the searches in progress are
-/// stopped, no game starts, and `run` shuts the engines down before it exits (an engine runs in a process
-/// group of its own, so a terminal's Ctrl-C does not reach it, and one busy in a search would run on). A
-/// second signal ends the process at once.
+/// Watch SIGINT and SIGTERM. The first stops the match: the searches in progress are stopped, no game starts,
+/// and `run` shuts the engines down before it exits (an engine runs in a process group of its own, so a
+/// terminal's Ctrl-C does not reach it, and one busy in a search would run on). A second signal kills the
+/// engines and ends the process at once.
 fn watch_signals(stop: Stop) -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
-    #[cfg(unix)]
-    let (mut interrupt, mut terminate) = {
-        use tokio::signal::unix::{SignalKind, signal};
-        let _context = runtime.enter();
-        (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?)
-    };
-    std::thread::Builder::new().name("signals".into()).spawn(move || {
-        runtime.block_on(async move {
-            for count in 0.. {
-                #[cfg(unix)]
-                tokio::select! {
-                    _ = interrupt.recv() => {}
-                    _ = terminate.recv() => {}
-                }
-                #[cfg(not(unix))]
-                if tokio::signal::ctrl_c().await.is_err() {
-                    return;
-                }
-                if count == 0 {
-                    eprintln!("interrupted: stopping the games and the engines (again to quit at once)");
-                    stop.signalled.store(true, Ordering::SeqCst);
-                    stop.abort.store(true, Ordering::SeqCst);
-                } else {
-                    std::process::exit(130);
-                }
-            }
-        })
-    })?;
-    Ok(())
+    super::on_signals(move || {
+        eprintln!("interrupted: stopping the games and the engines (again to quit at once)");
+        stop.signalled.store(true, Ordering::SeqCst);
+        stop.abort.store(true, Ordering::SeqCst);
+    })
 }
 
 /// The engines of the file that the players name, each with enough processes for the games played at once.

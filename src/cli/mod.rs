@@ -22,6 +22,56 @@ use anyhow::{Context, Result};
 use kibitz::game::{Game, Score};
 
 /// The external engines of an engines file (none without one). No process is started here.
+/// Watch SIGINT and SIGTERM on a thread of their own: the first calls `first`, a second kills every engine
+/// process (see [`kibitz::engines::process::kill_all`]) and ends the process at once with code 130.
+pub fn on_signals(first: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+    #[cfg(unix)]
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _context = runtime.enter();
+        (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?)
+    };
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        runtime.block_on(async move {
+            let mut first = Some(first);
+            loop {
+                #[cfg(unix)]
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+                #[cfg(not(unix))]
+                if tokio::signal::ctrl_c().await.is_err() {
+                    return;
+                }
+                match first.take() {
+                    Some(first) => first(),
+                    None => {
+                        kibitz::engines::process::kill_all();
+                        std::process::exit(130);
+                    }
+                }
+            }
+        })
+    })?;
+    Ok(())
+}
+
+/// For a command that has nothing to finish on a signal: the first SIGINT or SIGTERM kills the engine processes
+/// it started (see [`kibitz::engines::process::kill_all`]) and ends it with code 130. Without this an engine busy
+/// in a search would run on after kibitz (its process group is its own).
+pub fn stop_engines_on_signals() {
+    let installed = on_signals(|| {
+        eprintln!("interrupted");
+        kibitz::engines::process::kill_all();
+        std::process::exit(130);
+    });
+    if let Err(e) = installed {
+        eprintln!("warning: cannot watch SIGINT and SIGTERM ({e}): an interrupted command leaves its engines running");
+    }
+}
+
 pub fn load_engines(path: Option<&std::path::Path>) -> Result<kibitz::engines::Engines> {
     let Some(path) = path else { return Ok(kibitz::engines::Engines::default()) };
     let specs = kibitz::engines::config::load(path)?;

@@ -228,6 +228,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
     }
     store.close().await;
     let _ = tokio::task::spawn_blocking(move || engines.shutdown()).await;
+    // An engine process still busy in a search of a request that outlived the shutdown goes with the server.
+    kibitz::engines::process::kill_all();
     tracing::info!("stopped");
     Ok(())
 }

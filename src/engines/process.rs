@@ -122,6 +122,7 @@ impl Process {
             // Logging only: if the thread cannot start, the engine's stderr pipe is closed instead.
             let _ = thread::Builder::new().name(format!("engine-err {label}")).spawn(move || log_stderr(stderr, &name));
         }
+        lock_live().push(child.id());
         Ok(Process { child, input, lines, label, dead: false })
     }
 
@@ -192,6 +193,9 @@ impl Process {
     /// Kill the process and its process group now, and reap the process.
     pub(crate) fn kill(&mut self) {
         self.dead = true;
+        // Out of the registry before it is reaped: a registered id is always one of ours (see `kill_all`).
+        let id = self.child.id();
+        lock_live().retain(|&p| p != id);
         kill_group(&self.child);
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -208,6 +212,29 @@ impl Process {
         }
         // The exited process is not reaped yet, so its group id is still its own to kill.
         self.kill();
+    }
+}
+
+/// The engine processes running: their ids, which are their process groups' ids. A process leaves the list
+/// before it is reaped, so every id in it is still a process of ours and its group id cannot have been reused.
+static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+fn lock_live() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kill every engine process kibitz started and has not reaped, with what each started (its process group):
+/// for a command about to exit on a signal, so that no engine outlives it (an engine runs in a group of its own,
+/// which a terminal's Ctrl-C does not reach, and one busy in a search would run on). The owners still reap them.
+pub fn kill_all() {
+    let live = lock_live();
+    for &id in live.iter() {
+        #[cfg(unix)]
+        if let Some(pid) = i32::try_from(id).ok().and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        #[cfg(not(unix))]
+        let _ = id;
     }
 }
 
