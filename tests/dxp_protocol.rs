@@ -246,11 +246,9 @@ fn a_stray_gameend_between_games_proposes_no_extra_game() {
     assert!(status.success(), "{status:?}");
 }
 
-/// The protocol lets a program send the GAMEEND that ends a game only on its turn, in place of a move: after
-/// kibitz's move takes the peer's last piece, kibitz sends no GAMEEND of its own but waits for the peer's, then
-/// acknowledges it and records the game as the rules ended it.
-#[test]
-fn after_its_game_ending_move_kibitz_waits_for_the_peers_gameend() {
+/// A game in which kibitz (the follower, White) takes the peer's last piece with its one legal move: the follower,
+/// the connection after that move, and the follower's output lines.
+fn last_piece_taken() -> (Proc, TcpStream, mpsc::Receiver<String>) {
     // White (kibitz) to move, a man on 28 against Black's on 23: the one legal move takes it and wins.
     let g = Draughts::parse_position("W:W28:B23", None).expect("a position");
     let legal = g.legal_moves();
@@ -263,22 +261,49 @@ fn after_its_game_ending_move_kibitz_waits_for_the_peers_gameend() {
     squares[23 - 1] = 'z';
     let squares: String = squares.into_iter().collect();
 
-    let (mut follower, addr, lines) = follower();
+    let (follower, addr, lines) = follower();
     let mut s = TcpStream::connect(&addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
     send(&mut s, &format!("R01{:<32}W001000BW{squares}", "script"));
     assert_eq!(read_message(&mut s), format!("A{:<32}0", "follower"));
     let m = read_message(&mut s);
     assert_eq!(&m[5..], "28190123", "the capture 28x19 taking 23: {m:?}");
-    // No GAMEEND follows it: the next message kibitz sends answers the takeback request sent now.
+    (follower, s, lines)
+}
+
+/// The follower's one game line, once it has exited.
+fn the_game_line(follower: &mut Proc, lines: &mpsc::Receiver<String>) -> String {
+    let status = wait_exit(follower, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+    let result: Vec<String> = lines.try_iter().filter(|l| l.starts_with("game 1: ")).collect();
+    assert_eq!(result.len(), 1, "{result:?}");
+    result[0].clone()
+}
+
+/// The protocol lets a program send the GAMEEND that ends a game only on its turn, in place of a move: after
+/// kibitz's move takes the peer's last piece, kibitz sends no GAMEEND of its own but waits for the peer's, then
+/// acknowledges it and records the game as the rules ended it.
+#[test]
+fn after_its_game_ending_move_kibitz_waits_for_the_peers_gameend() {
+    let (mut follower, mut s, lines) = last_piece_taken();
+    // No GAMEEND follows the move: the next message kibitz sends answers the takeback request sent now.
     send(&mut s, "B001Z");
     assert_eq!(read_message(&mut s), "K1");
     // The peer, on its turn without a move, ends the game and wants no more: kibitz acknowledges.
     send(&mut s, "E11");
     assert_eq!(read_message(&mut s), "E00");
-    let status = wait_exit(&mut follower, Duration::from_secs(60));
-    assert!(status.success(), "{status:?}");
-    let result: Vec<String> = lines.try_iter().filter(|l| l.starts_with("game 1: ")).collect();
-    assert_eq!(result.len(), 1, "{result:?}");
-    assert!(result[0].starts_with("game 1: kibitz white, won ("), "{result:?}");
+    let line = the_game_line(&mut follower, &lines);
+    assert!(line.starts_with("game 1: kibitz white, won ("), "{line}");
+}
+
+/// A peer that moves on after kibitz's game-ending move instead of ending the game: the turn is kibitz's again,
+/// so kibitz sends its GAMEEND then (won, another game welcome) and the game counts as the rules ended it.
+#[test]
+fn a_peer_that_moves_on_after_the_game_ended_gets_kibitzs_gameend() {
+    let (mut follower, mut s, lines) = last_piece_taken();
+    send(&mut s, "M0001191400");
+    assert_eq!(read_message(&mut s), "E30");
+    send(&mut s, "E01");
+    let line = the_game_line(&mut follower, &lines);
+    assert!(line.starts_with("game 1: kibitz white, won ("), "{line}");
 }

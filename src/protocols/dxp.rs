@@ -407,8 +407,9 @@ impl DxpSession {
         }
         if current.game.outcome().is_some() {
             // kibitz's last move ended the game by the rules and the peer moved on instead of ending it: it is
-            // kibitz's turn now, when the protocol lets it send its GAMEEND.
-            return Ok(self.check_end().unwrap_or_default());
+            // kibitz's turn now, when the protocol lets it send its GAMEEND (the board, which has not taken the
+            // peer's move, still says the peer is to move).
+            return Ok(self.end_by_rules().unwrap_or_default());
         }
         let from = field(m, 5, 2, "the from square")?;
         let to = field(m, 7, 2, "the to square")?;
@@ -446,6 +447,11 @@ impl DxpSession {
         if current.game.side_to_move() != current.mine {
             return None;
         }
+        self.end_by_rules()
+    }
+
+    /// If the game is over by the rules, this side's GAMEEND now (and the game is closed).
+    fn end_by_rules(&mut self) -> Option<Vec<String>> {
         let reason = self.score_rules_end()?;
         self.current = None;
         self.thinking = None;
