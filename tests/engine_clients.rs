@@ -3,6 +3,8 @@
 //! message when python3 is missing), and through the engine pools (`Engines::new` + `search_now`), including a
 //! process that dies mid-search and is replaced.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -657,15 +659,6 @@ fn dies_then_recovers<G: Game>(protocol: Protocol, game: GameKind, fake_protocol
     engines.shutdown();
 }
 
-/// Whether process `pid` is still running (a zombie waiting for its parent counts as gone).
-#[cfg(target_os = "linux")]
-fn running(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
 /// A shutdown that comes while a replacement process is starting waits for that start and stops the process:
 /// no engine started by the pool outlives its shutdown (a match's last game, say, whose engine died).
 #[cfg(target_os = "linux")]
@@ -686,7 +679,7 @@ fn a_replacement_starting_at_shutdown_does_not_outlive_it() {
         .collect();
     assert_eq!(started.len(), 1, "one replacement was started");
     for pid in started {
-        assert!(!running(pid), "the replacement {pid} outlived the shutdown");
+        assert!(!common::running(pid), "the replacement {pid} outlived the shutdown");
     }
 }
 

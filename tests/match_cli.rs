@@ -2,9 +2,12 @@
 //! Fairy-Stockfish when they are installed (skipped with a message otherwise; required with KIBITZ_ORACLE=1).
 //! Every run has a deadline: a match that hangs fails the test.
 
+mod common;
+
+use std::ffi::OsStr;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -17,8 +20,9 @@ struct Run {
     stderr: String,
 }
 
-fn kibitz(args: &[&str]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+/// `kibitz ARGS` started with its output piped (no engines file from the environment, warnings only).
+fn start(args: &[&OsStr]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_kibitz"))
         .args(args)
         .env_remove("KIBITZ_ENGINES")
         .env("KIBITZ_LOG", "warn")
@@ -26,7 +30,12 @@ fn kibitz(args: &[&str]) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start kibitz");
+        .expect("start kibitz")
+}
+
+fn kibitz(args: &[&str]) -> Run {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let mut child = start(&args);
     let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let (tx, rx) = mpsc::channel();
     let tx2 = tx.clone();
@@ -330,16 +339,6 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// Whether process `pid` is still running (a zombie waiting for its parent counts as gone).
-#[cfg(target_os = "linux")]
-fn running(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name in parentheses.
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
 /// A fake UCI engine named `busy` in `dir`'s engines file: it writes its pid to `dir/pid`, and on `go` touches
 /// `dir/thinking` and sleeps five minutes without reading its input (as many engines do while they search).
 #[cfg(target_os = "linux")]
@@ -376,9 +375,23 @@ fn busy_engine(dir: &Path) -> std::path::PathBuf {
     engines
 }
 
+/// Send `child` SIGINT and wait for it: it must exit with 130, the code of an interrupted command. Its stdout
+/// and stderr.
+#[cfg(target_os = "linux")]
+fn interrupt(mut child: Child) -> (String, String) {
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "stdout:\n{out}\nstderr:\n{err}");
+    (out, err)
+}
+
 /// Wait until the busy engine of `dir` is searching; its pid. Fails if `child` ends first.
 #[cfg(target_os = "linux")]
-fn wait_thinking(dir: &Path, child: &mut std::process::Child) -> u32 {
+fn wait_thinking(dir: &Path, child: &mut Child) -> u32 {
     let waited = std::time::Instant::now();
     while !dir.join("thinking").exists() {
         assert!(waited.elapsed() < Duration::from_secs(120), "the engine was never asked to search");
@@ -390,7 +403,7 @@ fn wait_thinking(dir: &Path, child: &mut std::process::Child) -> u32 {
         std::thread::sleep(Duration::from_millis(50));
     }
     let engine: u32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
-    assert!(running(engine));
+    assert!(common::running(engine));
     engine
 }
 
@@ -398,7 +411,7 @@ fn wait_thinking(dir: &Path, child: &mut std::process::Child) -> u32 {
 #[cfg(target_os = "linux")]
 fn assert_gone(pid: u32, what: &str) {
     let gone = std::time::Instant::now();
-    while running(pid) {
+    while common::running(pid) {
         assert!(gone.elapsed() < Duration::from_secs(10), "{what} {pid} outlived kibitz");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -415,28 +428,13 @@ fn an_interrupted_match_stops_its_busy_engine() {
     // White to move after the opening, so the engine (player A, white in game 1) searches first.
     let openings = dir.join("openings.txt");
     std::fs::write(&openings, "|e2e4 e7e5\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
-        .args(["match", "busy", "kibitz", "--game", "chess", "--games", "2", "--movetime", "600000"])
-        .arg("--openings")
-        .arg(&openings)
-        .arg("--engines")
-        .arg(&engines)
-        .env_remove("KIBITZ_ENGINES")
-        .env("KIBITZ_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kibitz");
+    let words = ["match", "busy", "kibitz", "--game", "chess", "--games", "2", "--movetime", "600000", "--openings"];
+    let mut args: Vec<&OsStr> = words.iter().map(OsStr::new).collect();
+    args.extend([openings.as_os_str(), OsStr::new("--engines"), engines.as_os_str()]);
+    let mut child = start(&args);
     // The engine (player A) moves first in game 1: wait for its first search.
     let engine = wait_thinking(&dir, &mut child);
-    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    assert!(sent.success());
-    let (mut out, mut err) = (String::new(), String::new());
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "stdout:\n{out}\nstderr:\n{err}");
+    let (out, err) = interrupt(child);
     assert!(err.contains("match interrupted"), "{err}");
     assert!(out.contains("interrupted after 0 of 2 games"), "{out}");
     // The engine (and the `sleep` it started, in its group) is gone once kibitz has exited.
@@ -451,24 +449,12 @@ fn an_interrupted_annotation_stops_its_busy_engine() {
     let engines = busy_engine(&dir);
     let record = dir.join("game.pgn");
     std::fs::write(&record, "[Event \"x\"]\n\n1. e4 e5 2. Nf3 *\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
-        .arg("annotate")
-        .arg(&record)
-        .args(["--game", "chess", "--engine", "busy", "--movetime", "600000", "--quiet", "--engines"])
-        .arg(&engines)
-        .env_remove("KIBITZ_ENGINES")
-        .env("KIBITZ_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kibitz");
+    let words = ["--game", "chess", "--engine", "busy", "--movetime", "600000", "--quiet", "--engines"];
+    let mut args = vec![OsStr::new("annotate"), record.as_os_str()];
+    args.extend(words.iter().map(OsStr::new));
+    args.push(engines.as_os_str());
+    let mut child = start(&args);
     let engine = wait_thinking(&dir, &mut child);
-    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    assert!(sent.success());
-    let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "stderr:\n{err}");
+    interrupt(child);
     assert_gone(engine, "the busy engine");
 }

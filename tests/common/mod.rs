@@ -782,3 +782,13 @@ pub fn negate(score: &Value) -> Value {
         _ => panic!("bad score {score}"),
     }
 }
+
+/// Whether process `pid` is still running (a zombie waiting for its parent counts as gone).
+#[cfg(target_os = "linux")]
+pub fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses.
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
