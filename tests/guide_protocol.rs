@@ -554,10 +554,11 @@ fn a_closed_connection_cancels_its_search_and_the_server_goes_on() {
     server.stop();
 }
 
-/// A game on a clock gets its move while every worker is busy with another session's endless analysis: the
-/// server's clock worker takes it (without one it would wait in the queue while its clock ran out).
+/// A game's move gets its answer while every worker is busy with another session's endless analysis: the
+/// server's clock worker takes it, whether the game is on a clock, at a fixed time a move or to a fixed depth
+/// (without one it would wait in the queue while its time ran out).
 #[test]
-fn a_clock_game_is_answered_while_every_worker_is_busy() {
+fn a_games_move_is_answered_while_every_worker_is_busy() {
     let server = Server::start(&["--workers", "1", "--clock-workers", "1"]);
     let addr = server.guide_addr.expect("gateway");
     let (mut analyst, _) = Gui::open(addr);
@@ -567,6 +568,12 @@ fn a_clock_game_is_answered_while_every_worker_is_busy() {
     let (mut player, _) = Gui::open(addr);
     player.quiet("levelsblitzgame 40 1");
     player.go("30 20.25", true);
+    player.check_position();
+    player.quiet("levelsfixedtime 0.2");
+    player.go("", true);
+    player.check_position();
+    player.quiet("levelsfixeddepth 3");
+    player.go("", true);
     player.check_position();
     // The analysis was never stopped: it still holds the one worker.
     let metrics = server.get("/metrics").text();

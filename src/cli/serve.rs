@@ -42,9 +42,9 @@ pub struct ServeArgs {
     /// Search worker threads (default: one per core).
     #[arg(long, env = "KIBITZ_WORKERS")]
     pub workers: Option<usize>,
-    /// Worker threads beside `--workers` that run only searches on a game clock (GUIDE games, API requests with
-    /// a clock): a player's move starts at once even when every worker is busy, instead of waiting in the
-    /// queue while its clock runs. 0 to 64.
+    /// Worker threads beside `--workers` that run only the moves of games being played (a GUIDE game's, on a
+    /// clock, at a fixed time or to a fixed depth): a player's move starts at once even when every worker is
+    /// busy, instead of waiting in the queue while its time runs. 0 to 64.
     #[arg(long, env = "KIBITZ_CLOCK_WORKERS", default_value_t = 1)]
     pub clock_workers: usize,
     /// Searches that may wait for a worker before requests are answered 503.

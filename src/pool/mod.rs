@@ -41,6 +41,10 @@ pub enum Priority {
     Normal = 1,
     /// A person waiting on a GUI.
     High = 2,
+    /// A move in a game being played (a GUIDE or DXP game): it goes first, a clock worker may take it (see
+    /// [`PoolConfig::clock_workers`]) whatever its limits, and a fixed time per move counts from submission, as
+    /// a clock does: the opponent waits for the move from when it was asked.
+    Play = 3,
 }
 
 /// How the pool is built.
@@ -52,9 +56,10 @@ pub struct PoolConfig {
     pub queue: usize,
     /// Transposition table size in MiB.
     pub hash_mb: usize,
-    /// Worker threads beside `workers` that take only searches on a game clock: a player's move (a GUIDE
-    /// session's, say) starts at once even while every worker is busy with other searches, instead of waiting
-    /// in the queue until its clock runs out. Not counted in [`PoolStats`]' workers and busy.
+    /// Worker threads beside `workers` that take only the moves of games being played (searches on a game clock,
+    /// or at [`Priority::Play`]): a player's move (a GUIDE session's, say) starts at once even while every worker
+    /// is busy with other searches, instead of waiting in the queue until its time runs out. Not counted in
+    /// [`PoolStats`]' workers and busy.
     pub clock_workers: usize,
 }
 
@@ -108,7 +113,7 @@ type Work = Box<dyn FnOnce(&Arc<TranspositionTable>) -> u64 + Send>;
 struct Queued {
     work: Work,
     state: Arc<JobState>,
-    /// The search plays on a game clock (a clock worker may take it).
+    /// The search plays a game's move, on a clock or at [`Priority::Play`] (a clock worker may take it).
     clock: bool,
 }
 
@@ -170,7 +175,7 @@ impl Fair {
 
 #[derive(Default)]
 struct Queues {
-    by_priority: [Fair; 3],
+    by_priority: [Fair; 4],
     shutdown: bool,
 }
 
@@ -183,7 +188,7 @@ impl Queues {
         self.by_priority.iter_mut().rev().find_map(Fair::pop)
     }
 
-    /// The next search on a game clock, for a clock worker.
+    /// The next move of a game being played, for a clock worker.
     fn pop_clock(&mut self) -> Option<Queued> {
         self.by_priority.iter_mut().rev().find_map(|f| f.pop_where(|q| q.clock))
     }
@@ -387,8 +392,8 @@ impl Pool {
     }
 
     /// Queue a search. `sink` receives its events on a worker thread, the last being `Done`. A search on a
-    /// game clock has its time left counted from here, not from when a worker takes it: the time it waits in
-    /// the queue is the player's time too.
+    /// game clock (and a game's move at a fixed time, [`Priority::Play`]) has its time left counted from here,
+    /// not from when a worker takes it: the time it waits in the queue is the player's time too.
     pub fn submit<G: Game>(
         &self,
         request: SearchRequest<G>,
@@ -398,10 +403,10 @@ impl Pool {
         let stop = Arc::clone(&state.stop);
         let priority = request.priority;
         let client = request.client.clone();
-        let clock = request.limits.clock.is_some();
+        let clock = request.limits.clock.is_some() || priority == Priority::Play;
         let submitted = Instant::now();
         let work: Work = Box::new(move |tt| {
-            let limits = waited(&request.limits, submitted.elapsed());
+            let limits = waited(&request.limits, priority, submitted.elapsed());
             let done = search::search(&request.game, &limits, &request.options, tt, &stop, &mut sink);
             done.nodes
         });
@@ -510,12 +515,19 @@ fn worker(inner: &Inner, clock_only: bool) {
     }
 }
 
-/// `limits` for a search that waited `waited` in the queue: a game clock has that much less left (a
-/// millisecond at least, so that a move is still made); other limits are the search's own time.
-fn waited(limits: &Limits, waited: Duration) -> Limits {
+/// `limits` for a search that waited `waited` in the queue: a game clock, and the fixed time of a game's move
+/// ([`Priority::Play`]), have that much less left (a millisecond at least, so that a move is still made); other
+/// limits are the search's own time (an analysis asked for two seconds gets them).
+fn waited(limits: &Limits, priority: Priority, waited: Duration) -> Limits {
     let mut limits = limits.clone();
+    let less = |time: Duration| time.saturating_sub(waited).max(Duration::from_millis(1));
     if let Some(clock) = &mut limits.clock {
-        clock.remaining = clock.remaining.saturating_sub(waited).max(Duration::from_millis(1));
+        clock.remaining = less(clock.remaining);
+    }
+    if priority == Priority::Play
+        && let Some(movetime) = &mut limits.movetime
+    {
+        *movetime = less(*movetime);
     }
     limits
 }
@@ -552,6 +564,17 @@ mod tests {
             .expect("queued");
         assert!(on_clock.wait_timeout(WAIT), "the clock search ran beside the busy worker");
         assert!(rx.try_iter().any(|e| matches!(e, Event::Done(d) if d.best.is_some())));
+        // A game's move at a fixed time or depth is a move someone waits for too: the clock worker takes it.
+        for limits in [Limits::movetime(Duration::from_millis(20)), Limits::depth(3)] {
+            let (tx, rx) = mpsc::channel();
+            let played = clocked
+                .submit(request("9", limits.clone(), Priority::Play), move |e| {
+                    let _ = tx.send(e);
+                })
+                .expect("queued");
+            assert!(played.wait_timeout(WAIT), "{limits:?}: the game's move ran beside the busy worker");
+            assert!(rx.try_iter().any(|e| matches!(e, Event::Done(d) if d.best.is_some())));
+        }
         assert!(!waiting.wait_timeout(Duration::from_millis(50)), "the other search still waits");
         assert_eq!(clocked.stats().queued, 1);
         assert_eq!(clocked.stats().busy, 1, "the clock worker is not counted");
@@ -574,12 +597,44 @@ mod tests {
     fn a_clock_counts_the_time_a_search_waited_for_a_worker() {
         let clock = Clock { remaining: Duration::from_secs(10), increment: Duration::ZERO, moves_to_go: None };
         let limits = Limits { clock: Some(clock), movetime: Some(Duration::from_secs(2)), ..Limits::default() };
-        let after = waited(&limits, Duration::from_secs(3));
+        let after = waited(&limits, Priority::High, Duration::from_secs(3));
         assert_eq!(after.clock.map(|c| c.remaining), Some(Duration::from_secs(7)));
-        assert_eq!(after.movetime, Some(Duration::from_secs(2)), "a move time is the search's own");
-        let late = waited(&limits, Duration::from_secs(30));
+        assert_eq!(after.movetime, Some(Duration::from_secs(2)), "an analysis's move time is the search's own");
+        let late = waited(&limits, Priority::High, Duration::from_secs(30));
         assert_eq!(late.clock.map(|c| c.remaining), Some(Duration::from_millis(1)), "still a move to make");
-        assert_eq!(waited(&Limits::depth(3), Duration::from_secs(3)), Limits::depth(3));
+        assert_eq!(waited(&Limits::depth(3), Priority::Play, Duration::from_secs(3)), Limits::depth(3));
+        // A game's move at a fixed time is due that long after it was asked for.
+        let fixed = Limits::movetime(Duration::from_secs(2));
+        assert_eq!(
+            waited(&fixed, Priority::Play, Duration::from_millis(500)).movetime,
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(waited(&fixed, Priority::Play, Duration::from_secs(3)).movetime, Some(Duration::from_millis(1)));
+        assert_eq!(waited(&fixed, Priority::Normal, Duration::from_secs(3)), fixed);
+    }
+
+    #[test]
+    fn a_games_move_goes_before_every_other_search() {
+        let pool = pool(1, 8);
+        let running = pool.submit(request("100001", Limits::infinite(), Priority::Low), |_| {}).expect("runs");
+        let deadline = Instant::now() + WAIT;
+        while pool.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (tx, rx) = mpsc::channel();
+        let mut handles = Vec::new();
+        for (name, priority) in [("high", Priority::High), ("play", Priority::Play), ("normal", Priority::Normal)] {
+            let tx = tx.clone();
+            let sink = move |e| {
+                if matches!(e, Event::Done(_)) {
+                    let _ = tx.send(name);
+                }
+            };
+            handles.push(pool.submit(request("9", Limits::depth(3), priority), sink).expect("queued"));
+        }
+        running.stop();
+        assert!(handles.iter().all(|h| h.wait_timeout(WAIT)));
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), ["play", "high", "normal"]);
     }
 
     #[test]

@@ -546,7 +546,7 @@ impl DxpSession {
             Limits { clock: Some(Clock { remaining, increment: Duration::ZERO, moves_to_go }), ..Limits::default() };
         let request = Request::new(current.game.clone(), limits)
             .threads(self.config.threads.max(1) as usize)
-            .priority(Priority::High);
+            .priority(Priority::Play);
         self.next_id += 1;
         let id = self.next_id;
         let slot = AnswerSlot::default();

@@ -890,13 +890,14 @@ impl GuideSession {
                 if let Some(end) = self.board.outcome() {
                     return Err(format!("go: the game is over: {}", describe_end::<Draughts>(end)));
                 }
-                let (limits, task) = if self.mode == Mode::Normal {
+                // A game's move goes before analyses, and a clock worker may take it.
+                let (limits, task, priority) = if self.mode == Mode::Normal {
                     let play = self.engine_plays[side_index(self.board.side_to_move())];
-                    (self.limits(), Task::Play { play })
+                    (self.limits(), Task::Play { play }, Priority::Play)
                 } else {
-                    (Limits::infinite(), Task::Analyse)
+                    (Limits::infinite(), Task::Analyse, Priority::High)
                 };
-                self.submit(self.board.clone(), limits, task, Priority::High)?;
+                self.submit(self.board.clone(), limits, task, priority)?;
                 Ok(Reply::none())
             }
             Mode::GameAnalysis { threshold } => {
