@@ -403,7 +403,8 @@ impl Pool {
         let stop = Arc::clone(&state.stop);
         let priority = request.priority;
         let client = request.client.clone();
-        let clock = request.limits.clock.is_some() || priority == Priority::Play;
+        // A clock worker never takes an endless search: nothing would free it for the next game's move.
+        let clock = (request.limits.clock.is_some() || priority == Priority::Play) && !request.limits.infinite;
         let submitted = Instant::now();
         let work: Work = Box::new(move |tt| {
             let limits = waited(&request.limits, priority, submitted.elapsed());
@@ -578,6 +579,11 @@ mod tests {
         assert!(!waiting.wait_timeout(Duration::from_millis(50)), "the other search still waits");
         assert_eq!(clocked.stats().queued, 1);
         assert_eq!(clocked.stats().busy, 1, "the clock worker is not counted");
+        // An endless search is no game's move, whatever its priority: it waits for a worker.
+        let endless = clocked.submit(request("9", Limits::infinite(), Priority::Play), |_| {}).expect("queued");
+        assert!(!endless.wait_timeout(Duration::from_millis(50)), "the endless search waits");
+        assert_eq!(clocked.stats().queued, 2);
+        drop(endless);
         running.stop();
         assert!(waiting.wait_timeout(WAIT));
         // Without a clock worker the clock search waits as any other.

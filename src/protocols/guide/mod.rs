@@ -890,10 +890,12 @@ impl GuideSession {
                 if let Some(end) = self.board.outcome() {
                     return Err(format!("go: the game is over: {}", describe_end::<Draughts>(end)));
                 }
-                // A game's move goes before analyses, and a clock worker may take it.
+                // A game's move goes before analyses, and a clock worker may take it; not an endless search
+                // (`levelsinfiniteanalysis`), which is an analysis that ends when the GUI says.
                 let (limits, task, priority) = if self.mode == Mode::Normal {
                     let play = self.engine_plays[side_index(self.board.side_to_move())];
-                    (self.limits(), Task::Play { play }, Priority::Play)
+                    let priority = if self.level == Level::Infinite { Priority::High } else { Priority::Play };
+                    (self.limits(), Task::Play { play }, priority)
                 } else {
                     (Limits::infinite(), Task::Analyse, Priority::High)
                 };
