@@ -42,7 +42,7 @@ pub enum Priority {
     /// A person waiting on a GUI.
     High = 2,
     /// A move in a game being played (a GUIDE or DXP game): it goes first, a clock worker may take it (see
-    /// [`PoolConfig::clock_workers`]) whatever its limits, and a fixed time per move counts from submission, as
+    /// [`PoolConfig::clock_workers`]) unless it is endless, and a fixed time per move counts from submission, as
     /// a clock does: the opponent waits for the move from when it was asked.
     Play = 3,
 }
