@@ -369,9 +369,9 @@ fn print_summary(
             "pairs: {} (an opening's two games; {a_name} scored 0: {p0}, 0.5: {p1}, 1: {p2}, 1.5: {p3}, 2: {p4})",
             pairs.pairs()
         );
-        match pairs.elo() {
-            Some(e) => println!("Elo by pairs: {}", elo_summary(&e)),
-            None => println!("Elo by pairs: none (too few pairs, or no spread among them)"),
+        match (pairs.elo(), pairs.why_no_elo()) {
+            (Some(e), _) => println!("Elo by pairs: {}", elo_summary(&e)),
+            (None, why) => println!("Elo by pairs: none ({})", why.unwrap_or("no figure")),
         }
     }
     if let Some(sprt) = sprt {

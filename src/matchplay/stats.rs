@@ -142,6 +142,21 @@ impl PairTally {
             high: elo_from_score(high),
         })
     }
+
+    /// Why [`PairTally::elo`] gives no figure, in words for the summary (`None` when it gives one).
+    pub fn why_no_elo(&self) -> Option<&'static str> {
+        if self.elo().is_some() {
+            return None;
+        }
+        let var = self.variance();
+        Some(if self.pairs() < 2 {
+            "too few pairs"
+        } else if var == Some(0.0) {
+            "every pair scored alike"
+        } else {
+            "its interval reaches a score of 0% or 100%: too few pairs, or nearly a sweep"
+        })
+    }
 }
 
 /// An Elo difference with its 95% interval (for a clean sweep, the estimate and the interval's far end are
@@ -403,6 +418,19 @@ mod tests {
         few.add(4);
         few.add(3);
         assert_eq!(few.elo(), None, "the normal interval reaches 100%");
+        // The summary says which: one pair, pairs all alike, an interval reaching 100% (99 pairs won 2-0 and one
+        // 1½-½: a score of 99.75%, the interval's upper end 100.24%).
+        let mut one = PairTally::default();
+        one.add(3);
+        assert_eq!(one.why_no_elo(), Some("too few pairs"));
+        assert_eq!(alike.why_no_elo(), Some("every pair scored alike"));
+        let mut nearly = PairTally { counts: [0, 0, 0, 1, 99] };
+        assert!(nearly.why_no_elo().is_some_and(|why| why.contains("nearly a sweep")));
+        // Two more pairs of 1 point and two of 1½ (a score of 98.32%): the interval ends below 100% (99.85%).
+        for half_points in [2, 2, 3, 3] {
+            nearly.add(half_points);
+        }
+        assert!(nearly.elo().is_some() && nearly.why_no_elo().is_none());
     }
 
     #[test]
