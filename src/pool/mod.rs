@@ -620,30 +620,6 @@ mod tests {
     }
 
     #[test]
-    fn a_games_move_goes_before_every_other_search() {
-        let pool = pool(1, 8);
-        let running = pool.submit(request("100001", Limits::infinite(), Priority::Low), |_| {}).expect("runs");
-        let deadline = Instant::now() + WAIT;
-        while pool.stats().busy == 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let (tx, rx) = mpsc::channel();
-        let mut handles = Vec::new();
-        for (name, priority) in [("high", Priority::High), ("play", Priority::Play), ("normal", Priority::Normal)] {
-            let tx = tx.clone();
-            let sink = move |e| {
-                if matches!(e, Event::Done(_)) {
-                    let _ = tx.send(name);
-                }
-            };
-            handles.push(pool.submit(request("9", Limits::depth(3), priority), sink).expect("queued"));
-        }
-        running.stop();
-        assert!(handles.iter().all(|h| h.wait_timeout(WAIT)));
-        assert_eq!(rx.try_iter().collect::<Vec<_>>(), ["play", "high", "normal"]);
-    }
-
-    #[test]
     fn jobs_cancelled_while_queued_hold_no_place_in_the_queue() {
         let pool = pool(1, 2);
         let running = pool.submit(request("100001", Limits::infinite(), Priority::Normal), |_| {}).expect("runs");
@@ -666,6 +642,88 @@ mod tests {
         running.stop();
         assert!(next.wait_timeout(WAIT) && also.wait_timeout(WAIT));
         assert!(rx.try_iter().any(|e| matches!(e, Event::Done(_))));
+    }
+
+    /// Many clients at once, every priority, game clocks, fixed times, depths and endless searches, some
+    /// cancelled while queued or running, on workers and clock workers: every search ends, and the pool is idle
+    /// and empty afterwards (no job lost between the queues and the workers, none left running).
+    #[test]
+    fn every_search_of_a_busy_mixed_load_ends() {
+        let pool = Pool::new(PoolConfig { workers: 2, queue: 64, hash_mb: 1, clock_workers: 1 });
+        let most_queued = Arc::new(AtomicUsize::new(0));
+        let clients: Vec<_> = (0..4u64)
+            .map(|c| {
+                let (pool, most_queued) = (pool.clone(), Arc::clone(&most_queued));
+                std::thread::spawn(move || {
+                    let mut rng = crate::matchplay::Rng(c + 1);
+                    let mut kept = Vec::new();
+                    for _ in 0..40 {
+                        let priority = [Priority::Low, Priority::Normal, Priority::High, Priority::Play][rng.below(4)];
+                        let limits = match rng.below(4) {
+                            0 => Limits::depth(1 + rng.below(3) as u32),
+                            1 => Limits::movetime(Duration::from_millis(1 + rng.below(20) as u64)),
+                            2 => Limits {
+                                clock: Some(Clock {
+                                    remaining: Duration::from_millis(50 + rng.below(200) as u64),
+                                    increment: Duration::ZERO,
+                                    moves_to_go: None,
+                                }),
+                                ..Limits::default()
+                            },
+                            _ => Limits::infinite(),
+                        };
+                        let endless = limits.infinite;
+                        let mut req = request(["9", "13", "100001"][rng.below(3)], limits, priority);
+                        req.client = Some(Arc::from(format!("client {c}")));
+                        let (tx, rx) = mpsc::channel();
+                        let job = match pool.submit(req, move |e| {
+                            if matches!(e, Event::Done(_)) {
+                                let _ = tx.send(());
+                            }
+                        }) {
+                            Ok(job) => job,
+                            Err(PoolError::Busy { .. }) => continue,
+                            Err(e) => panic!("{e}"),
+                        };
+                        most_queued.fetch_max(pool.stats().queued, Ordering::Relaxed);
+                        match rng.below(3) {
+                            // Dropped at once: cancelled, queued or running.
+                            0 => drop(job),
+                            // Asked for its answer soon after (an endless one must be).
+                            1 => {
+                                std::thread::sleep(Duration::from_millis(rng.below(10) as u64));
+                                job.stop();
+                                kept.push((job, rx));
+                            }
+                            _ if endless => job.stop(),
+                            _ => kept.push((job, rx)),
+                        }
+                    }
+                    for (job, rx) in kept {
+                        assert!(job.wait_timeout(WAIT), "a search never ended");
+                        assert!(rx.try_recv().is_ok(), "a search ended without Done");
+                    }
+                })
+            })
+            .collect();
+        for client in clients {
+            client.join().expect("a client");
+        }
+        assert!(most_queued.load(Ordering::Relaxed) > 0, "the load never queued a search: it tests nothing");
+        let deadline = Instant::now() + WAIT;
+        while (pool.stats().busy > 0 || !lock(&pool.inner().running).is_empty()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(pool.stats().busy, 0);
+        assert!(lock(&pool.inner().running).is_empty(), "a search still runs");
+        // Cancelled jobs may still hold places until a worker skips them: a new search gets through, and the
+        // queue empties.
+        let last = pool.submit(request("9", Limits::depth(2), Priority::Low), |_| {}).expect("accepted");
+        assert!(last.wait_timeout(WAIT));
+        while pool.stats().queued > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(pool.stats().queued, 0);
     }
 
     fn request(pile: &str, limits: Limits, priority: Priority) -> SearchRequest<Nim> {
@@ -745,7 +803,9 @@ mod tests {
         }
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut handles = Vec::new();
-        for (name, priority) in [("low", Priority::Low), ("normal", Priority::Normal), ("high", Priority::High)] {
+        let priorities =
+            [("low", Priority::Low), ("play", Priority::Play), ("normal", Priority::Normal), ("high", Priority::High)];
+        for (name, priority) in priorities {
             let order = Arc::clone(&order);
             let h = pool.submit(request("7", Limits::depth(2), priority), move |e| {
                 if matches!(e, Event::Done(_)) {
@@ -758,7 +818,7 @@ mod tests {
         for h in &handles {
             assert!(h.wait_timeout(WAIT));
         }
-        assert_eq!(*lock(&order), vec!["high", "normal", "low"]);
+        assert_eq!(*lock(&order), vec!["play", "high", "normal", "low"]);
     }
 
     #[test]
