@@ -10,9 +10,11 @@
 //! - Per-game variance of the score: `σ² = (W·(1-s)² + D·(½-s)² + L·s²) / N`; the mean's standard error is
 //!   `σ/√N`, and the 95% interval of the score, `s ± 1.95996·σ/√N`, is carried to Elo through the same
 //!   logistic curve. Where that normal interval reaches past 0% or 100% (a clean sweep, or nearly one: its
-//!   variance is then underestimated), that end is the Wilson score interval's instead,
+//!   variance is then underestimated, at both ends), the whole interval is the Wilson score interval instead,
 //!   `(s + z²/2N ± z·√(s(1-s)/N + z²/4N²)) / (1 + z²/N)`, which stays inside (0, 1) except at a sweep's own
-//!   end: so a sweep of N games still bounds the difference on one side (20 lost games: below -286.6).
+//!   end: so a sweep of N games still bounds the difference on one side (20 lost games: below -286.6), and a
+//!   near sweep's near end is not the normal one's, too close to its score (199 wins and a draw in 200 games:
+//!   above +647.5, where the normal end said +851.3).
 //! - By pairs (the pentanomial model): the games come in pairs on one opening, A on each side once, and a
 //!   pair's score `x = points / 2` (A's points in the pair: 0, ½, 1, 1½ or 2) is one sample. The mean is the
 //!   same score `s`; the variance is `σp² = Σ count(x)·(x - s)² / P` over the P complete pairs, and the 95%
@@ -76,18 +78,14 @@ impl Tally {
         let n = self.games() as f64;
         let margin = Z95 * (self.variance()? / n).sqrt();
         let (mut low, mut high) = (s - margin, s + margin);
-        // An end at or past 0% or 100% (for a sweep both ends sit on its score) is Wilson's instead.
+        // An end at or past 0% or 100% (for a sweep both ends sit on its score): the variance is underestimated,
+        // and the interval is Wilson's instead, both ends.
         let outside = |end: f64| !(end > 0.0 && end < 1.0);
         if outside(low) || outside(high) {
             let z2 = Z95 * Z95;
             let centre = (s + z2 / (2.0 * n)) / (1.0 + z2 / n);
             let half = Z95 * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
-            if outside(low) {
-                low = centre - half;
-            }
-            if outside(high) {
-                high = centre + half;
-            }
+            (low, high) = (centre - half, centre + half);
         }
         Some(EloEstimate { elo: elo_from_score(s), low: elo_from_score(low), high: elo_from_score(high) })
     }
@@ -453,11 +451,17 @@ mod tests {
         let won = Tally::new(40, 0, 0).elo().unwrap();
         assert_eq!(won.elo, f64::INFINITY);
         assert!(close(won.low, 407.026, 0.01) && won.high == f64::INFINITY, "{won:?}");
-        // Nearly a sweep: 37 of 40 won. The normal interval's upper end passes 100%; Wilson's is 0.974 (+630.6)
-        // while the lower end stays the normal one (+292.5).
+        // Nearly a sweep: 37 of 40 won. The normal interval's upper end passes 100%, so the interval is Wilson's:
+        // centre (0.925 + z²/80) / (1 + z²/40) = 0.887761, half z·√(0.925·0.075/40 + z²/6400) / (1 + z²/40) =
+        // 0.086403, so 0.801358 (+242.3; the normal lower end was 0.8434, +292.5) to 0.974164 (+630.6).
         let nearly = Tally::new(37, 0, 3).elo().unwrap();
         assert!(close(nearly.high, 630.563, 0.01), "{nearly:?}");
-        assert!(close(nearly.low, 292.5, 0.1), "{nearly:?}");
+        assert!(close(nearly.low, 242.3, 0.1), "{nearly:?}");
+        // 199 wins and a draw in 200 games (s = 0.9975): the normal interval reaches 100.24%; Wilson's lower end
+        // (0.9975 + z²/400) / (1 + z²/200) - z·√(0.9975·0.0025/200 + z²/160000) / (1 + z²/200) = 0.976510
+        // (+647.5), not the normal 0.992612 (+851.3).
+        let near = Tally::new(199, 1, 0).elo().unwrap();
+        assert!(close(near.low, 647.52, 0.01), "{near:?}");
     }
 
     // The expected LLRs below were computed apart from this code: the largest likelihood under each hypothesis
