@@ -79,25 +79,31 @@ pub(super) fn run<G: Game>(
 
     let threads = options.threads.max(1);
     let completed = std::thread::scope(|scope| {
+        let mut helpers = Vec::with_capacity(threads - 1);
         for t in 1..threads {
             let shared = &shared;
             let root_moves: Vec<G::Move> = main.root.iter().map(|r| r.m).collect();
             let helper_limits = Limits { infinite: true, ..limits.clone() };
             let helper_options = SearchOptions { multipv: 1, ..options.clone() };
-            std::thread::Builder::new()
-                .name(format!("kibitz-smp-{t}"))
-                .spawn_scoped(scope, move || {
-                    let mut helper = Searcher::new(game, shared, false);
-                    helper.root = root_moves.into_iter().map(RootMove::new).collect();
-                    let mut ignore = |_: Event<G::Move>| {};
-                    helper.iterate(&helper_limits, &helper_options, (t as u32) & 1, &mut ignore);
-                    shared.nodes.fetch_add(helper.pending_nodes, Ordering::Relaxed);
-                    shared.neval.fetch_add(helper.pending_neval, Ordering::Relaxed);
-                })
-                .ok();
+            let spawned = std::thread::Builder::new().name(format!("kibitz-smp-{t}")).spawn_scoped(scope, move || {
+                let mut helper = Searcher::new(game, shared, false);
+                helper.root = root_moves.into_iter().map(RootMove::new).collect();
+                let mut ignore = |_: Event<G::Move>| {};
+                helper.iterate(&helper_limits, &helper_options, (t as u32) & 1, &mut ignore);
+                shared.nodes.fetch_add(helper.pending_nodes, Ordering::Relaxed);
+                shared.neval.fetch_add(helper.pending_neval, Ordering::Relaxed);
+            });
+            if let Ok(helper) = spawned {
+                helpers.push(helper);
+            }
         }
         let completed = main.iterate(limits, options, 0, sink);
         shared.finished.store(true, Ordering::Relaxed);
+        // Joined, not only waited for by the scope: a helper has then ended as a thread too (its thread-local
+        // state freed), so nothing of a search outlives it.
+        for helper in helpers {
+            let _ = helper.join();
+        }
         completed
     });
     shared.nodes.fetch_add(main.pending_nodes, Ordering::Relaxed);

@@ -68,6 +68,7 @@ mod tests;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::session::{ErrorForm, MATE_VALUE, SessionError, describe_end, score_number, shorten};
@@ -260,6 +261,8 @@ struct Thinking {
     halted: bool,
     /// Set when the search ends or is dropped: its ticker stops.
     over: Arc<AtomicBool>,
+    /// The ticker's thread, woken and joined when this is dropped (no thread outlives its search).
+    ticker: Option<JoinHandle<()>>,
     last_report: Instant,
     last_depth: u32,
 }
@@ -267,6 +270,11 @@ struct Thinking {
 impl Drop for Thinking {
     fn drop(&mut self) {
         self.over.store(true, Ordering::Relaxed);
+        if let Some(ticker) = self.ticker.take() {
+            ticker.thread().unpark();
+            // The ticker never blocks (its `Tick` is dropped when the session's queue is full), so it ends at once.
+            let _ = ticker.join();
+        }
     }
 }
 
@@ -954,7 +962,7 @@ impl GuideSession {
             .analysis
             .search_or_fail(&request, sink, on_failure)
             .map_err(|e| format!("go: cannot search now: {e}"))?;
-        spawn_ticker(id, Arc::clone(&over), Arc::clone(&self.notify));
+        let ticker = spawn_ticker(id, Arc::clone(&over), Arc::clone(&self.notify));
         let now = Instant::now();
         self.thinking = Some(Thinking {
             id,
@@ -964,6 +972,7 @@ impl GuideSession {
             root: game,
             halted: false,
             over,
+            ticker,
             last_report: now,
             last_depth: 0,
         });
@@ -1197,24 +1206,26 @@ impl GuideSession {
     }
 }
 
-/// A thread that sends `Tick { id }` every second until `over` is set.
-fn spawn_ticker(id: u64, over: Arc<AtomicBool>, notify: Notify) {
+/// A thread that sends `Tick { id }` every second until `over` is set (it sleeps parked: unpark it after setting
+/// `over` and it ends at once).
+fn spawn_ticker(id: u64, over: Arc<AtomicBool>, notify: Notify) -> Option<JoinHandle<()>> {
     let spawned = std::thread::Builder::new().name("kibitz-guide-tick".into()).spawn(move || {
-        let step = Duration::from_millis(100);
-        let mut since = Duration::ZERO;
+        let mut next = Instant::now() + REPORT_EVERY;
         while !over.load(Ordering::Relaxed) {
-            std::thread::sleep(step);
-            since += step;
-            if since >= REPORT_EVERY {
-                since = Duration::ZERO;
-                if !over.load(Ordering::Relaxed) {
-                    notify(GuideEvent::Tick { id });
-                }
+            let now = Instant::now();
+            if now >= next {
+                notify(GuideEvent::Tick { id });
+                next = now + REPORT_EVERY;
             }
+            std::thread::park_timeout(next.saturating_duration_since(now));
         }
     });
-    if let Err(e) = spawned {
-        tracing::warn!(error = %e, "no ticker thread: searchInfo comes only per depth");
+    match spawned {
+        Ok(ticker) => Some(ticker),
+        Err(e) => {
+            tracing::warn!(error = %e, "no ticker thread: searchInfo comes only per depth");
+            None
+        }
     }
 }
 
