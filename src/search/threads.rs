@@ -100,9 +100,12 @@ pub(super) fn run<G: Game>(
         let completed = main.iterate(limits, options, 0, sink);
         shared.finished.store(true, Ordering::Relaxed);
         // Joined, not only waited for by the scope: a helper has then ended as a thread too (its thread-local
-        // state freed), so nothing of a search outlives it.
+        // state freed), so nothing of a search outlives it. A helper's panic goes on as the search's, as the
+        // scope would have raised it.
         for helper in helpers {
-            let _ = helper.join();
+            if let Err(panic) = helper.join() {
+                std::panic::resume_unwind(panic);
+            }
         }
         completed
     });

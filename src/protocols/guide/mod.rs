@@ -390,7 +390,8 @@ fn arity(command: &str, args: &[&str], n: usize, usage: &str) -> Result<(), Stri
 
 impl GuideSession {
     /// A session searching on `pool`; `notify` (called on worker threads) must bring each [`GuideEvent`] back
-    /// to [`GuideSession::on_event`]. With `config.own_pool` the pool's table should have `config.hash_mb` MiB.
+    /// to [`GuideSession::on_event`], and must not block on a `Tick` (drop it rather: a search's ticker thread is
+    /// joined when the search is dropped). With `config.own_pool` the pool's table should have `config.hash_mb` MiB.
     pub fn new(analysis: Analysis, config: GuideConfig, notify: impl Fn(GuideEvent) + Send + Sync + 'static) -> Self {
         let threads = config.threads.clamp(1, config.max_threads.max(1));
         GuideSession {
