@@ -405,7 +405,10 @@ pub fn document() -> Value {
                 "properties": {
                     "moves": { "type": "array", "items": { "type": "string" } },
                     "score": { "$ref": "#/components/schemas/Score" },
-                    "depth": { "type": "integer" }
+                    "depth": {
+                        "type": "integer",
+                        "description": "The depth this line was searched to: the answer's `depth`, or one more for the lines a search stopped inside an iteration had finished there, which come first; lines of one depth come best first."
+                    }
                 }
             },
             "Outcome": {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::params::{ASPIRATION_MAX_DELTA, ASPIRATION_MIN_DEPTH, MATE_STOP_MARGIN};
 use super::searcher::{INF, MATE, MATE_BOUND, RootMove, Searcher};
-use super::{Event, Info, Limits, MAX_MULTIPV, ScoreBound, SearchOptions, to_score};
+use super::{Event, Info, Limits, Line, MAX_MULTIPV, ScoreBound, SearchOptions, to_score};
 use crate::game::Game;
 
 impl<G: Game> Searcher<'_, G> {
@@ -147,6 +147,7 @@ impl<G: Game> Searcher<'_, G> {
                 rm.score = -INF;
                 rm.upper = false;
             }
+            self.lines_finished = 0;
             for pv_index in 0..multipv {
                 self.seldepth = 0;
                 let previous = self.root[pv_index].previous;
@@ -186,12 +187,17 @@ impl<G: Game> Searcher<'_, G> {
                 if self.stopped {
                     break;
                 }
+                self.lines_finished = pv_index + 1;
             }
             if self.stopped {
                 break;
             }
             completed_depth = depth;
             self.completed = depth;
+            if self.main && multipv > 1 {
+                self.last_lines.clear();
+                self.last_lines.extend(self.root[..multipv].iter().map(|rm| answer_line(rm, depth)));
+            }
             if self.main {
                 for i in 0..multipv {
                     sink(Event::Info(self.line_info(i, depth, ScoreBound::Exact)));
@@ -224,6 +230,64 @@ pub(super) fn nps(nodes: u64, elapsed: Duration) -> u64 {
     nodes.saturating_mul(1_000_000) / micros
 }
 
+/// The final answer's lines, best first: `multipv` of them (no more than there are moves), from the main
+/// thread's root moves after its search, the deepest iteration it `completed`, the lines of MultiPV the next
+/// iteration `finished` before a stop, and the `last` completed iteration's lines.
+///
+/// Where the last iteration was completed, or there is one line, each root move in order with its
+/// [`reported`] score, at the completed depth. A MultiPV search stopped inside an iteration: first the lines
+/// that iteration finished, at its depth (each at least as good there as every move after it), with the
+/// line it was searching if it has found a move for it at that depth (a fail high, or a score inside the
+/// window), then the other moves' lines of the last completed iteration in that iteration's order, at its
+/// depth. The root's order alone would mix the iterations: moves the stopped iteration had not reached keep
+/// their old places below the moves it had, whatever their last scores.
+pub(super) fn answer_lines<M: Copy + PartialEq>(
+    root: &[RootMove<M>],
+    multipv: usize,
+    completed: u32,
+    finished: usize,
+    last: &[Line<M>],
+) -> Vec<Line<M>> {
+    let multipv = multipv.min(root.len());
+    if multipv <= 1 || finished >= multipv || last.is_empty() {
+        return root[..multipv].iter().map(|rm| answer_line(rm, completed)).collect();
+    }
+    // The root is sorted by this iteration's scores: the finished lines, and the best move so far of the line
+    // being searched, come first among the moves with such a score.
+    let mut lines: Vec<Line<M>> = root
+        .iter()
+        .filter(|rm| searched_this_iteration(rm))
+        .take(finished + 1)
+        .map(|rm| answer_line(rm, completed + 1))
+        .collect();
+    let fresh = lines.len();
+    let listed = |lines: &[Line<M>], m: M| lines.iter().any(|l| l.pv.first() == Some(&m));
+    for line in last {
+        if lines.len() < multipv && line.pv.first().is_some_and(|&m| !listed(&lines[..fresh], m)) {
+            lines.push(line.clone());
+        }
+    }
+    // The last iteration's lines are `multipv` distinct moves, so this only fills in after a change of
+    // `multipv` between iterations, which does not happen; it keeps the count whatever the input.
+    for rm in root {
+        if lines.len() < multipv && !listed(&lines, rm.m) {
+            lines.push(answer_line(rm, completed));
+        }
+    }
+    lines
+}
+
+/// A root move's line as the answer gives it: its [`reported`] score and moves at `depth`.
+fn answer_line<M: Copy>(rm: &RootMove<M>, depth: u32) -> Line<M> {
+    let (score, pv) = reported(rm);
+    Line { pv: pv.to_vec(), score: to_score(score), depth, seldepth: rm.seldepth }
+}
+
+/// Whether [`reported`] gives this iteration's score for `rm` (not the last completed iteration's).
+fn searched_this_iteration<M>(rm: &RootMove<M>) -> bool {
+    rm.score != -INF && !(rm.upper && rm.previous != -INF)
+}
+
 pub(super) fn score_of(rm: &RootMove<impl Copy>) -> i32 {
     if rm.score == -INF { rm.previous } else { rm.score }
 }
@@ -233,7 +297,7 @@ pub(super) fn score_of(rm: &RootMove<impl Copy>) -> i32 {
 /// iteration's, which is exact at the depth the answer claims. (A search stopped inside an iteration leaves
 /// its moves part-searched.)
 pub(super) fn reported<M: Copy>(rm: &RootMove<M>) -> (i32, &[M]) {
-    if rm.score != -INF && !(rm.upper && rm.previous != -INF) {
+    if searched_this_iteration(rm) {
         (rm.score, &rm.pv)
     } else if rm.previous != -INF && !rm.previous_pv.is_empty() {
         (rm.previous, &rm.previous_pv)

@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::Line;
 use super::params::{
     HISTORY_MAX, HISTORY_SIZE, LmrTable, ORDER_COUNTER, ORDER_KILLER_1, ORDER_KILLER_2, ORDER_LOSING_NOISY,
     ORDER_NOISY, ORDER_TT_MOVE, PICK_PASSES_FROM, POLL_INTERVAL, SearchTuning, eval_cache_entries, lmr_table,
@@ -98,6 +99,11 @@ pub(super) struct Searcher<'a, G: Game> {
     pub(super) seldepth: u32,
     /// Iterations completed; stops are ignored until the first one is, so there is always a move.
     pub(super) completed: u32,
+    /// Lines of MultiPV the current iteration has searched to the end (the first ones of `root`).
+    pub(super) lines_finished: usize,
+    /// With MultiPV, the main thread's lines of the last completed iteration, best first, at its depth: what
+    /// a search stopped inside the next iteration answers for the lines that iteration has not finished.
+    pub(super) last_lines: Vec<Line<G::Move>>,
     pub(super) stopped: bool,
 }
 
@@ -202,6 +208,8 @@ impl<'a, G: Game> Searcher<'a, G> {
             pending_neval: 0,
             seldepth: 0,
             completed: 0,
+            lines_finished: 0,
+            last_lines: Vec::new(),
             stopped: false,
         }
     }

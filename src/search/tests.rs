@@ -444,3 +444,48 @@ fn a_stopped_iteration_reports_no_fail_low_bound() {
     first.upper = true;
     assert_eq!(reported(&first), (-5, &[7u8][..]));
 }
+
+#[test]
+fn a_multipv_search_stopped_inside_an_iteration_answers_best_first() {
+    use super::root::answer_lines;
+    use super::searcher::{INF, RootMove};
+    let line = |m: u8, score: i32, depth: u32| Line { pv: vec![m, 9], score: Score::Cp(score), depth, seldepth: 0 };
+    // The last completed iteration (depth 8): moves 1, 2, 3, 4 at 50, 40, 30, 20.
+    let last = vec![line(1, 50, 8), line(2, 40, 8), line(3, 30, 8), line(4, 20, 8)];
+    let root_move = |m: u8, score: i32, previous: i32| {
+        let mut rm = RootMove::new(m);
+        rm.score = score;
+        rm.previous = previous;
+        rm.previous_pv = vec![m, 9];
+        rm.pv = vec![m, 9];
+        rm
+    };
+    // Depth 9 finished its first line (move 2 at 35, every other move at most that there) and was stopped
+    // searching the second before finding its move: the root holds move 2, then the rest in their old order.
+    let root = vec![root_move(2, 35, 40), root_move(1, -INF, 50), root_move(3, -INF, 30), root_move(4, -INF, 20)];
+    let lines = answer_lines(&root, 3, 8, 1, &last);
+    assert_eq!(lines, vec![line(2, 35, 9), line(1, 50, 8), line(3, 30, 8)]);
+    // The same with the root's unsearched moves out of the last iteration's order (a fail low earlier in this
+    // iteration leaves a move where it was): the last iteration's order stands.
+    let root = vec![root_move(2, 35, 40), root_move(3, -INF, 30), root_move(1, -INF, 50), root_move(4, -INF, 20)];
+    assert_eq!(answer_lines(&root, 3, 8, 1, &last), vec![line(2, 35, 9), line(1, 50, 8), line(3, 30, 8)]);
+    // Stopped in the second line after it found move 4 at 10 (a score inside its window): both lines of depth 9.
+    let root = vec![root_move(2, 35, 40), root_move(4, 10, 20), root_move(1, -INF, 50), root_move(3, -INF, 30)];
+    assert_eq!(answer_lines(&root, 3, 8, 1, &last), vec![line(2, 35, 9), line(4, 10, 9), line(1, 50, 8)]);
+    // A fail low of the line's first move is no score of this iteration: its last one, in the last order.
+    let mut failed = root_move(1, 5, 50);
+    failed.upper = true;
+    let root = vec![root_move(2, 35, 40), failed, root_move(3, -INF, 30), root_move(4, -INF, 20)];
+    assert_eq!(answer_lines(&root, 3, 8, 1, &last), vec![line(2, 35, 9), line(1, 50, 8), line(3, 30, 8)]);
+    // Stopped before the first line ended: the last iteration's lines, unless the first line found a new
+    // best move (here a fail high of move 3), which leads as a single line would.
+    let root = vec![root_move(1, -INF, 50), root_move(2, -INF, 40), root_move(3, -INF, 30), root_move(4, -INF, 20)];
+    assert_eq!(answer_lines(&root, 3, 8, 0, &last), last[..3].to_vec());
+    let root = vec![root_move(3, 60, 30), root_move(1, -INF, 50), root_move(2, -INF, 40), root_move(4, -INF, 20)];
+    assert_eq!(answer_lines(&root, 3, 8, 0, &last), vec![line(3, 60, 9), line(1, 50, 8), line(2, 40, 8)]);
+    // A completed iteration, or a single line: the root in order, at the completed depth.
+    let root = vec![root_move(2, 45, 40), root_move(1, 44, 50), root_move(3, 10, 30), root_move(4, -INF, 20)];
+    assert_eq!(answer_lines(&root, 3, 9, 3, &last), vec![line(2, 45, 9), line(1, 44, 9), line(3, 10, 9)]);
+    let root = vec![root_move(2, 35, 40), root_move(1, -INF, 50)];
+    assert_eq!(answer_lines(&root, 1, 8, 0, &[]), vec![line(2, 35, 8)]);
+}

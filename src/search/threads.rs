@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::params::{ROOT_ORDER_NOISY, ROOT_ORDER_TT_MOVE};
-use super::root::{nps, reported};
+use super::root::{answer_lines, nps};
 use super::searcher::{RootMove, Searcher, Shared, lmr_for};
 use super::time::TimeBudget;
 use super::tt::TranspositionTable;
-use super::{Done, Event, Limits, Line, MAX_MULTIPV, SearchOptions, to_score};
+use super::{Done, Event, Limits, MAX_MULTIPV, SearchOptions};
 use crate::game::Game;
 
 pub(super) fn run<G: Game>(
@@ -115,15 +115,9 @@ pub(super) fn run<G: Game>(
     main.pending_neval = 0;
 
     let multipv = options.multipv.clamp(1, MAX_MULTIPV).min(main.root.len());
-    let lines: Vec<Line<G::Move>> = main.root[..multipv]
-        .iter()
-        .map(|rm| {
-            let (score, pv) = reported(rm);
-            Line { pv: pv.to_vec(), score: to_score(score), depth: completed, seldepth: rm.seldepth }
-        })
-        .collect();
-    let best = main.root[0].m;
-    let ponder = reported(&main.root[0]).1.get(1).copied();
+    let lines = answer_lines(&main.root, multipv, completed, main.lines_finished, &main.last_lines);
+    let best = lines.first().and_then(|l| l.pv.first()).copied().unwrap_or(main.root[0].m);
+    let ponder = lines.first().and_then(|l| l.pv.get(1)).copied();
     let elapsed = start.elapsed();
     let nodes = shared.nodes.load(Ordering::Relaxed);
     Done {

@@ -364,6 +364,48 @@ fn search_finds_a_mate_and_wins_material() {
 }
 
 #[test]
+fn multipv_lines_stopped_inside_an_iteration_come_best_first() {
+    // Searches of four lines stopped by node limits of every size, mostly inside an iteration: the lines are
+    // distinct, those of the stopped iteration (one ply deeper than the answer's depth) come first, and lines of
+    // one depth come best first. Before the answer took the last completed iteration's order, moves the stopped
+    // iteration had not reached kept their old places whatever their last scores.
+    use crate::game::Score;
+    use crate::search::{Limits, SearchOptions, TranspositionTable, search};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let value = |s: Score| match s {
+        Score::Mate(n) if n > 0 => 100_000 - n,
+        Score::Mate(n) => -100_000 - n,
+        Score::Cp(c) => c,
+    };
+    let tt = Arc::new(TranspositionTable::new(8));
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = SearchOptions { multipv: 4, ..SearchOptions::default() };
+    let mut stopped_inside = 0;
+    for fen in [START, KIWIPETE, POS4, POS6] {
+        let g = game(fen);
+        for nodes in (1..=60).map(|i| 700 * i) {
+            tt.clear();
+            let done = search(&g, &Limits::nodes(nodes), &options, &tt, &stop, &mut |_| {});
+            let why = format!("{fen} at {nodes} nodes: {:?}", done.lines);
+            assert_eq!(done.lines.len(), 4, "{why}");
+            assert_eq!(done.best, Some(done.lines[0].pv[0]), "{why}");
+            assert_eq!(done.ponder, done.lines[0].pv.get(1).copied(), "{why}");
+            for (i, line) in done.lines.iter().enumerate() {
+                assert!(done.lines[..i].iter().all(|l| l.pv[0] != line.pv[0]), "{why}");
+                assert!(line.depth == done.depth || line.depth == done.depth + 1, "{why}");
+                if let Some(before) = i.checked_sub(1).map(|j| &done.lines[j]) {
+                    assert!(before.depth >= line.depth, "{why}");
+                    assert!(before.depth > line.depth || value(before.score) >= value(line.score), "{why}");
+                }
+            }
+            stopped_inside += usize::from(done.lines[0].depth > done.depth);
+        }
+    }
+    assert!(stopped_inside > 20, "only {stopped_inside} searches stopped after a line of a new iteration");
+}
+
+#[test]
 fn the_pawnless_mates_are_won_before_the_fifty_move_rule() {
     // Bishop and knight (either colour of bishop), queen against rook, rook: the stronger side, searching 20,000
     // nodes a move, mates the same search defending. Without the technique of `eval::mop_up`, the first ends in
