@@ -4,7 +4,9 @@
 //! standard way (`e1g1`, `O-O`) in standard chess and king-takes-rook (`e1h1`) in Chess960 positions, as UCI
 //! does with `UCI_Chess960`. Both spellings are read in either case.
 
-use cozy_chess::{BitBoard, Board, BoardBuilder, CastleRights, Color, FenParseError, File, Move, Piece, Rank, Square};
+use cozy_chess::{
+    BitBoard, Board, BoardBuilder, CastleRights, Color, FenParseError, File, Move, Piece, Rank, Square, get_king_moves,
+};
 
 use crate::game::NotationError;
 
@@ -49,6 +51,11 @@ pub fn parse_fen(text: &str) -> Result<(Board, bool), NotationError> {
         ),
         _ => NotationError::new(text, "bad FEN"),
     })?;
+    // cozy-chess lets the kings stand side by side (one could then take the other, and its rules panic on a
+    // board without a king).
+    if !(get_king_moves(board.king(Color::White)) & board.colored_pieces(Color::Black, Piece::King)).is_empty() {
+        return Err(NotationError::new(placement, "impossible position: the two kings stand next to each other"));
+    }
     if castling == "-" {
         return Ok((board, false));
     }

@@ -162,6 +162,9 @@ fn fen_round_trip_and_errors() {
         ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e9 0 1", "e9"),
         ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - x 1", "x"),
         ("8/8/8/8/8/8/8/K7 w - - 0 1", "8/8/8/8/8/8/8/K7"),
+        // Kings side by side, which cozy-chess reads (its rules then take a king and panic without one).
+        ("k7/1K6/8/8/8/8/8/7R w - - 0 1", "k7/1K6/8/8/8/8/8/7R"),
+        ("8/8/8/8/8/8/k7/K7 b - - 0 1", "8/8/8/8/8/8/k7/K7"),
         ("1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "KQkq"),
         ("", ""),
     ] {
