@@ -20,7 +20,7 @@
 //! GUIDE games: `<position> <nr_moves> m <move> m <move> ...`.
 
 use super::Draughts;
-use super::board::{BLACK, Board, Move, WHITE, bit_of_square, capture_paths};
+use super::board::{BLACK, Board, CROWN_ROW, Move, WHITE, bit_of_square, capture_paths};
 use crate::game::{Game, NotationError};
 use crate::games::pdn::{self, Colour};
 
@@ -44,8 +44,11 @@ fn side_word(stm: usize) -> &'static str {
 pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
     let mut pieces = [0u64; 2];
     let mut kings = 0u64;
-    let to_move = pdn::parse_fen(text, 50, "W or B", |colour, sq, king, _| {
+    let to_move = pdn::parse_fen(text, 50, "W or B", |colour, sq, king, item| {
         let bit = bit_of_square(sq);
+        if !king && bit & CROWN_ROW[side_of(colour)] != 0 {
+            return Err(NotationError::new(item, crowned_there(side_of(colour), sq)));
+        }
         pieces[side_of(colour)] |= bit;
         if king {
             kings |= bit;
@@ -53,6 +56,11 @@ pub fn parse_fen(text: &str) -> Result<Board, NotationError> {
         Ok(())
     })?;
     Ok(Board { pieces, kings, stm: side_of(to_move) })
+}
+
+/// Why a man of `side` cannot stand on `sq`, a square of its crowning row.
+fn crowned_there(side: usize, sq: u8) -> String {
+    format!("a {} man cannot stand on square {sq}: it would have been crowned there", side_word(side))
 }
 
 fn side_of(colour: Colour) -> usize {
@@ -111,6 +119,12 @@ pub fn parse_guide_position(text: &str) -> Result<Board, NotationError> {
         let bit = bit_of_square(i as u8 + 1);
         match c {
             'e' | 'E' | '.' => {}
+            'w' if bit & CROWN_ROW[WHITE] != 0 => {
+                return Err(NotationError::new(c.to_string(), crowned_there(WHITE, i as u8 + 1)));
+            }
+            'b' if bit & CROWN_ROW[BLACK] != 0 => {
+                return Err(NotationError::new(c.to_string(), crowned_there(BLACK, i as u8 + 1)));
+            }
             'w' => pieces[WHITE] |= bit,
             'W' => {
                 pieces[WHITE] |= bit;
@@ -499,8 +513,8 @@ mod tests {
         assert_eq!(fen("W:B1-20:W31-50").unwrap(), START);
         assert_eq!(fen(" W : W 31-50 : B 1-20 .").unwrap(), START);
         assert_eq!(fen("B:WK15,K14:B10").unwrap(), "B:WK14,K15:B10");
-        assert_eq!(fen("W:WK1-3,5:BK48-50").unwrap(), "W:WK1,K2,K3,5:BK48,K49,K50");
-        assert_eq!(fen("w:w5:bk9").unwrap(), "W:W5:BK9");
+        assert_eq!(fen("W:WK1-3,6:BK48-50").unwrap(), "W:WK1,K2,K3,6:BK48,K49,K50");
+        assert_eq!(fen("w:w6:bk9").unwrap(), "W:W6:BK9");
         assert_eq!(fen("W:W:B5").unwrap(), "W:W:B5");
         for text in ["W:WK2:B7,8,17,18,24", "B:W25,27,K28:B12,K13"] {
             assert_eq!(fen(text).unwrap(), text);
@@ -519,14 +533,17 @@ mod tests {
             ("X:W1:B2", "X", "side to move"),
             ("W:W51:B1", "51", "not a square"),
             ("W:W0:B1", "0", "not a square"),
-            ("W:W1,1:B2", "1", "listed twice"),
-            ("W:W1-4:B3", "3", "both sides"),
-            ("W:W1:Q2", "Q2", "must start with W or B"),
-            ("W:W1:B2:W3", "W3", "listed twice"),
+            ("W:W11,11:B2", "11", "listed twice"),
+            ("W:W11-14:B13", "13", "both sides"),
+            ("W:W11:Q2", "Q2", "must start with W or B"),
+            ("W:W11:B2:W13", "W13", "listed twice"),
             ("W:Wa:B1", "a", "not a square number"),
-            ("W:W5-3:B1", "5-3", "backwards"),
-            ("W:W1,,2:B9", "W1,,2", "empty entry"),
-            ("W:W1-:B9", "1-", "missing square"),
+            ("W:W15-13:B1", "15-13", "backwards"),
+            ("W:W11,,12:B9", "W11,,12", "empty entry"),
+            ("W:W11-:B9", "11-", "missing square"),
+            ("W:W3:B48", "3", "white man cannot stand on square 3"),
+            ("W:W11-15:B49", "49", "black man cannot stand on square 49"),
+            ("W:W1-3:B20", "1-3", "crowned there"),
             ("W:W99999999999999999999:B9", "99999999999999999999", "not a square"),
         ];
         for &(text, token, what) in cases {
@@ -559,6 +576,24 @@ mod tests {
         assert!(e.message.contains("square 21"), "{e}");
         assert!(Draughts::from_guide("white").is_err());
         assert!(Draughts::from_guide("").is_err());
+        // A man on its crowning row would have been crowned (a king may stand there).
+        let e = Draughts::from_fen("W:W3:B48").unwrap_err();
+        assert_eq!((e.token.as_str(), e.message.contains("white man")), ("3", true), "{e}");
+        let e = Draughts::from_fen("B:WK3,20:B30,47").unwrap_err();
+        assert_eq!((e.token.as_str(), e.message.contains("square 47")), ("47", true), "{e}");
+        assert!(Draughts::from_fen("W:WK3,20:BK47,30").is_ok());
+        let crowned = |c: char, at: usize| {
+            let mut squares = vec!['e'; 50];
+            squares[at - 1] = c;
+            squares[24] = if c == 'w' { 'b' } else { 'w' };
+            format!("white {}", squares.into_iter().collect::<String>())
+        };
+        let e = Draughts::from_guide(&crowned('w', 5)).unwrap_err();
+        assert!(e.message.contains("white man cannot stand on square 5"), "{e}");
+        let e = Draughts::from_guide(&crowned('b', 46)).unwrap_err();
+        assert!(e.message.contains("black man cannot stand on square 46"), "{e}");
+        assert!(Draughts::from_hub(&crowned('b', 46).replace("white ", "W")).is_err());
+        assert!(Draughts::from_guide(&crowned('W', 5)).is_ok());
     }
 
     #[test]

@@ -93,16 +93,16 @@ fn crowning_only_at_the_end_of_the_move() {
     assert_eq!(g.to_fen(), "B:WK2,40:B45");
     assert_eq!(g.hash(), g.hash_from_scratch());
     // A black man crowning by a step.
-    let mut g = game("B:W1:B44");
+    let mut g = game("B:W6:B44");
     play(&mut g, "44-50");
-    assert_eq!(g.to_fen(), "W:W1:BK50");
+    assert_eq!(g.to_fen(), "W:W6:BK50");
 }
 
 #[test]
 fn men_capture_backward_but_step_forward() {
     assert_eq!(moves(&game("W:W28:B33")), ["28x39"]);
     assert_eq!(moves(&game("W:W28:B5")), ["28-22", "28-23"]);
-    assert_eq!(moves(&game("B:W1:B28")), ["28-32", "28-33"]);
+    assert_eq!(moves(&game("B:W6:B28")), ["28-32", "28-33"]);
 }
 
 #[test]
