@@ -156,6 +156,14 @@ impl Limiter {
     /// bucket is full and leaves it in debt for the rest (so a large annotation job can be made at all, and is
     /// paid for in full: nothing else passes until the bucket has refilled past the debt).
     pub fn charge(&self, client: &Arc<str>, rate: Rate, cost: u32) -> Result<LimitStatus, Limited> {
+        self.charge_rest(client, rate, 0, cost)
+    }
+
+    /// Take the rest of a request's cost, `cost` units, after the `paid` units it was charged when it came: the
+    /// whole (`paid + cost`) passes as [`Limiter::charge`] would have passed it in one charge, so a whole above
+    /// the bucket's size passes when the bucket was full as the request came. Refused, the `paid` units go back
+    /// (a refused request costs nothing) and the wait is for the whole.
+    pub fn charge_rest(&self, client: &Arc<str>, rate: Rate, paid: u32, cost: u32) -> Result<LimitStatus, Limited> {
         let now = Instant::now();
         let mut buckets = self.lock();
         if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(client) {
@@ -168,12 +176,13 @@ impl Limiter {
             bucket.rate = rate;
         }
         bucket.refill(now);
-        let needed = f64::from(cost.min(rate.burst));
-        if bucket.tokens >= needed {
+        let whole = f64::from(paid.saturating_add(cost).min(rate.burst));
+        if bucket.tokens >= whole - f64::from(paid) {
             bucket.tokens -= f64::from(cost);
             Ok(bucket.status())
         } else {
-            let wait = ((needed - bucket.tokens) / rate.rate).ceil().max(1.0) as u64;
+            bucket.tokens = (bucket.tokens + f64::from(paid)).min(f64::from(rate.burst));
+            let wait = ((whole - bucket.tokens) / rate.rate).ceil().max(1.0) as u64;
             Err(Limited { status: bucket.status(), retry_after_s: wait })
         }
     }
@@ -449,6 +458,32 @@ mod tests {
         assert!(limiter.charge(&other, rate, 1).is_ok());
         let refused = limiter.charge(&other, rate, 1_000).expect_err("not full");
         assert!((2..=3).contains(&refused.retry_after_s), "{refused:?}");
+    }
+
+    #[test]
+    fn the_rest_of_a_cost_passes_as_the_whole_would() {
+        // A request pays one unit as it comes and the rest once its limits are read: a whole above the
+        // bucket's size passes when the bucket was full as the request came (the rest alone never finds the
+        // bucket full, since the first unit has gone).
+        let limiter = Limiter::default();
+        let client: Arc<str> = Arc::from("key:a");
+        let rate = Rate { rate: 0.5, burst: 3 };
+        assert!(limiter.charge(&client, rate, 1).is_ok());
+        assert!(limiter.charge_rest(&client, rate, 1, 9).is_ok());
+        let status = limiter.status(&client, rate);
+        assert_eq!(status.remaining, 0);
+        assert!((19..=20).contains(&status.reset_s), "in debt by 7 units: {status:?}");
+        // Within the bucket's size, the rest needs what is left of the whole.
+        let other: Arc<str> = Arc::from("key:b");
+        assert!(limiter.charge(&other, rate, 1).is_ok());
+        assert!(limiter.charge_rest(&other, rate, 1, 1).is_ok());
+        assert_eq!(limiter.status(&other, rate).remaining, 1);
+        // Refused, the unit paid comes back, and the wait is for the whole: 3 units from the 1 left once the
+        // unit paid is back, at half a unit a second.
+        assert!(limiter.charge(&other, rate, 1).is_ok());
+        let refused = limiter.charge_rest(&other, rate, 1, 2).expect_err("one unit left of three");
+        assert_eq!(refused.status.remaining, 1);
+        assert!((3..=4).contains(&refused.retry_after_s), "{refused:?}");
     }
 
     #[test]

@@ -156,6 +156,32 @@ fn a_spent_key_gets_429_with_when_to_come_back_while_another_key_is_served() {
 }
 
 #[test]
+fn a_search_costing_more_than_the_bucket_passes_on_a_full_one_and_a_refused_one_costs_nothing() {
+    let dir = TempDir::new("debt");
+    // Three units, a unit every 100 s; a search of one second costs four (one as it comes, three when read).
+    let full = make_key(&dir, "full", &["--rate", "0.01", "--burst", "3"]);
+    let part = make_key(&dir, "part", &["--rate", "0.01", "--burst", "3"]);
+    let server = Server::start_on(&dir, &["--auth", "required", "--no-guide"]);
+    let costly = json!({"game": "checkers", "movetime_ms": 1000});
+    // On a full bucket it passes and leaves it in debt: the next request waits for the unit owed and its own.
+    let r = call(&server, "POST", "/v1/analysis", Some(&full), Some(&costly));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(header_u64(&r, "ratelimit-remaining"), 0);
+    let limited = call(&server, "GET", "/v1/games", Some(&full), None);
+    limited.problem(429);
+    assert!((198..=200).contains(&header_u64(&limited, "retry-after")), "{:?}", limited.headers);
+    // On a bucket that is not full it is refused, until the bucket is full again, and costs nothing.
+    assert_eq!(header_u64(&call(&server, "GET", "/v1/games", Some(&part), None), "ratelimit-remaining"), 2);
+    let refused = call(&server, "POST", "/v1/analysis", Some(&part), Some(&costly));
+    let p = refused.problem(429);
+    assert_eq!(p["type"], "/problems/rate-limited", "{p}");
+    assert_eq!(header_u64(&refused, "ratelimit-remaining"), 2);
+    assert!((99..=100).contains(&header_u64(&refused, "retry-after")), "{:?}", refused.headers);
+    assert_eq!(header_u64(&call(&server, "GET", "/v1/games", Some(&part), None), "ratelimit-remaining"), 1);
+    server.stop();
+}
+
+#[test]
 fn anonymous_clients_are_limited_by_address() {
     let server = Server::start(&["--anon-rate", "0.01", "--anon-burst", "2", "--no-guide"]);
     assert_eq!(call(&server, "GET", "/v1/games", None, None).status, 200);

@@ -349,7 +349,7 @@ async fn analyse<G: Game>(
     let p = prepare::<G>(req, &state.config, &state.analysis)?;
     let extra = search_extra(&p);
     if let Some(client) = client {
-        client.charge(extra)?;
+        client.charge_rest(extra)?;
     }
     let deadline = std::time::Instant::now() + state.config.request_timeout;
     let request = request_of(&p).client(client.map(|c| Arc::clone(&c.id)));

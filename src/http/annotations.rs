@@ -107,7 +107,7 @@ fn read_records<G: Game>(req: &AnnotationRequest, mut budget: RecordBudget) -> R
 /// key's daily quota. 429 when either is exhausted, the quota's with the seconds to the next UTC day.
 async fn charge(state: &AppState, client: &Client, positions: u64) -> Result<(), Problem> {
     let extra = annotation_cost(positions).saturating_sub(CHEAP);
-    client.charge(extra)?;
+    client.charge_rest(extra)?;
     let (Some(name), Some(quota)) = (client.key.as_deref(), client.quota_positions) else { return Ok(()) };
     let (day, reset_s) = utc_day();
     let charged = state.store.charge_key_quota(name, day, positions, quota).await;

@@ -54,6 +54,15 @@ impl Client {
         }
     }
 
+    /// Pay the rest of a request's cost, `cost` units beyond the [`CHEAP`] it paid as it came (see
+    /// [`Limiter::charge_rest`]); 429 when the bucket does not hold them, and then the request has cost nothing.
+    pub fn charge_rest(&self, cost: u32) -> Result<(), Problem> {
+        match self.rate {
+            Some(rate) => self.limiter.charge_rest(&self.id, rate, CHEAP, cost).map(|_| ()).map_err(rate_limited),
+            None => Ok(()),
+        }
+    }
+
     /// Get `units` back (the cache answered a search).
     pub fn refund(&self, units: u32) {
         if self.rate.is_some() {
