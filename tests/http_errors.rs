@@ -60,6 +60,11 @@ fn every_status_the_server_sends_is_a_problem_document() {
     let p = check("missing game (annotations)", server.post("/v1/annotations", &json!({ "text": "" })), 422);
     assert_eq!(p["field"], json!("game"), "{p}");
     check("unknown path", server.get("/no/such/path"), 404);
+    // A path segment that is not UTF-8 once read names no job and no file (it was a plain-text 400).
+    for path in ["/v1/annotations/%FF", "/v1/annotations/%FF/export", "/web/%FF"] {
+        check("a path segment that is not UTF-8", server.get(path), 404);
+    }
+    check("a job id that is not UTF-8", server.request("DELETE", "/v1/annotations/%C3%28", None, b""), 404);
     check("nothing cached", server.get(&format!("/v1/analysis?game={game}")), 404);
     for (method, path) in [("DELETE", "/v1/games"), ("PUT", "/v1/analysis"), ("GET", "/v1/moves"), ("POST", "/healthz")]
     {

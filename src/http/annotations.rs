@@ -4,7 +4,7 @@
 //! Reading a submission (parsing whole game collections) and building a report (replaying every game) are
 //! CPU work: they run on the blocking thread pool, never on the async workers.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::AppState;
 use super::analysis::{check_format, game_kind, read_limits};
 use super::auth::Client;
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::problem::Problem;
 use crate::access::{CHEAP, LimitStatus, annotation_cost, utc_day};
 use crate::analysis::{AnalysisError, Clamped, EngineChoice};
@@ -245,7 +245,7 @@ fn kind_of(job: &JobRow) -> Result<GameKind, Problem> {
 pub(super) async fn get_annotation(
     State(state): State<AppState>,
     client: Option<Extension<Client>>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Response, Problem> {
     let (job, games, positions) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
     let kind = kind_of(&job)?;
@@ -300,7 +300,7 @@ fn export_with<G: Game>(
 pub(super) async fn export(
     State(state): State<AppState>,
     client: Option<Extension<Client>>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(query): ApiQuery<ExportQuery>,
 ) -> Result<Response, Problem> {
     let (job, games, positions) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
@@ -328,7 +328,7 @@ struct Cancelled {
 pub(super) async fn delete_annotation(
     State(state): State<AppState>,
     client: Option<Extension<Client>>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Response, Problem> {
     let (job, _, _) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
     let cancelled = state.annotator.cancel(&job.id).await?;

@@ -86,6 +86,21 @@ pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Pr
     })
 }
 
+/// The path's parameters. A segment that is no parameter of the route's type (an id or file name that is not
+/// UTF-8 once its `%` escapes are read) names nothing here: 404, as a problem document like every error.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(ApiPath(value)),
+            Err(rejection) => Err(Problem::not_found(format!("no such resource: {}", rejection.body_text()))),
+        }
+    }
+}
+
 /// A query string, with the same kind of errors.
 pub struct ApiQuery<T>(pub T);
 

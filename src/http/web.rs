@@ -5,10 +5,10 @@
 
 use std::sync::OnceLock;
 
-use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::extract::ApiPath;
 use super::problem::Problem;
 
 /// One embedded file.
@@ -85,7 +85,7 @@ pub(super) async fn index(headers: HeaderMap) -> Response {
 
 /// `GET /web/{file}`: the page's script, style and icon. Revalidated by tag each time, as the page is: an
 /// hour's cache let a browser run an old script with a new server's page (a 304 costs little).
-pub(super) async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
+pub(super) async fn asset(ApiPath(file): ApiPath<String>, headers: HeaderMap) -> Response {
     match ASSETS.iter().position(|a| a.name == file) {
         Some(i) => serve(&ASSETS[i], &etags()[i + 1], "no-cache", &headers),
         None => {
