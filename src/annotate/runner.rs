@@ -630,7 +630,7 @@ async fn collect(
 }
 
 /// What evaluating one position gave: the evaluation, `None` when the server shuts down first, or why the
-/// job cannot go on (its external engine keeps failing).
+/// job cannot go on (its external engine keeps failing, or the search ended without an answer).
 type Evaluated = Result<Option<PositionEval>, String>;
 
 /// Attempts at one position when its external engine fails (each failure restarts the engine's process).
@@ -679,10 +679,14 @@ async fn evaluate<G: Game>(
                     return Err(format!("the engine failed {failures} times: {failure}"));
                 }
             }
-            Err(error) => {
-                debug!(%error, "annotation search ended without an answer");
+            Err(AnalysisError::Busy(PoolError::ShuttingDown)) => return Ok(None),
+            Err(error) if *inner.shutdown.borrow() => {
+                debug!(%error, "annotation search ended without an answer at shutdown");
                 return Ok(None);
             }
+            // Not the shutdown (which is set before the pool stops): the search itself failed, as it would
+            // again at every attempt and every start, so the job fails and says why.
+            Err(error) => return Err(format!("the search failed: {error}")),
         }
     };
     if *inner.shutdown.borrow() && !answer.cached {
