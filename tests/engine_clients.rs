@@ -206,6 +206,10 @@ elif protocol == "hub":
             if mode == "wait" and words[1:] == ["analyze"]:
                 continue
             say("done move=32-23" if mode == "illegal" else answer)
+            if mode == "dup":
+                say(answer)
+        elif cmd == "ping":
+            say("pong")
         elif cmd == "stop":
             if mode == "wait":
                 say(answer)
@@ -527,6 +531,23 @@ fn hub_client_reads_lines_in_kibitz_convention() {
         "{result:?}"
     );
     assert!(engine.is_dead());
+}
+
+#[test]
+fn hub_answers_said_twice_never_count_as_the_next_searchs() {
+    // The `dup` fake says each `done` twice (as an engine does when a `stop` crosses its answer); the second
+    // used to be read as the next position's answer: 32-28, the start's move, for the position after 32-28 19-23.
+    let Some(fake) = Fake::new("hub-dup") else { return };
+    let mut engine = hub_fake(&fake, "dup");
+    let start = Draughts::start();
+    let (result, _) = collect(|stop, sink| engine.search(&start, &[], &Limits::depth(3), 1, stop, sink));
+    assert_eq!(result.expect("an answer").best.map(|m| start.format_move(m)), Some("32-28".to_string()));
+    let played = kibitz::game::play_moves(&mut start.clone(), &["32-28", "19-23"]).expect("legal");
+    let position = after(&start, &played);
+    let (result, _) = collect(|stop, sink| engine.search(&start, &played, &Limits::depth(2), 1, stop, sink));
+    let done = result.expect("an answer");
+    assert_eq!(done.best.map(|m| position.format_move(m)), Some("28x19".to_string()));
+    assert_eq!(done.lines[0].score, Score::Cp(-125));
 }
 
 #[test]

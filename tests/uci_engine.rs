@@ -228,15 +228,34 @@ fn fairy_stockfish_analyses_xiangqi_with_legal_lines() {
 
 // ---- fake engines ----
 
-/// A UCI engine in Python that behaves until `go`, then misbehaves as its first argument says.
+/// A UCI engine in Python that behaves until `go`, then misbehaves as its first argument says. `late` and `dup`
+/// answer by position (the start: d2d4 at 900; after e2e4 e7e5: g1f3 at -5) and then say more: `late` a deep
+/// `info` of d2d4, `dup` a second `bestmove d2d4`, as an engine does when a `stop` crosses its answer. `orphan`
+/// leaves a process holding its output and exits at `go`.
 const FAKE: &str = r#"
-import sys, time
+import subprocess, sys, time
 mode = sys.argv[1]
+position = ""
 def say(text):
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+if mode == "orphan":
+    subprocess.Popen(["sleep", "30"], stdout=sys.stdout)
 for line in sys.stdin:
     cmd = line.strip()
+    if cmd.startswith("position"):
+        position = cmd
+    if cmd.startswith("go") and mode in ("late", "dup"):
+        if position == "position startpos":
+            say("info depth 3 seldepth 3 multipv 1 score cp 900 nodes 20 time 1 pv d2d4")
+            say("bestmove d2d4")
+        else:
+            say("info depth 1 seldepth 1 multipv 1 score cp -5 nodes 20 time 1 pv g1f3")
+            say("bestmove g1f3")
+        say("info depth 60 seldepth 60 multipv 1 score cp 900 nodes 1 time 1 pv d2d4" if mode == "late" else "bestmove d2d4")
+        continue
+    if cmd.startswith("go") and mode == "orphan":
+        sys.exit(0)
     if cmd == "uci":
         if mode == "mute":
             continue
@@ -321,6 +340,45 @@ fn an_engine_that_dies_mid_search_is_an_error_naming_it() {
     assert!(error.to_string().contains("Fake die"), "{error}");
     assert!(engine.is_dead());
     assert!(matches!(engine.is_ready(), Err(EngineError::Dead { .. })));
+}
+
+#[test]
+fn what_an_engine_says_after_its_answer_never_counts_as_the_next_searchs() {
+    // Before the engine's output was read up to a `readyok` before each search, the late `info` became the next
+    // position's line (d2d4 at depth 60, cached as such), and the second `bestmove` its answer.
+    for mode in ["late", "dup"] {
+        let Some(fake) = Fake::new(mode) else { return };
+        let (mut engine, result) = fake_search(&fake, mode);
+        let first = result.expect("the first search answers");
+        assert_eq!(first.best.map(|m| Chess::start().uci_move(m)), Some("d2d4".to_string()), "{mode}");
+        let start = Chess::start();
+        let e4 = start.parse_move("e2e4").expect("e4");
+        let mut after = start.clone();
+        after.make(e4);
+        let moves = [e4, after.parse_move("e7e5").expect("e5")];
+        let stop = AtomicBool::new(false);
+        let second = engine.search(&start, &moves, &Limits::depth(5), 1, &stop, &mut |_| {}).expect(mode);
+        let mut position = start.clone();
+        moves.iter().for_each(|&m| position.make(m));
+        assert_eq!(second.best.map(|m| position.uci_move(m)), Some("g1f3".to_string()), "{mode}");
+        assert_eq!(second.lines.len(), 1, "{mode}");
+        assert_eq!((second.lines[0].depth, second.lines[0].score), (1, Score::Cp(-5)), "{mode}");
+        assert_eq!(position.uci_move(second.lines[0].pv[0]), "g1f3", "{mode}");
+    }
+}
+
+#[test]
+fn an_engine_that_exits_while_its_child_holds_its_output_has_died() {
+    // Its output does not end (the child holds the pipe): the exit is seen by the process itself, at once, where
+    // the search used to wait for its deadline and then call the engine hung.
+    let Some(fake) = Fake::new("orphan") else { return };
+    let mut engine = UciEngine::start(&fake.command("orphan"), Timeouts { search: Duration::from_secs(20), ..short() })
+        .expect("the handshake works");
+    let stop = AtomicBool::new(false);
+    let started = std::time::Instant::now();
+    let error = engine.search(&Chess::start(), &[], &Limits::depth(5), 1, &stop, &mut |_| {}).expect_err("it exits");
+    assert!(matches!(&error, EngineError::Died { .. }), "{error} after {:?}", started.elapsed());
+    assert!(engine.is_dead());
 }
 
 #[test]

@@ -23,6 +23,8 @@
 //! * An `ALERT` while a search is being set up or runs means the engine refused part of it (the position, a
 //!   move, a parameter): it cannot be trusted to search the right position, so the process is killed and the
 //!   search fails with [`EngineError::Protocol`] naming the alert.
+//! * Before each search, `GETPARAMETERS` and its `PARAMETERS` answer: lines of an earlier search still coming (a
+//!   late `INFO`, a second `BESTMOVE`) are read and dropped there (the protocol has no `isready`).
 //! * One line only: more is [`EngineError::Unsupported`].
 //! * Options from the engines file are `SETPARAMETER`s, checked against `GETPARAMETERS` (name and type), each
 //!   confirmed with `GETPARAMETER` (an `ALERT` before the answer is [`EngineError::BadOptionValue`]).
@@ -239,6 +241,11 @@ impl CheckersEngine {
             sink(Event::Done(done.clone()));
             return Ok(done);
         }
+        // The engine answers in order: what it still had to say of an earlier search (a late `INFO`, or a second
+        // `BESTMOVE` where a `STOP` crossed its answer) comes before this answer and is dropped, so it never counts
+        // as this search's. The protocol has no `isready`; `GETPARAMETERS` is always answered.
+        self.process.send("GETPARAMETERS")?;
+        self.wait_for(Instant::now() + self.timeouts.ready, "PARAMETERS", "PARAMETERS")?;
         let takes_nodes = self.declared("nodes").is_some_and(|(_, kind)| kind.eq_ignore_ascii_case("int"));
         let (depth, time, nodes) = limit_values(limits, takes_nodes);
         self.ensure("depth", &depth.to_string())?;

@@ -21,6 +21,8 @@
 //!   a score beyond ±90 men is the end of the game in `100 - |score|` hundredths, i.e. plies (Scan's
 //!   `99.97` is a win in 3 plies), read as [`Score::Mate`]; Scan's ±89.xx (a won endgame reached soon, not yet
 //!   the end) stays a plain score. `time` in seconds; the speed is derived from `nodes` and `time` (Scan writes `nps` in millions).
+//! * Before each search, `ping` and its `pong`: lines of an earlier search still coming (a late `info`, a second
+//!   `done`) are read and dropped there.
 //! * One line only: more is [`EngineError::Unsupported`]. An `error` line during a search kills the process.
 //! * Options from the engines file are `set-param`s before `init`, checked against the engine's `param`
 //!   declarations (unknown name: [`EngineError::UnknownOption`]; a value outside an `enum`'s values, an `int`
@@ -244,6 +246,25 @@ impl HubEngine {
         self.process.send(&format!("set-param name={} value={}", quote(&param.name), quote(value)))
     }
 
+    /// `ping`, then wait for `pong`: what the engine still had to say of an earlier search (a late `info`, or a
+    /// second `done` where a `stop` crossed its answer) comes before it and is dropped, so it never counts as the
+    /// next search's.
+    fn sync(&mut self) -> Result<(), EngineError> {
+        self.process.send("ping")?;
+        let deadline = Instant::now() + self.timeouts.ready;
+        loop {
+            match self.process.receive(deadline, "pong")? {
+                Received::Line(line) if line.trim() == "pong" => return Ok(()),
+                Received::Line(_) => {}
+                Received::Timeout => {
+                    let error =
+                        EngineError::Timeout { engine: self.id.clone(), during: "pong", after: self.timeouts.ready };
+                    return Err(self.process.fail(error));
+                }
+            }
+        }
+    }
+
     /// `new-game`: the next search is unrelated to the previous ones.
     pub fn new_game(&mut self) -> Result<(), EngineError> {
         self.process.send("new-game")
@@ -285,6 +306,7 @@ impl HubEngine {
             sink(Event::Done(done.clone()));
             return Ok(done);
         }
+        self.sync()?;
         self.process.send(&command)?;
         self.process.send(&level_command(limits))?;
         self.process.send(if limits.infinite { "go analyze" } else { "go think" })?;

@@ -25,6 +25,13 @@ const READ_AHEAD: usize = 64;
 /// Lines waiting for an engine that does not read them (its pipe full) before writing one more fails.
 const WRITE_AHEAD: usize = 64;
 
+/// How often a wait for an engine's output looks whether the process has exited (see [`Process::receive`]).
+const EXIT_POLL: Duration = Duration::from_millis(100);
+
+/// How long the output of a process that has exited is still taken: what it wrote before its end may be on
+/// its way through the pipe and the reader thread.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+
 /// How to start an engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineCommand {
@@ -81,6 +88,10 @@ pub(crate) struct Process {
     pub(crate) label: String,
     /// Set once the process failed or was killed: every later call fails at once.
     dead: bool,
+    /// When a wait last looked whether the process has exited, and when one first saw that it had while its
+    /// output was still open (see [`Process::receive`]).
+    exit_checked: Instant,
+    exited_at: Option<Instant>,
 }
 
 impl Process {
@@ -123,7 +134,7 @@ impl Process {
             let _ = thread::Builder::new().name(format!("engine-err {label}")).spawn(move || log_stderr(stderr, &name));
         }
         lock_live().push(child.id());
-        Ok(Process { child, input, lines, label, dead: false })
+        Ok(Process { child, input, lines, label, dead: false, exit_checked: Instant::now(), exited_at: None })
     }
 
     /// Write one line (a newline is added), through the writer thread: this never blocks. The engine's answer
@@ -147,15 +158,56 @@ impl Process {
     }
 
     /// The next line, waiting until `deadline` at most. `during` says what was awaited, for the errors.
+    ///
+    /// The end of the output tells that the engine died, unless something it started still holds the pipe (a
+    /// wrapper's helper): so a long wait also looks every [`EXIT_POLL`] whether the process itself has exited,
+    /// and once it has, takes what it wrote for [`EXIT_GRACE`] more and then fails the wait at once, instead of
+    /// at the deadline (or never, for an endless search).
     pub(crate) fn receive(&mut self, deadline: Instant, during: &'static str) -> Result<Received, EngineError> {
         self.check_alive()?;
-        // A deadline already passed is missed even with lines waiting: an engine that floods its output must
-        // not keep a wait for one answer alive.
-        let wait = deadline.saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            return Ok(Received::Timeout);
+        loop {
+            // A deadline already passed is missed even with lines waiting: an engine that floods its output must
+            // not keep a wait for one answer alive.
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(Received::Timeout);
+            }
+            let until = match self.exited_at {
+                Some(at) => (at + EXIT_GRACE).min(deadline),
+                None => (self.exit_checked + EXIT_POLL).max(now).min(deadline),
+            };
+            match self.lines.recv_timeout(until.saturating_duration_since(now)) {
+                Err(RecvTimeoutError::Timeout) => {
+                    let now = Instant::now();
+                    match self.exited_at {
+                        Some(at) if now >= at + EXIT_GRACE => {
+                            let error = EngineError::Died { engine: self.label.clone(), during };
+                            return Err(self.fail(error));
+                        }
+                        Some(_) => {}
+                        None if now >= self.exit_checked + EXIT_POLL => {
+                            self.exit_checked = now;
+                            if exited(&mut self.child) {
+                                self.exited_at = Some(now);
+                            }
+                        }
+                        None => {}
+                    }
+                    if now >= deadline {
+                        return Ok(Received::Timeout);
+                    }
+                }
+                other => return self.received(other, during),
+            }
         }
-        match self.lines.recv_timeout(wait) {
+    }
+
+    fn received(
+        &mut self,
+        output: Result<Output, RecvTimeoutError>,
+        during: &'static str,
+    ) -> Result<Received, EngineError> {
+        match output {
             Ok(Output::Line(line)) => {
                 tracing::trace!(engine = %self.label, "< {line}");
                 Ok(Received::Line(line))

@@ -361,24 +361,25 @@ impl UciEngine {
         Ok((position, command))
     }
 
-    /// Set what the position and the request need (variant, MultiPV), then wait until the engine is ready.
+    /// Set what the position and the request need (variant, MultiPV), then wait until the engine is ready: what
+    /// it still had to say of an earlier search (a late `info`, or a second `bestmove` where a `stop` crossed its
+    /// answer) comes before the `readyok` and is dropped, so it never counts as this search's.
     fn prepare<G: UciNotation>(&mut self, position: &G, multipv: u32) -> Result<(), EngineError> {
-        let mut changed = false;
         for setting in position.uci_settings() {
             if self.option(setting.name).is_some() {
-                changed |= self.ensure_option(setting.name, &setting.value)?;
+                self.ensure_option(setting.name, &setting.value)?;
             } else if setting.required {
                 let what = format!("has no option {} (needed for {} {})", setting.name, G::NAME, setting.value);
                 return Err(EngineError::Unsupported { engine: self.name.clone(), what });
             }
         }
         if self.option("MultiPV").is_some() {
-            changed |= self.ensure_option("MultiPV", &multipv.to_string())?;
+            self.ensure_option("MultiPV", &multipv.to_string())?;
         } else if multipv > 1 {
             let what = "has no MultiPV option (several lines were asked for)".to_string();
             return Err(EngineError::Unsupported { engine: self.name.clone(), what });
         }
-        if changed { self.is_ready() } else { Ok(()) }
+        self.is_ready()
     }
 
     /// Ask the engine to quit, give it a moment, then kill it.
