@@ -362,6 +362,14 @@ fn kibitz_own_protocol_executables_serve_as_external_engines_of_every_protocol()
         assert!(legal_moves(&server, game, &moves).contains(&best), "{game}: `{best}` is not legal: {a}");
     }
 
+    // Several lines from an engine whose protocol gives one: the request asks what the engine cannot do (422,
+    // naming the engine), not an engine failure (it was a 502).
+    let body = json!({ "game": "draughts", "depth": 3, "engine": "hubby", "multipv": 2 });
+    let r = server.post("/v1/analysis", &body);
+    let p = r.problem(422);
+    assert_eq!(p["type"], json!("/problems/engine-unsupported"), "{p}");
+    assert!(p["engine"].as_str().is_some_and(|e| e.starts_with("hubby")), "{p}");
+
     // An annotation job on the UHP engine, which reports no evaluation (UHP has none): its positions are
     // searched and the job finishes, but no move is judged (no made-up even score, so no "best" moves at 100%
     // accuracy).

@@ -83,6 +83,9 @@ pub struct EngineFailure {
     pub message: String,
     /// Every process of the engine is busy (try again later), rather than a failure.
     pub busy: bool,
+    /// The engine cannot do what the request asks (several lines, or the game's variant): the request's fault,
+    /// not the engine's, which goes on.
+    pub unsupported: bool,
 }
 
 impl EngineFailure {
@@ -91,6 +94,7 @@ impl EngineFailure {
             engine: engine.name.clone(),
             message: error.to_string(),
             busy: matches!(error, EngineError::Busy { .. }),
+            unsupported: matches!(error, EngineError::Unsupported { .. }),
         }
     }
 }

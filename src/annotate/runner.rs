@@ -672,6 +672,7 @@ async fn evaluate<G: Game>(
             Ok(answer) => break answer,
             Err(AnalysisError::Busy(PoolError::Busy { .. })) => tokio::time::sleep(inner.config.busy_retry).await,
             Err(AnalysisError::Engine(failure)) if failure.busy => tokio::time::sleep(inner.config.busy_retry).await,
+            Err(AnalysisError::Engine(failure)) if failure.unsupported => return Err(failure.to_string()),
             Err(AnalysisError::Engine(failure)) => {
                 failures += 1;
                 debug!(%failure, failures, "the engine failed an annotation search");

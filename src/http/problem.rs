@@ -154,6 +154,9 @@ impl From<crate::analysis::AnalysisError> for Problem {
             AnalysisError::Engine(failure) => {
                 let mut p = if failure.busy {
                     Problem::busy(failure.message)
+                } else if failure.unsupported {
+                    let status = StatusCode::UNPROCESSABLE_ENTITY;
+                    Problem::new(status, "engine-unsupported", "The engine cannot do this", failure.message)
                 } else {
                     Problem::new(StatusCode::BAD_GATEWAY, "engine-failed", "The engine failed", failure.message)
                 };
