@@ -9,10 +9,10 @@
 //! | `setoption <name> [<value>]` | nothing (the options are below) |
 //! | `position fen <fen>\|startpos [moves <m1> ...]` | nothing; every move is checked legal in turn; the banned moves are forgotten |
 //! | `banmoves <m1> ...` | nothing; the next searches leave these root moves out |
-//! | `go [ponder\|draw] [depth N \| nodes N \| time T [movestogo M \| increment I] [opptime ...] \| infinite]` | `info` lines, then `bestmove <m> [ponder <m>] [draw\|resign]`, or `nobestmove` |
+//! | `go [ponder\|draw] [depth N \| depth infinite \| nodes N \| time T [movestogo M \| increment I] [opptime ...] \| infinite]` | `info` lines, then `bestmove <m> [ponder <m>] [draw\|resign]`, or `nobestmove` |
 //! | `ponderhit [draw]` | the pondered move was played: the search goes on with the limits of `go ponder` |
 //! | `stop` | the search answers with what it has |
-//! | `probe [fen <fen>\|startpos] [moves ...]` | `pophash` and what the transposition table knows of that position |
+//! | `probe [fen <fen>\|startpos] [moves ...]` | `pophash` and what the transposition table knows of that position (of the last search's root: its best move, and its score as a lower bound at the depth completed) |
 //! | `quit` | `bye`; the engine exits |
 //!
 //! Moves are ICCS coordinates without the dash, lower case, ranks 0-9 from Red's side (`h2e2`); ICCS with a
@@ -98,6 +98,8 @@ pub enum UcciEvent {
         best: Option<Move>,
         ponder: Option<Move>,
         score: Option<Score>,
+        /// The deepest iteration the search completed.
+        depth: u32,
     },
     /// The search's external engine failed: the search is over without a move.
     Failed {
@@ -129,6 +131,18 @@ pub struct UcciSession {
     next_id: u64,
     /// Why the last `position` was refused: the board is then not the GUI's, and `go` searches nothing.
     refused: Option<String>,
+    /// What the last search answered of its root, for `probe` (the search keeps no table entry of its root).
+    last_root: Option<RootAnswer>,
+}
+
+/// The answer of a search for its root position.
+struct RootAnswer {
+    hash: u64,
+    best: Option<Move>,
+    score: Option<Score>,
+    depth: u32,
+    /// Some root moves were banned: the best of the others says only that the position is worth at least that.
+    banned: bool,
 }
 
 impl UcciSession {
@@ -146,6 +160,7 @@ impl UcciSession {
             input_ended: false,
             next_id: 0,
             refused: None,
+            last_root: None,
         }
     }
 
@@ -218,7 +233,9 @@ impl UcciSession {
         let current = self.thinking.as_ref().map(|t| t.id);
         match event {
             UcciEvent::Info { id, line } if Some(id) == current => Reply::line(line),
-            UcciEvent::Done { id, best, ponder, score } if Some(id) == current => {
+            UcciEvent::Done { id, best, ponder, score, depth } if Some(id) == current => {
+                let banned = !self.banned.is_empty();
+                self.last_root = Some(RootAnswer { hash: self.game.hash(), best, score, depth, banned });
                 let Some(t) = self.thinking.as_mut() else { return Reply::none() };
                 let answer = bestmove_line(&self.game, best, ponder, score, t.draw_offered);
                 if t.hold {
@@ -388,6 +405,12 @@ impl UcciSession {
         let mut i = 0;
         while i < args.len() {
             let word = args[i];
+            // UCCI's own spelling of an endless search.
+            if word == "depth" && args.get(i + 1) == Some(&"infinite") {
+                limits.infinite = true;
+                i += 2;
+                continue;
+            }
             let is_time = TIMES.contains(&word);
             if !is_time && !COUNTS.contains(&word) {
                 match word {
@@ -500,6 +523,18 @@ impl UcciSession {
     fn probe(&mut self, args: &[&str]) -> Result<Vec<String>, SessionError> {
         let game = if args.is_empty() { self.game.clone() } else { read_position(args)? };
         let mut line = "pophash".to_string();
+        // The root of the last search: its answer (the search keeps no table entry of its root). Its score is a
+        // lower bound at the depth completed: a search stopped inside an iteration may answer a move that failed
+        // high there, and with banned moves it is the best of the others.
+        if let Some(root) = self.last_root.as_ref().filter(|r| r.hash == game.hash() && r.depth > 0) {
+            if let Some(best) = root.best.filter(|_| !root.banned) {
+                line.push_str(&format!(" bestmove {}", Xiangqi::move_to_coord(best)));
+            }
+            if let Some(score) = root.score {
+                line.push_str(&format!(" lowerbound {} depth {}", score_number(score), root.depth));
+            }
+            return Ok(vec![line]);
+        }
         if let Some(entry) = self.analysis.pool().table().probe(game.hash()) {
             if let Some(m) = game.legal_moves().into_iter().find(|&m| Xiangqi::move_key(m) == entry.move_key) {
                 line.push_str(&format!(" bestmove {}", Xiangqi::move_to_coord(m)));
@@ -599,7 +634,8 @@ fn event_of(root: &Xiangqi, id: u64, event: SearchReport<Move>) -> UcciEvent {
         SearchReport::Info(info) => UcciEvent::Info { id, line: info_line(root, &info) },
         SearchReport::End(Err(failure)) => UcciEvent::Failed { id, message: failure_message(&failure) },
         SearchReport::End(Ok(done)) => {
-            UcciEvent::Done { id, best: done.best, ponder: done.ponder, score: done.lines.first().map(|l| l.score) }
+            let score = done.lines.first().map(|l| l.score);
+            UcciEvent::Done { id, best: done.best, ponder: done.ponder, score, depth: done.depth }
         }
     }
 }
@@ -744,6 +780,15 @@ mod tests {
             "{out:?}"
         );
         assert!(out.iter().any(|l| l.starts_with("info depth 2 score ")), "{out:?}");
+        // With moves banned, the root's probe gives no best move, only the score of the best of the others.
+        let out = s.on_line("probe").lines;
+        assert!(out[0].starts_with("pophash lowerbound ") && out[0].ends_with(" depth 2"), "{out:?}");
+        // `depth infinite` is UCCI's own endless search: no warning, held until `stop`.
+        says(&mut s, "go depth infinite", &[]);
+        says(&mut s, "stop", &[]);
+        let out = finish(&mut s, &rx);
+        assert!(out.iter().all(|l| !l.contains("error")), "{out:?}");
+        assert!(out.last().is_some_and(|l| l.starts_with("bestmove ")), "{out:?}");
         says(&mut s, "quit", &["bye"]);
     }
 
@@ -761,7 +806,11 @@ mod tests {
             .next()
             .unwrap_or("")
             .to_string();
-        // The root is not kept in the table; the position after the best move is.
+        // The root is the last search's answer; the position after the best move is in the table.
+        let out = s.on_line("probe startpos").lines;
+        assert!(out[0].starts_with(&format!("pophash bestmove {best} lowerbound ")), "{out:?}");
+        assert!(!out[0].contains("upperbound") && !out[0].ends_with("depth 0"), "{out:?}");
+        assert_eq!(s.on_line("probe").lines, out);
         let out = s.on_line(&format!("probe startpos moves {best}")).lines;
         assert!(out[0].starts_with("pophash ") && out[0].contains("bound "), "{out:?}");
         assert_eq!(s.on_line("probe fen 3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1").lines, ["pophash"]);
