@@ -721,6 +721,11 @@ fn go_plan<G: UciNotation>(game: &G, args: &[&str], config: &UciConfig) -> (Plan
         i += if matches!(word, "infinite" | "ponder") { 1 } else { 2 };
     }
     let side = (game.side_to_move() == Side::Second) as usize;
+    if time[side].is_none() && time[1 - side].is_some() {
+        // Only the other side's clock: nothing to manage this move's time by.
+        let (given, missing, mover) = if side == 0 { ("btime", "wtime", "white") } else { ("wtime", "btime", "black") };
+        warn(format!("{given} is the clock of the side not to move ({mover} is to move and has no {missing})"));
+    }
     if let Some(t) = time[side] {
         let overhead = Duration::from_millis(config.move_overhead_ms as u64);
         limits.clock = Some(Clock {
@@ -990,6 +995,10 @@ mod tests {
             ("go depth x nodes 500", "go: depth needs a number, not `x`, ignored"),
             ("go frob nodes 500", "go: unknown word `frob`, ignored"),
             ("go nodes 500 searchmoves e2e4", "go: searchmoves `e2e4`: "),
+            (
+                "go wtime 5000 nodes 500",
+                "go: wtime is the clock of the side not to move (black is to move and has no btime), ignored",
+            ),
         ] {
             let out = s.on_line(line).lines;
             assert!(out.len() == 1 && out[0].starts_with(&format!("info string error: {warning}")), "{line}: {out:?}");
