@@ -556,6 +556,12 @@ impl SqliteBackend {
 
 /// A missing directory is a clear error naming it (SQLite itself only says "unable to open database file").
 fn check_directory(path: &Path) -> Result<(), sqlx::Error> {
+    // SQLite opens an empty name as a private temporary database for each connection: the writer would migrate
+    // its own and every reader would see another, empty one, and nothing would be kept.
+    if path.as_os_str().is_empty() {
+        let why = "no file named (an empty --db or KIBITZ_DB; `:memory:` is the store kept in memory)";
+        return Err(sqlx::Error::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why)));
+    }
     match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() && !parent.is_dir() => Err(sqlx::Error::Io(
             std::io::Error::new(std::io::ErrorKind::NotFound, format!("directory {} does not exist", parent.display())),

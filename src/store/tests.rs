@@ -238,6 +238,17 @@ async fn missing_directory_is_named() {
     assert!(!dir.exists());
 }
 
+#[tokio::test]
+async fn an_empty_target_is_refused() {
+    // SQLite would open a private temporary database for each connection, and keep nothing.
+    for target in ["", "sqlite:", "sqlite://"] {
+        match Store::open(target).await {
+            Err(error @ StoreError::Open { .. }) => assert!(error.to_string().contains("no file named"), "{error}"),
+            other => panic!("`{target}`: expected an Open error, got {other:?}"),
+        }
+    }
+}
+
 async fn annotation_jobs_are_durable_and_each_position_is_written_once(ctx: &Ctx) {
     let target = ctx.durable_target();
     let store = Store::open(&target).await.expect("opens");
