@@ -656,6 +656,21 @@ fn every_protocol_searches_through_its_pool() {
     engines.shutdown();
 }
 
+#[test]
+fn an_answer_claims_no_more_depth_than_was_asked() {
+    // The fake answers the start at depth 3 whatever it is asked: asked for 2, the answer says 2 (a deeper
+    // claim would be cached as answering deeper requests).
+    let Some(fake) = Fake::new("hub-deep") else { return };
+    let engines =
+        Engines::new(vec![spec("deep", GameKind::Draughts, Protocol::Hub, fake.command("hub", "good"), short())])
+            .expect("a client");
+    let done = pool_search(&engines, "deep", GameKind::Draughts, Draughts::start(), Limits::depth(2));
+    assert_eq!((done.depth, done.lines[0].depth), (2, 2));
+    let done = pool_search(&engines, "deep", GameKind::Draughts, Draughts::start(), Limits::depth(5));
+    assert_eq!((done.depth, done.lines[0].depth), (3, 3));
+    engines.shutdown();
+}
+
 /// A process that dies mid-search fails that search; the pool replaces it and the next search succeeds.
 fn dies_then_recovers<G: Game>(protocol: Protocol, game: GameKind, fake_protocol: &str, root: G) {
     let Some(fake) = Fake::new(&format!("restart-{fake_protocol}")) else { return };

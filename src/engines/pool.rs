@@ -271,9 +271,11 @@ impl<G: Game> EnginePool<G> {
         let pool = Arc::clone(self);
         // A search is counted as its answer is handed on, so whoever receives the answer already sees it counted.
         let counter = Arc::clone(self);
-        let mut sink = move |event: Event<G::Move>| {
-            if matches!(event, Event::Done(_)) {
+        let limits = search.limits.clone();
+        let mut sink = move |mut event: Event<G::Move>| {
+            if let Event::Done(done) = &mut event {
                 counter.stats.searches.fetch_add(1, Ordering::Relaxed);
+                no_deeper_than_asked(done, &limits);
             }
             sink(event)
         };
@@ -285,6 +287,10 @@ impl<G: Game> EnginePool<G> {
                 } else {
                     driver.search(&search.root, &search.moves, &search.limits, search.multipv, &stop, &mut sink)
                 };
+                let result = result.map(|mut done| {
+                    no_deeper_than_asked(&mut done, &search.limits);
+                    done
+                });
                 pool.give_back(driver);
                 result
             });
@@ -303,12 +309,34 @@ impl<G: Game> EnginePool<G> {
         sink: &mut dyn FnMut(Event<G::Move>),
     ) -> Result<Done<G::Move>, EngineError> {
         let mut driver = self.checkout(CHECKOUT_WAIT)?;
-        let result = driver.search(&search.root, &search.moves, &search.limits, search.multipv, stop, sink);
+        let mut sink = |mut event: Event<G::Move>| {
+            if let Event::Done(done) = &mut event {
+                no_deeper_than_asked(done, &search.limits);
+            }
+            sink(event)
+        };
+        let result = driver.search(&search.root, &search.moves, &search.limits, search.multipv, stop, &mut sink);
+        let result = result.map(|mut done| {
+            no_deeper_than_asked(&mut done, &search.limits);
+            done
+        });
         self.give_back(driver);
         if result.is_ok() {
             self.stats.searches.fetch_add(1, Ordering::Relaxed);
         }
         result
+    }
+}
+
+/// An engine's answer to a search limited by depth claims no more than that depth: what it says is believed
+/// otherwise, and a result claiming more (a depth of four billion, say) would be cached as answering every
+/// deeper request after it.
+fn no_deeper_than_asked<M>(done: &mut Done<M>, limits: &Limits) {
+    if let Some(asked) = limits.depth {
+        done.depth = done.depth.min(asked);
+        for line in &mut done.lines {
+            line.depth = line.depth.min(asked);
+        }
     }
 }
 
