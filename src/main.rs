@@ -88,8 +88,11 @@ fn main() -> Result<()> {
         Command::Keys(command) => cli::keys::run(command),
         Command::Cache(command) => cli::cache::run(command),
         Command::Openapi => {
-            print!("{}", kibitz::http::openapi::document_text());
-            Ok(())
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(kibitz::http::openapi::document_text().as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))
         }
     }
 }

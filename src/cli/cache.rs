@@ -93,14 +93,14 @@ async fn run_with(store: &Store, command: CacheCommand) -> Result<()> {
     match command {
         CacheCommand::List { .. } => {
             if rows.is_empty() {
-                println!("the cache is empty");
+                outln!("the cache is empty");
                 return Ok(());
             }
-            println!("{:>10}  {:<10}  {:<20}  engine", "results", "game", "");
+            outln!("{:>10}  {:<10}  {:<20}  engine", "results", "game", "");
             for row in &rows {
-                println!("{:>10}  {:<10}  {:<20}  {}", row.rows, row.game, Kind::of(&row.engine).label(), row.engine);
+                outln!("{:>10}  {:<10}  {:<20}  {}", row.rows, row.game, Kind::of(&row.engine).label(), row.engine);
             }
-            println!("this build's engine version: {ENGINE_VERSION}");
+            outln!("this build's engine version: {ENGINE_VERSION}");
         }
         CacheCommand::Prune { engines, dry_run, .. } => {
             let present = by_engine(&rows);
@@ -120,15 +120,15 @@ async fn run_with(store: &Store, command: CacheCommand) -> Result<()> {
                 chosen
             };
             if chosen.is_empty() {
-                println!("nothing to delete: the cache holds no results of another kibitz build");
+                outln!("nothing to delete: the cache holds no results of another kibitz build");
                 return Ok(());
             }
             for (engine, count) in chosen {
                 if dry_run {
-                    println!("would delete {count} results of `{engine}`");
+                    outln!("would delete {count} results of `{engine}`");
                 } else {
                     let deleted = store.delete_cache_engine(engine).await?;
-                    println!("deleted {deleted} results of `{engine}`");
+                    outln!("deleted {deleted} results of `{engine}`");
                 }
             }
         }

@@ -1,6 +1,8 @@
 //! `kibitz keys`: make, list and revoke API keys in the store a server uses (`--db`, as `kibitz serve`).
 //! A key is printed once, when it is made; the store keeps only its SHA-256 digest.
 
+use std::io::Write;
+
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
@@ -78,12 +80,22 @@ async fn run_with(store: &Store, command: KeysCommand) -> Result<()> {
             if burst == 0 {
                 bail!("--burst 0: a key must be able to spend at least one unit");
             }
+            let exists =
+                || format!("a key named `{name}` exists already (revoked keys keep their names); choose another name");
+            if store.keys().await?.iter().any(|k| k.name == name) {
+                bail!(exists());
+            }
             let key = kibitz::access::generate_key().context("the system's random generator failed")?;
             let row = NewKey { name: name.clone(), hash: kibitz::access::digest(&key), rate, burst, quota_positions };
+            // The key is shown only now: written before it is stored, so that a key nobody could see is never
+            // made (and its name kept from use).
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{key}")
+                .and_then(|()| out.flush())
+                .context("cannot write the key to standard output; no key was made")?;
             if !store.create_key(&row).await? {
-                bail!("a key named `{name}` exists already (revoked keys keep their names); choose another name");
+                bail!("{}; the key written above was not made", exists());
             }
-            println!("{key}");
             let quota =
                 quota_positions.map_or_else(|| "no daily quota".to_string(), |q| format!("{q} positions a day"));
             eprintln!(
@@ -94,14 +106,14 @@ async fn run_with(store: &Store, command: KeysCommand) -> Result<()> {
         KeysCommand::List { .. } => {
             let keys = store.keys().await?;
             if keys.is_empty() {
-                println!("no keys (make one with `kibitz keys create --name NAME`)");
+                outln!("no keys (make one with `kibitz keys create --name NAME`)");
                 return Ok(());
             }
-            println!("{:<24} {:>10} {:>8} {:>14}  {:<20}  status", "name", "rate/s", "burst", "quota/day", "created");
+            outln!("{:<24} {:>10} {:>8} {:>14}  {:<20}  status", "name", "rate/s", "burst", "quota/day", "created");
             for key in keys {
                 let quota = key.quota_positions.map_or_else(|| "-".to_string(), |q| q.to_string());
                 let status = key.revoked_ms.map_or_else(|| "active".to_string(), |ms| format!("revoked {}", utc(ms)));
-                println!(
+                outln!(
                     "{:<24} {:>10} {:>8} {:>14}  {:<20}  {status}",
                     key.name,
                     key.rate,
@@ -113,7 +125,7 @@ async fn run_with(store: &Store, command: KeysCommand) -> Result<()> {
         }
         KeysCommand::Revoke { name, .. } => {
             if store.revoke_key(&name).await? {
-                println!("key `{name}` revoked");
+                outln!("key `{name}` revoked");
             } else if store.keys().await?.iter().any(|k| k.name == name) {
                 bail!("the key `{name}` is already revoked");
             } else {

@@ -1,6 +1,26 @@
 //! The subcommands of the `kibitz` command line, one module each (`main.rs` only parses and dispatches), and
 //! the little they share.
 
+/// `println!` that fails the command with an error (standard output closed, as `| head` does, or a full disk)
+/// instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)
+            .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))?
+    }};
+}
+
+/// `print!` the same way as [`outln`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*)
+            .and_then(|()| std::io::stdout().flush())
+            .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))?
+    }};
+}
+
 pub mod analyse;
 pub mod annotate;
 pub mod bench;
