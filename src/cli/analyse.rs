@@ -39,11 +39,11 @@ pub struct AnalyseArgs {
     /// Number of best lines.
     #[arg(long, default_value_t = 1)]
     pub multipv: usize,
-    /// Threads on this search.
-    #[arg(long, default_value_t = 1)]
+    /// Threads on this search (1 to 256).
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub threads: usize,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 64)]
+    /// Transposition table size in MiB (1 to 65536).
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub hash_mb: usize,
     /// One JSON object per line instead of text.
     #[arg(long)]

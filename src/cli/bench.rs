@@ -23,11 +23,11 @@ pub struct BenchArgs {
     /// Search depth per position (default: each game's bench depth).
     #[arg(long)]
     pub depth: Option<u32>,
-    /// Threads per search.
-    #[arg(long, default_value_t = 1)]
+    /// Threads per search (1 to 256).
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub threads: usize,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 64)]
+    /// Transposition table size in MiB (1 to 65536).
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub hash_mb: usize,
     /// One JSON object per game.
     #[arg(long)]

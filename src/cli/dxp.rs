@@ -35,10 +35,10 @@ pub struct DxpArgs {
     /// The name sent to the peer.
     #[arg(long, default_value = "kibitz")]
     pub name: String,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: u32,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 64)]
+    /// Transposition table size in MiB (1 to 65536).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub hash: u32,
     /// Give up when the peer sends nothing for this many seconds (while it is to move or between games);
     /// the follower also waits this long for the connection.

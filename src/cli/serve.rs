@@ -39,8 +39,8 @@ pub struct ServeArgs {
     /// it every third of this; when a server dies, another resumes its jobs after at most this long.
     #[arg(long, env = "KIBITZ_JOB_LEASE_S", default_value_t = 30)]
     pub job_lease_s: u64,
-    /// Search worker threads (default: one per core).
-    #[arg(long, env = "KIBITZ_WORKERS")]
+    /// Search worker threads (default: one per core; 1 to 256).
+    #[arg(long, env = "KIBITZ_WORKERS", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub workers: Option<usize>,
     /// Worker threads beside `--workers` that run only the moves of games being played (a GUIDE game's, on a
     /// clock, at a fixed time or to a fixed depth): a player's move starts at once even when every worker is
@@ -50,8 +50,8 @@ pub struct ServeArgs {
     /// Searches that may wait for a worker before requests are answered 503.
     #[arg(long, env = "KIBITZ_QUEUE", default_value_t = 64)]
     pub queue: usize,
-    /// Transposition table size in MiB, shared by the workers.
-    #[arg(long, env = "KIBITZ_HASH_MB", default_value_t = 128)]
+    /// Transposition table size in MiB, shared by the workers (1 to 65536).
+    #[arg(long, env = "KIBITZ_HASH_MB", default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub hash_mb: usize,
     /// Entries of analysis results kept in memory in front of the database.
     #[arg(long, env = "KIBITZ_CACHE_ENTRIES", default_value_t = 100_000)]
