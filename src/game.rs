@@ -123,6 +123,12 @@ pub struct RecordError {
     pub message: String,
 }
 
+/// `text` without the byte-order mark some editors put before a UTF-8 file's first line (read as part of the first
+/// token, it made the first move or tag unreadable). For texts of game records, before they are read.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// How much one reading of game records may hold: the games read (those that cannot be read included) and
 /// the positions of the games read (a game of `n` moves has `n + 1`). Reading counts as it goes and stops at
 /// the first game over either limit, before the rest of the text is read; one budget may be spent over

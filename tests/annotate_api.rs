@@ -419,6 +419,49 @@ fn kibitz(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn the_cli_refuses_a_bad_export_or_output_before_annotating_and_reads_past_a_bom() {
+    let dir = TempDir::new("annotate-cli-early");
+    let file = dir.path().join("bom.pgn");
+    // A UTF-8 byte-order mark before the first tag was read as part of it.
+    std::fs::write(&file, "\u{feff}[Event \"x\"]\n\n1. e4 e5 *\n").expect("write");
+    let file = file.to_str().expect("path");
+    let missing = dir.path().join("no/such/dir/out.pgn");
+    for (args, said) in [
+        (vec!["--export", "xml"], "unknown export format `xml` for chess (known: pgn, json, text)"),
+        (vec!["-o", missing.to_str().expect("path")], "cannot write"),
+    ] {
+        // Refused before any search (the export's message used to come after the whole annotation).
+        let out = kibitz(&[&["annotate", file, "--depth", "1", "--quiet"][..], &args].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(said), "{args:?}: {stderr}");
+        assert!(!stderr.contains("annotated"), "{args:?}: {stderr}");
+    }
+    assert!(!missing.exists());
+    let out_file = dir.path().join("out.pgn");
+    let out = kibitz(&["annotate", file, "--depth", "1", "--quiet", "-o", out_file.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(&out_file).expect("the annotated game");
+    assert!(written.contains("1. e4"), "{written}");
+}
+
+#[test]
+fn the_cli_through_a_server_names_its_job_and_waits_out_the_rate_limit() {
+    // One unit, one every two seconds: the submission takes it, and the first status poll is answered 429. The
+    // CLI used to give up there, never having said the job's id; it now waits what Retry-After says.
+    let server = Server::start(&["--auth", "optional", "--anon-rate", "0.5", "--anon-burst", "1", "--no-guide"]);
+    let dir = TempDir::new("annotate-cli-patient");
+    let file = dir.path().join("one.pgn");
+    std::fs::write(&file, "1. e4 e5 2. Nf3 *\n").expect("write");
+    let url = format!("http://{}", server.addr);
+    let out = kibitz(&["annotate", file.to_str().expect("path"), "--depth", "1", "--quiet", "--server", &url]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("annotation job ") && stderr.contains(&url), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1. e4"), "{stderr}");
+    server.stop();
+}
+
+#[test]
 fn the_cli_reads_no_more_of_a_file_than_its_limits() {
     let dir = TempDir::new("annotate-cli-limits");
     let file = dir.path().join("five.pgn");

@@ -53,11 +53,14 @@ pub struct AnnotateArgs {
     /// Annotate through a kibitz server (`http://host:port`) instead of here.
     #[arg(long)]
     pub server: Option<String>,
-    /// Search workers (local mode; default: one per core).
-    #[arg(long)]
+    /// The API key for `--server` (sent as `Authorization: Bearer`).
+    #[arg(long, env = "KIBITZ_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+    /// Search workers (local mode; default: one per core; 1 to 256).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub workers: Option<usize>,
-    /// Transposition table size in MiB (local mode).
-    #[arg(long, default_value_t = 128)]
+    /// Transposition table size in MiB (local mode; 1 to 65536).
+    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub hash_mb: usize,
     /// An analysis cache to read and fill (local mode; default: none kept).
     #[arg(long)]
@@ -91,22 +94,53 @@ pub fn run(args: AnnotateArgs) -> Result<()> {
     let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let text = String::from_utf8(bytes)
         .map_err(|e| anyhow!("{} is not UTF-8 text (byte {})", args.file.display(), e.utf8_error().valid_up_to()))?;
+    let text = kibitz::game::without_bom(&text).to_string();
     let kind = match &args.game {
         Some(name) => name.parse::<GameKind>()?,
         None => detect_game(&text, args.format.as_deref(), args.budget())?,
+    };
+    // What can be refused now is refused before the annotation, not after it.
+    if let Some(format) = &args.export {
+        let native = with_game!(kind, G => G::EXPORT_FORMAT);
+        if Some(format.as_str()) != native && !["json", "text"].contains(&format.as_str()) {
+            let known: Vec<&str> = native.into_iter().chain(["json", "text"]).collect();
+            bail!("unknown export format `{format}` for {} (known: {})", kind.name(), known.join(", "));
+        }
+    }
+    let made_output = match &args.output {
+        Some(path) => {
+            let existed = path.exists();
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Some((path, !existed))
+        }
+        None => None,
     };
     if args.server.is_none() {
         // Local mode may start external engines: none may outlive an interrupted run.
         super::stop_engines_on_signals();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let (view, exported) = match &args.server {
-        Some(url) => runtime.block_on(remote(url, kind, &text, &args))?,
-        None => with_game!(kind, G => runtime.block_on(local::<G>(&text, &args)))?,
+    let annotated = match &args.server {
+        Some(url) => runtime.block_on(remote(url, kind, &text, &args)),
+        None => with_game!(kind, G => runtime.block_on(local::<G>(&text, &args))),
+    };
+    let (view, exported) = match annotated {
+        Ok(done) => done,
+        Err(e) => {
+            // The output file this run made (empty) goes with it.
+            if let Some((path, true)) = made_output {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
     };
     match &args.output {
         Some(path) => std::fs::write(path, &exported).with_context(|| format!("cannot write {}", path.display()))?,
-        None => print!("{exported}"),
+        None => out!("{exported}"),
     }
     print_summary(&view);
     Ok(())
@@ -287,7 +321,7 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
 }
 
 async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> Result<(JobView, String)> {
-    let base = http_client::Base::parse(url)?;
+    let base = http_client::Base::parse(url)?.with_key(args.key.clone());
     let sides = with_game!(kind, G => [G::side_name(Side::First), G::side_name(Side::Second)]);
     let mut body = json!({ "game": kind.name(), "text": text, "threshold": args.threshold, "priority": "normal" });
     if let Some(f) = &args.format {
@@ -303,9 +337,13 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
     } else if let Some(n) = args.nodes {
         body["nodes"] = json!(n);
     }
-    let created = base.request("POST", "/v1/annotations", Some(&body.to_string())).await?;
+    let body = body.to_string();
+    let created = base.patiently("POST", "/v1/annotations", Some(&body), true).await?;
     let accepted: Value = created.json_ok(202)?;
     let id = accepted["id"].as_str().ok_or_else(|| anyhow!("the server gave no job id"))?.to_string();
+    // Named at once: the job runs on the server whatever happens to this command (its status:
+    // GET /v1/annotations/ID, its export: GET /v1/annotations/ID/export).
+    eprintln!("annotation job {id} on {url}");
     if let Some(errors) = accepted["errors"].as_array() {
         for e in errors {
             eprintln!(
@@ -319,8 +357,8 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
     }
     let mut bars: Option<Bars> = None;
     let view = loop {
-        let status = base.request("GET", &format!("/v1/annotations/{id}"), None).await?;
-        let value: Value = status.json_ok(200)?;
+        let status = base.patiently("GET", &format!("/v1/annotations/{id}"), None, false).await;
+        let value: Value = status.and_then(|s| s.json_ok(200)).with_context(|| format!("annotation job {id}"))?;
         let view = view_from_json(&value, sides)?;
         let bars = bars.get_or_insert_with(|| {
             let totals: Vec<u64> = view.games.iter().map(|g| g.progress.total).collect();
@@ -343,8 +381,8 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
         }
         None => format!("/v1/annotations/{id}/export"),
     };
-    let exported = base.request("GET", &path, None).await?;
-    let text = exported.text_ok(200)?;
+    let exported = base.patiently("GET", &path, None, false).await;
+    let text = exported.and_then(|e| e.text_ok(200)).with_context(|| format!("annotation job {id}"))?;
     Ok((view, text))
 }
 

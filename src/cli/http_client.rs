@@ -24,12 +24,16 @@ pub struct Base {
     port: u16,
     prefix: String,
     client: Client<HttpConnector, Full<Bytes>>,
+    /// The API key sent with every request (`Authorization: Bearer`).
+    key: Option<String>,
 }
 
 /// A response.
 pub struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
+    /// The seconds its `Retry-After` header asks for (a 429 or 503).
+    pub retry_after_s: Option<u64>,
 }
 
 impl Base {
@@ -54,10 +58,16 @@ impl Base {
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
         let client = Client::builder(TokioExecutor::new()).build(connector);
-        let base = Base { host, port, prefix, client };
+        let base = Base { host, port, prefix, client, key: None };
         // A URL that does not make a request URI is reported now, not at the first request.
         base.uri("/").with_context(|| format!("bad URL `{url}`"))?;
         Ok(base)
+    }
+
+    /// Send `key` with every request.
+    pub fn with_key(mut self, key: Option<String>) -> Base {
+        self.key = key;
+        self
     }
 
     /// The server's address, as messages name it.
@@ -85,6 +95,9 @@ impl Base {
         let uri = self.uri(path)?;
         let method = Method::from_bytes(method.as_bytes()).with_context(|| format!("bad method `{method}`"))?;
         let mut request = Request::builder().method(method.clone()).uri(uri.clone()).header(header::ACCEPT, "*/*");
+        if let Some(key) = &self.key {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
+        }
         let body = match json {
             Some(text) => {
                 request = request.header(header::CONTENT_TYPE, "application/json");
@@ -102,6 +115,8 @@ impl Base {
             }
         })?;
         let status = response.status().as_u16();
+        let retry_after_s =
+            response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
         let body = Limited::new(response.into_body(), MAX_RESPONSE).collect().await.map_err(|e| {
             if e.is::<http_body_util::LengthLimitError>() {
                 anyhow!("{method} {uri}: the response is larger than {MAX_RESPONSE} bytes")
@@ -109,7 +124,42 @@ impl Base {
                 anyhow!("{method} {uri}: cannot read the response: {e}")
             }
         })?;
-        Ok(Reply { status, body: body.to_bytes().to_vec() })
+        Ok(Reply { status, body: body.to_bytes().to_vec(), retry_after_s })
+    }
+}
+
+/// How long [`Base::patiently`] keeps trying while the server cannot be reached or asks to wait.
+const PATIENCE: Duration = Duration::from_secs(600);
+
+impl Base {
+    /// [`Base::request`], tried again while the server cannot be reached (a restart: its jobs go on), is
+    /// unavailable (502, 503, 504) or limits the client (429), waiting what `Retry-After` says or 1 s doubling
+    /// to 30 s, for up to ten minutes. Only for requests that may be repeated: reads, or a submission refused
+    /// before it was taken (`retry_refused_only`: no retry after a failed connection, which may have been
+    /// taken).
+    pub async fn patiently(
+        &self,
+        method: &str,
+        path: &str,
+        json: Option<&str>,
+        retry_refused_only: bool,
+    ) -> Result<Reply> {
+        let started = std::time::Instant::now();
+        let mut wait = Duration::from_secs(1);
+        loop {
+            let reply = self.request(method, path, json).await;
+            let retry = match &reply {
+                Ok(r) if matches!(r.status, 429 | 502 | 503 | 504) => r.retry_after_s.map(Duration::from_secs),
+                Err(_) if !retry_refused_only => None,
+                _ => return reply,
+            };
+            if started.elapsed() >= PATIENCE {
+                return reply;
+            }
+            let pause = retry.unwrap_or(wait).clamp(Duration::from_millis(100), Duration::from_secs(60));
+            tokio::time::sleep(pause).await;
+            wait = (wait * 2).min(Duration::from_secs(30));
+        }
     }
 }
 

@@ -91,7 +91,8 @@ fn read_records<G: Game>(req: &AnnotationRequest, mut budget: RecordBudget) -> R
     let mut all = Vec::new();
     for (i, (field, text)) in texts.into_iter().enumerate() {
         let field = if field == "games" { format!("games[{i}]") } else { field.to_string() };
-        let records = G::parse_records(text, format, &mut budget).map_err(|e| Problem::records(&field, &e))?;
+        let records = G::parse_records(crate::game::without_bom(text), format, &mut budget)
+            .map_err(|e| Problem::records(&field, &e))?;
         for record in records {
             let index = all.len();
             all.push(record.map_err(|mut e| {

@@ -58,8 +58,9 @@ fn read<G: Game>(req: &RecordsRequest, mut budget: RecordBudget) -> Result<Recor
         return Err(Problem::invalid("game", format!("{} has no game record format yet", G::NAME)));
     }
     check_format("format", req.format.as_deref(), G::RECORD_FORMATS)?;
+    let text = crate::game::without_bom(&req.text);
     let records =
-        G::parse_records(&req.text, req.format.as_deref(), &mut budget).map_err(|e| Problem::records("text", &e))?;
+        G::parse_records(text, req.format.as_deref(), &mut budget).map_err(|e| Problem::records("text", &e))?;
     let mut games = Vec::new();
     let mut errors = Vec::new();
     let mut first_error = None;
