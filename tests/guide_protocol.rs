@@ -626,6 +626,42 @@ fn an_idle_session_is_closed_with_a_reason_but_not_while_searching() {
 }
 
 #[test]
+fn a_session_sending_bytes_but_no_command_is_still_closed_when_idle() {
+    // One GUI dribbles a byte of an unfinished line every 200 ms, another sends separators alone: neither is a
+    // command, so both are closed at the idle limit (they used to hold their sessions, and the gateway's
+    // places, for as long as they kept it up).
+    let server = Server::start(&["--guide-idle-s", "1"]);
+    let addr = server.guide_addr.expect("gateway");
+    let mut dribbler = Gui::connect(addr);
+    let mut blank = Gui::connect(addr);
+    dribbler.handshake();
+    blank.handshake();
+    let mut writers = Vec::new();
+    for (gui, bytes) in [(&dribbler, &b"x"[..]), (&blank, &b"\n"[..])] {
+        let mut stream = gui.stream.try_clone().expect("clone");
+        writers.push(std::thread::spawn(move || {
+            // Until the engine closes the connection (a write then fails), for 40 s at most: longer than
+            // `closed` waits.
+            for _ in 0..200 {
+                if stream.write_all(bytes).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }));
+    }
+    for gui in [&mut dribbler, &mut blank] {
+        let got = gui.closed();
+        assert!(got.last().is_some_and(|l| l.starts_with("error no command for 1 seconds")), "{got:?}");
+    }
+    for writer in writers {
+        writer.join().expect("the writer");
+    }
+    assert_eq!(server.get("/healthz").status, 200);
+    server.stop();
+}
+
+#[test]
 fn a_graceful_shutdown_closes_the_sessions() {
     let server = Server::start(&[]);
     let (mut gui, _) = Gui::open(server.guide_addr.expect("gateway"));

@@ -142,8 +142,15 @@ enum Read1 {
     Line,
     /// A line of this many bytes was too long and has been skipped.
     TooLong(usize),
+    /// Bytes of a line keep coming without its end for [`PARTIAL_TICK`]: the session is told as if the input
+    /// had been idle (a line finished in dribs, a byte now and then, must not hold a session's idle limit off).
+    /// The line so far is kept and reading goes on.
+    Partial,
     End,
 }
+
+/// How long bytes of an unfinished line may keep coming before [`Read1::Partial`] is reported.
+const PARTIAL_TICK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Splits an input into bounded lines. A read error leaves a partly read line in place, so reading may go on
 /// after a timeout.
@@ -155,11 +162,13 @@ struct LineReader {
     any: bool,
     max: usize,
     sep: fn(u8) -> bool,
+    /// When the last thing was reported (a line, or [`Read1::Partial`]).
+    reported: std::time::Instant,
 }
 
 impl LineReader {
     fn new(max: usize, sep: fn(u8) -> bool) -> Self {
-        LineReader { buf: Vec::new(), total: 0, any: false, max, sep }
+        LineReader { buf: Vec::new(), total: 0, any: false, max, sep, reported: std::time::Instant::now() }
     }
 
     /// Read one line into `self.buf` (the separator removed, and a `\r` before a `\n`), keeping at most `max`
@@ -203,10 +212,15 @@ impl LineReader {
             if let Some(end) = ended {
                 let total = std::mem::take(&mut self.total);
                 self.any = false;
+                self.reported = std::time::Instant::now();
                 if end == b'\n' && self.buf.last() == Some(&b'\r') && total <= self.max {
                     self.buf.pop();
                 }
                 return Ok(if total > self.max { Read1::TooLong(total) } else { Read1::Line });
+            }
+            if self.reported.elapsed() >= PARTIAL_TICK {
+                self.reported = std::time::Instant::now();
+                return Ok(Read1::Partial);
             }
         }
     }
@@ -217,12 +231,29 @@ impl LineReader {
 fn read_lines<E>(input: impl Read, tx: SyncSender<Item<E>>, max: usize, sep: fn(u8) -> bool) {
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut reader = LineReader::new(max, sep);
+    // When the session was last told of the time passing (see below).
+    let mut ticked = std::time::Instant::now();
     loop {
+        // Lines that keep coming (empty ones, say) still let the session look at its idle limit every
+        // [`PARTIAL_TICK`]: only it knows which lines are commands.
+        if ticked.elapsed() >= PARTIAL_TICK {
+            ticked = std::time::Instant::now();
+            if tx.send(Item::Idle).is_err() {
+                return;
+            }
+        }
         let item = match reader.next(&mut input) {
             Ok(Read1::Line) => Item::Line(String::from_utf8_lossy(&reader.buf).into_owned()),
             Ok(Read1::TooLong(n)) => Item::TooLong(n),
+            Ok(Read1::Partial) => {
+                ticked = std::time::Instant::now();
+                Item::Idle
+            }
             Ok(Read1::End) => Item::End,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Item::Idle,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                ticked = std::time::Instant::now();
+                Item::Idle
+            }
             Err(e) => {
                 tracing::debug!("input unreadable: {e}");
                 Item::End
@@ -352,10 +383,42 @@ mod tests {
                 Ok(Read1::Line) => got.push(String::from_utf8_lossy(&r.buf).into_owned()),
                 Ok(Read1::End) => break,
                 Ok(Read1::TooLong(n)) => panic!("too long {n}"),
+                Ok(Read1::Partial) => got.push("(partial)".into()),
                 Err(e) => got.push(format!("({:?})", e.kind())),
             }
         }
         assert_eq!(got, ["ping a", "new", "(WouldBlock)", "go 1 2", ""]);
+    }
+
+    #[test]
+    fn a_line_in_dribs_is_reported_as_partial_and_then_whole() {
+        // A byte at a time, slower than the tick: the session hears of the time passing, and the line is whole.
+        struct Slow(Vec<u8>);
+        impl Read for Slow {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                if self.0.is_empty() {
+                    return Ok(0);
+                }
+                std::thread::sleep(PARTIAL_TICK / 2 + std::time::Duration::from_millis(10));
+                out[0] = self.0.remove(0);
+                Ok(1)
+            }
+        }
+        let mut input = BufReader::new(Slow(b"go\n".to_vec()));
+        let mut r = LineReader::new(100, |b| b == b'\n');
+        let mut got = Vec::new();
+        loop {
+            match r.next(&mut input) {
+                Ok(Read1::Line) => got.push(String::from_utf8_lossy(&r.buf).into_owned()),
+                Ok(Read1::Partial) => got.push("(partial)".into()),
+                Ok(Read1::End) => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        // At least one tick (the two bytes before the end take over the tick), maybe more on a slow machine.
+        let (last, before) = got.split_last().expect("something read");
+        assert_eq!(last, "go");
+        assert!(!before.is_empty() && before.iter().all(|g| g == "(partial)"), "{got:?}");
     }
 
     /// Echoes lines and events, quits on `q`.

@@ -463,7 +463,10 @@ impl GuideSession {
 
     /// One command line (commands are already split at control characters).
     pub fn on_line(&mut self, line: &str) -> Reply {
-        self.idle_since = Instant::now();
+        // Only a command holds the idle limit off: separators alone (an empty line) do not.
+        if !line.trim().is_empty() {
+            self.idle_since = Instant::now();
+        }
         let (command, escape) = match line.split_once('#') {
             Some((c, e)) => (c, Some(e)),
             None => (line, None),
