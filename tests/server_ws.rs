@@ -235,6 +235,18 @@ fn a_dropped_socket_frees_its_worker() {
 }
 
 #[test]
+fn a_client_closing_the_socket_gets_the_close_frame_back() {
+    // RFC 6455 5.5.1: the server answers a close frame with one before it ends the connection (it used to
+    // drop the connection, which a browser reports as an abnormal closure, 1006).
+    let server = Server::start(&[]);
+    let mut ws = server.ws();
+    ws.send(&json!({ "type": "analyse", "id": "a", "game": "checkers", "depth": 2 }));
+    ws.until("bestmove", "a");
+    assert_eq!(ws.close_cleanly(), Some(1000));
+    server.wait_metric("kibitz_websocket_connections", |n| n == 0.0);
+}
+
+#[test]
 fn a_full_queue_answers_503_with_retry_after_at_once() {
     let server = Server::start(&["--workers", "1", "--queue", "0"]);
     let (_, fixture) = games(&server).remove(0);

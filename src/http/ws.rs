@@ -129,7 +129,13 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
                         if send(&mut socket, error_text(None, &p)).await.is_err() { break; }
                         continue;
                     }
-                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Ok(Message::Close(_))) => {
+                        // The library has queued the answering close frame (RFC 6455 5.5.1); reading on sends it
+                        // and sees the connection end.
+                        let _ = tokio::time::timeout(CLOSE_WAIT, socket.recv()).await;
+                        break;
+                    }
+                    None => break,
                     Some(Err(e)) => {
                         close_on_error(&mut socket, &e, state.config.max_body_bytes).await;
                         break;
@@ -165,6 +171,9 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
     }
     state.metrics.ws_connections.fetch_sub(1, Ordering::Relaxed);
 }
+
+/// How long a socket whose client sent a close frame is given to send the answering one.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
 /// A message the socket could not take ends the socket with a close code and a reason (RFC 6455 7.4.1): 1009
 /// for a message or frame larger than the limit, 1007 for text that is not UTF-8, 1002 for any other breach

@@ -490,6 +490,25 @@ impl Ws {
         }
     }
 
+    /// Close the socket as a client does (code 1000) and read the server's answer: the code of the close frame it
+    /// sends back (RFC 6455 5.5.1), or `None` when the connection ends without one.
+    pub fn close_cleanly(&mut self) -> Option<u16> {
+        use tungstenite::protocol::{CloseFrame, frame::coding::CloseCode};
+        let frame = CloseFrame { code: CloseCode::Normal, reason: "bye".into() };
+        self.socket.close(Some(frame)).expect("send the close frame");
+        let deadline = Instant::now() + DEADLINE;
+        while Instant::now() < deadline {
+            match self.socket.read() {
+                Ok(tungstenite::Message::Close(frame)) => return frame.map(|f| u16::from(f.code)),
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
     /// Wait for the server to close the socket (e.g. on shutdown); true if it did within `timeout`.
     pub fn closed_within(&mut self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
