@@ -167,6 +167,11 @@ impl Fair {
         removed
     }
 
+    /// Jobs waiting that nobody has cancelled.
+    fn live(&self) -> usize {
+        self.lines.iter().flat_map(|(_, line)| line).filter(|q| !q.state.cancelled.load(Ordering::Relaxed)).count()
+    }
+
     fn drain(&mut self) -> impl Iterator<Item = Queued> + '_ {
         self.len = 0;
         self.lines.drain(..).flat_map(|(_, line)| line)
@@ -458,7 +463,9 @@ impl Pool {
         PoolStats {
             workers: self.inner().workers,
             busy: self.inner().busy.load(Ordering::Relaxed),
-            queued: lock(&self.inner().queues).len(),
+            // Searches cancelled while they wait (their clients gone) keep their places until a worker or a full
+            // queue takes them out; they are not waiting for anything.
+            queued: lock(&self.inner().queues).by_priority.iter().map(Fair::live).sum(),
             capacity: self.inner().capacity,
             completed: self.inner().completed.load(Ordering::Relaxed),
             nodes: self.inner().nodes.load(Ordering::Relaxed),
@@ -631,6 +638,8 @@ mod tests {
         for _ in 0..2 {
             drop(pool.submit(request("5", Limits::depth(3), Priority::Normal), |_| {}).expect("queued"));
         }
+        // They wait for nothing, and are not counted as waiting (the queue-depth metric).
+        assert_eq!(pool.stats().queued, 0);
         // The queue is not full of them: the next jobs are taken.
         let (tx, rx) = mpsc::channel();
         let next = pool
