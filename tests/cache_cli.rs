@@ -132,9 +132,14 @@ fn scenario(db: &str, insert: impl Fn(String)) {
 fn the_cache_is_listed_and_pruned_on_sqlite() {
     let dir = TempDir::new("cache-cli");
     let db = dir.db().to_string_lossy().into_owned();
+    // A store that is not there is named, not made (a mistyped path used to list a new, empty store).
+    let (ok, out, err) = cache(&db, &["list"]);
+    assert!(!ok && err.contains("no such file") && err.contains(&db), "{out} {err}");
+    assert!(!dir.db().exists());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async { Store::open(&db).await.expect("a new store").close().await });
     let (ok, out, err) = cache(&db, &["list"]);
     assert!(ok && out.contains("the cache is empty"), "{out} {err}");
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     scenario(&db, |sql| {
         runtime.block_on(async {
             use sqlx::Connection;

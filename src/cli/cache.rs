@@ -37,7 +37,8 @@ pub fn run(command: CacheCommand) -> Result<()> {
         let db = match &command {
             CacheCommand::List { db } | CacheCommand::Prune { db, .. } => &db.db,
         };
-        let store = Store::open(db).await.with_context(|| format!("cannot open the store `{db}`"))?;
+        // Listing and pruning read what is there: a missing file is an error, not a new empty store.
+        let store = Store::open_existing(db).await.with_context(|| format!("cannot open the store `{db}`"))?;
         let result = run_with(&store, command).await;
         store.close().await;
         result

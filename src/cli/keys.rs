@@ -54,7 +54,12 @@ pub fn run(command: KeysCommand) -> Result<()> {
         let db = match &command {
             KeysCommand::Create { db, .. } | KeysCommand::List { db } | KeysCommand::Revoke { db, .. } => &db.db,
         };
-        let store = Store::open(db).await.with_context(|| format!("cannot open the store `{db}`"))?;
+        // Only making a key may make the store (a server's new one); listing and revoking read what is there.
+        let store = match &command {
+            KeysCommand::Create { .. } => Store::open(db).await,
+            _ => Store::open_existing(db).await,
+        }
+        .with_context(|| format!("cannot open the store `{db}`"))?;
         let result = run_with(&store, command).await;
         store.close().await;
         result

@@ -278,6 +278,21 @@ impl Store {
         Store::open_with(target, StoreConfig::default()).await
     }
 
+    /// [`Store::open`] for commands that read or change what a store holds (listing, pruning, revoking): a
+    /// SQLite file that does not exist is an error naming it, not a new empty store made at a mistyped path.
+    pub async fn open_existing(target: &str) -> Result<Store, StoreError> {
+        if !postgres::is_postgres(target)
+            && let sqlite::Target::File { path, .. } = sqlite::Target::parse(target)
+            && !path.as_os_str().is_empty()
+            && !path.exists()
+        {
+            let location = path.display().to_string();
+            let why = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file (nothing is stored there)");
+            return Err(StoreError::Open { path: location, source: sqlx::Error::Io(why) });
+        }
+        Store::open(target).await
+    }
+
     /// A builder for a store with other settings.
     pub fn builder(target: impl Into<String>) -> StoreBuilder {
         StoreBuilder { target: target.into(), config: StoreConfig::default() }
