@@ -456,7 +456,9 @@ impl<'a> RawInfo<'a> {
                 "score" => {
                     info.score = match (words.next(), words.next().and_then(|w| w.parse::<i64>().ok())) {
                         (Some("cp"), Some(cp)) => Some(Score::Cp(cp.clamp(-1_000_000, 1_000_000) as i32)),
-                        (Some("mate"), Some(n)) => Some(Score::Mate(mate_plies(n))),
+                        // Mate in 0, the side to move mated now, cannot be a searched position's score: a
+                        // position without a move is never sent to the engine.
+                        (Some("mate"), Some(n)) if n != 0 => Some(Score::Mate(mate_plies(n))),
                         _ => None,
                     }
                 }
@@ -613,6 +615,9 @@ mod tests {
         assert_eq!((raw.score, raw.bound), (Some(Score::Mate(-4)), Some(ScoreBound::Lower)));
         let raw = RawInfo::parse("string depth 9 score cp 1".split_whitespace());
         assert_eq!((raw.depth, raw.score), (None, None));
+        // An engine's `mate 0` where it was given moves to search is no score (it was stored as mated).
+        let raw = RawInfo::parse("depth 5 score mate 0 pv e2e4".split_whitespace());
+        assert_eq!((raw.depth, raw.score), (Some(5), None));
     }
 
     #[test]
