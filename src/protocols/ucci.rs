@@ -356,7 +356,10 @@ impl UcciSession {
                 }
             }
             "threads" => self.config.threads = spin(1, 64)?,
-            "newgame" => self.analysis.pool().clear_hash(),
+            "newgame" => {
+                self.analysis.pool().clear_hash();
+                self.last_root = None;
+            }
             _ => return Err(SessionError::command(format!("no option named `{}`", shorten(name)))),
         }
         Ok(())
