@@ -250,19 +250,7 @@ impl HubEngine {
     /// second `done` where a `stop` crossed its answer) comes before it and is dropped, so it never counts as the
     /// next search's.
     fn sync(&mut self) -> Result<(), EngineError> {
-        self.process.send("ping")?;
-        let deadline = Instant::now() + self.timeouts.ready;
-        loop {
-            match self.process.receive(deadline, "pong")? {
-                Received::Line(line) if line.trim() == "pong" => return Ok(()),
-                Received::Line(_) => {}
-                Received::Timeout => {
-                    let error =
-                        EngineError::Timeout { engine: self.id.clone(), during: "pong", after: self.timeouts.ready };
-                    return Err(self.process.fail(error));
-                }
-            }
-        }
+        self.process.ask_until("ping", "pong", &self.id, self.timeouts.ready)
     }
 
     /// `new-game`: the next search is unrelated to the previous ones.

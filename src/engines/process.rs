@@ -202,6 +202,30 @@ impl Process {
         }
     }
 
+    /// Send `ask`, then read until a line that is `answer` within `within`, dropping every other line (what the
+    /// engine still had to say before it read `ask`); no such line in time kills the process and fails, naming
+    /// `engine`. UCI's `isready` ... `readyok`, Hub's `ping` ... `pong`.
+    pub(crate) fn ask_until(
+        &mut self,
+        ask: &str,
+        answer: &'static str,
+        engine: &str,
+        within: Duration,
+    ) -> Result<(), EngineError> {
+        self.send(ask)?;
+        let deadline = Instant::now() + within;
+        loop {
+            match self.receive(deadline, answer)? {
+                Received::Line(line) if line.trim() == answer => return Ok(()),
+                Received::Line(_) => {}
+                Received::Timeout => {
+                    let error = EngineError::Timeout { engine: engine.to_string(), during: answer, after: within };
+                    return Err(self.fail(error));
+                }
+            }
+        }
+    }
+
     fn received(
         &mut self,
         output: Result<Output, RecvTimeoutError>,

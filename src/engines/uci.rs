@@ -186,22 +186,7 @@ impl UciEngine {
 
     /// `isready` ... `readyok`, within [`Timeouts::ready`].
     pub fn is_ready(&mut self) -> Result<(), EngineError> {
-        self.process.send("isready")?;
-        let deadline = Instant::now() + self.timeouts.ready;
-        loop {
-            match self.process.receive(deadline, "readyok")? {
-                Received::Line(line) if line.trim() == "readyok" => return Ok(()),
-                Received::Line(_) => {}
-                Received::Timeout => {
-                    let error = EngineError::Timeout {
-                        engine: self.name.clone(),
-                        during: "readyok",
-                        after: self.timeouts.ready,
-                    };
-                    return Err(self.process.fail(error));
-                }
-            }
-        }
+        self.process.ask_until("isready", "readyok", &self.name, self.timeouts.ready)
     }
 
     /// `ucinewgame`, then wait until the engine is ready.
