@@ -22,6 +22,16 @@ pub mod search;
 pub mod store;
 pub mod tuning;
 
+/// `eprintln!` that drops what standard error cannot take (a closed pipe, as `2>&1 | head` leaves, or a full
+/// disk) instead of panicking: a message to the user is never worth the command's life.
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 include!("fnv.rs");
 
 #[cfg(test)]

@@ -262,7 +262,7 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
         e => anyhow!("{e}"),
     })?;
     for error in records.iter().filter_map(|r| r.as_ref().err()) {
-        eprintln!("skipping {error}");
+        kibitz::errln!("skipping {error}");
     }
     let target = args.db.clone().unwrap_or_else(|| "sqlite::memory:".to_string());
     let store = Store::open_with(&target, StoreConfig::default())
@@ -343,10 +343,10 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
     let id = accepted["id"].as_str().ok_or_else(|| anyhow!("the server gave no job id"))?.to_string();
     // Named at once: the job runs on the server whatever happens to this command (its status:
     // GET /v1/annotations/ID, its export: GET /v1/annotations/ID/export).
-    eprintln!("annotation job {id} on {url}");
+    kibitz::errln!("annotation job {id} on {url}");
     if let Some(errors) = accepted["errors"].as_array() {
         for e in errors {
-            eprintln!(
+            kibitz::errln!(
                 "skipping game {} (line {}): {}: `{}`",
                 e["index"].as_u64().unwrap_or(0) + 1,
                 e["line"],
@@ -461,17 +461,25 @@ fn view_from_json(value: &Value, sides: [&'static str; 2]) -> Result<JobView> {
 
 /// The summary table on standard error.
 fn print_summary(view: &JobView) {
-    eprintln!();
-    eprintln!(
+    kibitz::errln!();
+    kibitz::errln!(
         "{:>5}  {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9}",
-        "game", "side", "moves", "inacc", "mist", "blund", "missed", "avg loss", "accuracy"
+        "game",
+        "side",
+        "moves",
+        "inacc",
+        "mist",
+        "blund",
+        "missed",
+        "avg loss",
+        "accuracy"
     );
     for game in &view.games {
         if game.players.is_empty() {
-            eprintln!("{:>5}  (not annotated)", game.index + 1);
+            kibitz::errln!("{:>5}  (not annotated)", game.index + 1);
         }
         for (side, s) in &game.players {
-            eprintln!(
+            kibitz::errln!(
                 "{:>5}  {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9.1} {:>9.1}",
                 game.index + 1,
                 side,

@@ -51,7 +51,7 @@ pub fn run(args: DxpArgs) -> Result<()> {
     let (stream, role) = if let Some(addr) = &args.listen {
         let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr} (--listen)"))?;
         let local = listener.local_addr()?;
-        println!("kibitz dxp listening on {local}");
+        outln!("kibitz dxp listening on {local}");
         std::io::stdout().flush()?;
         listener.set_nonblocking(true)?;
         let deadline = std::time::Instant::now() + idle;
@@ -89,8 +89,8 @@ pub fn run(args: DxpArgs) -> Result<()> {
     let config = DxpConfig { role, name: args.name, threads: args.threads, hash_mb: args.hash };
     let results = dxp::run_tcp(stream, config, idle)?;
     for line in &results {
-        println!("{line}");
+        outln!("{line}");
     }
-    println!("kibitz dxp: {} games played", results.len());
+    outln!("kibitz dxp: {} games played", results.len());
     Ok(())
 }

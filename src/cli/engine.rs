@@ -12,7 +12,7 @@ pub fn run(protocol: &str, args: &[String]) -> Result<()> {
             Ok(()) => Ok(()),
             // Like the executables: a bad argument or engine exits with 2, before any session.
             Err(StdioError::Usage(e)) => {
-                eprintln!("{program}: {e}");
+                kibitz::errln!("{program}: {e}");
                 std::process::exit(2)
             }
             Err(StdioError::Io(e)) => Err(e.into()),

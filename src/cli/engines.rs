@@ -44,7 +44,7 @@ fn check(args: &CheckArgs) -> Result<()> {
     };
     let engines = super::load_engines(Some(&path))?;
     if engines.is_empty() {
-        println!("{} lists no engines", path.display());
+        outln!("{} lists no engines", path.display());
         return Ok(());
     }
     let limits = Limits { movetime: Some(Duration::from_millis(args.movetime.max(1))), ..Limits::default() };
@@ -63,7 +63,7 @@ fn check(args: &CheckArgs) -> Result<()> {
             ]
         })
         .collect();
-    print_table(&["engine", "id", "game", "protocol", "default", "result"], &rows);
+    print_table(&["engine", "id", "game", "protocol", "default", "result"], &rows)?;
     let failed = rows.iter().filter(|r| r[5].starts_with("error")).count();
     engines.shutdown();
     if failed > 0 {
@@ -84,19 +84,21 @@ fn try_engine<G: Game>(engine: &ExternalEngine, limits: &Limits) -> Result<Strin
     }
 }
 
-fn print_table(header: &[&str], rows: &[[String; 6]]) {
+fn print_table(header: &[&str], rows: &[[String; 6]]) -> Result<()> {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |cells: Vec<&str>| {
+    let line = |cells: Vec<&str>| -> Result<()> {
         let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        println!("{}", padded.join("  ").trim_end());
+        outln!("{}", padded.join("  ").trim_end());
+        Ok(())
     };
-    line(header.to_vec());
+    line(header.to_vec())?;
     for row in rows {
-        line(row.iter().map(String::as_str).collect());
+        line(row.iter().map(String::as_str).collect())?;
     }
+    Ok(())
 }

@@ -103,7 +103,7 @@ async fn run_with(store: &Store, command: KeysCommand) -> Result<()> {
             }
             let quota =
                 quota_positions.map_or_else(|| "no daily quota".to_string(), |q| format!("{q} positions a day"));
-            eprintln!(
+            kibitz::errln!(
                 "key `{name}` made: {rate} units/s, burst {burst}, {quota}. It is shown only now: keep it; send it \
                  as `Authorization: Bearer <key>`"
             );

@@ -120,12 +120,14 @@ pub fn run(args: MatchArgs) -> Result<()> {
     };
     let stop = Stop::default();
     if let Err(e) = watch_signals(stop.clone()) {
-        eprintln!("warning: cannot watch SIGINT and SIGTERM ({e}): an interrupted match leaves its engines running");
+        kibitz::errln!(
+            "warning: cannot watch SIGINT and SIGTERM ({e}): an interrupted match leaves its engines running"
+        );
     }
     let result = with_game!(kind, G => play::<G>(&args, (a, b), (a_name, b_name), limits, sprt, &stop));
     engines.shutdown();
     if stop.signalled.load(Ordering::SeqCst) {
-        eprintln!("match interrupted: the games in progress were abandoned and the engines stopped");
+        kibitz::errln!("match interrupted: the games in progress were abandoned and the engines stopped");
         kibitz::engines::process::kill_all();
         result?;
         std::process::exit(130);
@@ -147,7 +149,7 @@ struct Stop {
 /// engines and ends the process at once.
 fn watch_signals(stop: Stop) -> std::io::Result<()> {
     super::on_signals(move || {
-        eprintln!("interrupted: stopping the games and the engines (again to quit at once)");
+        kibitz::errln!("interrupted: stopping the games and the engines (again to quit at once)");
         stop.signalled.store(true, Ordering::SeqCst);
         stop.abort.store(true, Ordering::SeqCst);
     })
@@ -227,12 +229,7 @@ fn play<G: Game>(
         Some(path) => Some(File::create(path).with_context(|| format!("cannot write {}", path.display()))?),
         None => None,
     };
-    println!(
-        "match: {a_name} vs {b_name}, {}, {} games, {}, openings: {source}",
-        G::NAME,
-        args.games,
-        describe(&limits)
-    );
+    outln!("match: {a_name} vs {b_name}, {}, {} games, {}, openings: {source}", G::NAME, args.games, describe(&limits));
     let plan = MatchPlan {
         a,
         b,
@@ -318,9 +315,9 @@ fn play<G: Game>(
     .map_err(|e| anyhow!(e))?;
     bar.finish_and_clear();
     if stop.signalled.load(Ordering::SeqCst) {
-        println!("\ninterrupted after {} of {} games", tally.games(), args.games);
+        outln!("\ninterrupted after {} of {} games", tally.games(), args.games);
     }
-    print_summary(&tally, &pairs, &a_name, sprt.as_ref(), verdict, args.games);
+    print_summary(&tally, &pairs, &a_name, sprt.as_ref(), verdict, args.games)?;
     if let (Some(e), Some(path)) = (write_error, &args.output) {
         return Err(anyhow!(e).context(format!("cannot write {}", path.display())));
     }
@@ -353,31 +350,31 @@ fn print_summary(
     sprt: Option<&Sprt>,
     verdict: Verdict,
     planned: usize,
-) {
-    println!();
-    println!("games: {}", tally.games());
-    println!("W/D/L: {}/{}/{} (from {a_name}'s side)", tally.wins, tally.draws, tally.losses);
+) -> Result<()> {
+    outln!();
+    outln!("games: {}", tally.games());
+    outln!("W/D/L: {}/{}/{} (from {a_name}'s side)", tally.wins, tally.draws, tally.losses);
     if let Some(score) = tally.score() {
-        println!("score: {:.1}%", score * 100.0);
+        outln!("score: {:.1}%", score * 100.0);
     }
     if let Some(e) = tally.elo() {
-        println!("Elo: {}", elo_summary(&e));
+        outln!("Elo: {}", elo_summary(&e));
     }
     if pairs.pairs() > 0 {
         let [p0, p1, p2, p3, p4] = pairs.counts;
-        println!(
+        outln!(
             "pairs: {} (an opening's two games; {a_name} scored 0: {p0}, 0.5: {p1}, 1: {p2}, 1.5: {p3}, 2: {p4})",
             pairs.pairs()
         );
         match (pairs.elo(), pairs.why_no_elo()) {
-            (Some(e), _) => println!("Elo by pairs: {}", elo_summary(&e)),
-            (None, why) => println!("Elo by pairs: none ({})", why.unwrap_or("no figure")),
+            (Some(e), _) => outln!("Elo by pairs: {}", elo_summary(&e)),
+            (None, why) => outln!("Elo by pairs: none ({})", why.unwrap_or("no figure")),
         }
     }
     if let Some(sprt) = sprt {
         let (lower, upper) = sprt.bounds();
         let stopped = if (tally.games() as usize) < planned { ", stopped early" } else { "" };
-        println!(
+        outln!(
             "SPRT: elo0 {} elo1 {} alpha {} beta {}: LLR {} (bounds {:.2}, {:.2}): {}{stopped}",
             sprt.elo0,
             sprt.elo1,
@@ -389,6 +386,7 @@ fn print_summary(
             verdict.text()
         );
     }
+    Ok(())
 }
 
 /// A number with two decimals, never `-0.00`.

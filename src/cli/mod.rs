@@ -83,12 +83,14 @@ pub fn on_signals(first: impl FnOnce() + Send + 'static) -> std::io::Result<()> 
 /// in a search would run on after kibitz (its process group is its own).
 pub fn stop_engines_on_signals() {
     let installed = on_signals(|| {
-        eprintln!("interrupted");
+        kibitz::errln!("interrupted");
         kibitz::engines::process::kill_all();
         std::process::exit(130);
     });
     if let Err(e) = installed {
-        eprintln!("warning: cannot watch SIGINT and SIGTERM ({e}): an interrupted command leaves its engines running");
+        kibitz::errln!(
+            "warning: cannot watch SIGINT and SIGTERM ({e}): an interrupted command leaves its engines running"
+        );
     }
 }
 

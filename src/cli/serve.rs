@@ -186,9 +186,9 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let gateway = if args.no_guide { None } else { Some(open_gateway(&args, &state.analysis, &store).await?) };
     tracing::info!(%address, db = %store.location(), workers = pool.stats().workers, "kibitz serving");
     if let Some(gateway) = &gateway {
-        println!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
+        outln!("kibitz GUIDE gateway listening on {}", gateway.local_addr()?);
     }
-    println!("kibitz listening on http://{address}");
+    outln!("kibitz listening on http://{address}");
     std::io::stdout().flush()?;
 
     let (guide_stop, mut guide_stopping) = tokio::sync::watch::channel(false);

@@ -271,8 +271,7 @@ pub fn main(program: &str, engine: &StdioEngine) -> ExitCode {
     crate::logging::init(DEFAULT_LOG);
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| matches!(a.as_str(), "-h" | "-help" | "--help")) {
-        println!("{}", usage(program, engine));
-        return ExitCode::SUCCESS;
+        return printed(&usage(program, engine));
     }
     exit_code(program, run_with_args(program, engine, &args, std::env::var_os(ENGINES_ENV)))
 }
@@ -290,7 +289,7 @@ pub const QIANHONG_USAGE: &str = "usage: kibitz-qianhong -info | -plugin [debug]
 /// engine that cannot be had, prints why and exits with 2.
 pub fn qianhong_main<S: AsRef<str>>(args: &[S]) -> ExitCode {
     let usage_error = |e: String| {
-        eprintln!("kibitz-qianhong: {e}\n{QIANHONG_USAGE}");
+        crate::errln!("kibitz-qianhong: {e}\n{QIANHONG_USAGE}");
         ExitCode::from(2)
     };
     let (switches, rest) = match EngineArgs::split(args) {
@@ -306,15 +305,24 @@ pub fn qianhong_main<S: AsRef<str>>(args: &[S]) -> ExitCode {
     };
     crate::logging::init_with(filter);
     if mode == Mode::Info {
-        println!("{}", info_lines().join("\n"));
-        return ExitCode::SUCCESS;
+        return printed(&info_lines().join("\n"));
     }
     match switches.load(QIANHONG.games, std::env::var_os(ENGINES_ENV)) {
         Ok(setup) => exit_code("kibitz-qianhong", run(&QIANHONG, setup).map_err(StdioError::from)),
         Err(e) => {
-            eprintln!("kibitz-qianhong: {e}");
+            crate::errln!("kibitz-qianhong: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Prints `text` and a newline on standard output: success, or failure where it cannot be written (a closed
+/// pipe), without the panic of `println!`.
+pub fn printed(text: &str) -> ExitCode {
+    use std::io::Write as _;
+    match writeln!(std::io::stdout(), "{text}") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
     }
 }
 
@@ -322,7 +330,7 @@ fn exit_code(program: &str, result: Result<(), StdioError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{program}: {e}");
+            crate::errln!("{program}: {e}");
             ExitCode::from(e.exit_code())
         }
     }

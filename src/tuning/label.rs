@@ -140,7 +140,7 @@ pub fn relabel<G: Tunable>(
         }
         file.flush().map_err(|e| format!("{out}: {e}"))?;
         let last = chunk.last().copied().unwrap_or(from);
-        eprintln!(
+        crate::errln!(
             "input lines to {} done (take up with from = {}): {} searched, {} written, {:.0} s",
             last + 1,
             last + 1,

@@ -240,7 +240,7 @@ pub fn generate<G: Tunable>(
                         tally.0 += played.positions.len();
                         tally.1 += played.result;
                         if (g + 1) % 100 == 0 {
-                            eprintln!(
+                            crate::errln!(
                                 "[{t}] {} games, {} positions, the first side scored {:.3}, {:.0} s",
                                 g + 1,
                                 tally.0,

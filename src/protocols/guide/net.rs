@@ -470,13 +470,12 @@ pub fn main() -> std::process::ExitCode {
     crate::logging::init(crate::protocols::engine::DEFAULT_LOG);
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "-help")) {
-        println!("{USAGE}");
-        return std::process::ExitCode::SUCCESS;
+        return crate::protocols::engine::printed(USAGE);
     }
     let options = match parse_args(&args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("kibitz-guide: {e}\n{USAGE}");
+            crate::errln!("kibitz-guide: {e}\n{USAGE}");
             return std::process::ExitCode::from(2);
         }
     };
@@ -484,14 +483,14 @@ pub fn main() -> std::process::ExitCode {
     let setup = match engine_setup(&options, std::env::var_os(ENGINES_ENV)) {
         Ok(setup) => setup,
         Err(e) => {
-            eprintln!("kibitz-guide: {e}");
+            crate::errln!("kibitz-guide: {e}");
             return std::process::ExitCode::from(2);
         }
     };
     match run_with(options, setup) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("kibitz-guide: {e}");
+            crate::errln!("kibitz-guide: {e}");
             std::process::ExitCode::FAILURE
         }
     }
