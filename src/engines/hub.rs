@@ -504,9 +504,12 @@ pub fn men_score(text: &str) -> Option<Score> {
     let cp = (men * 100.0).round().clamp(-1e6, 1e6) as i32;
     Some(match cp.unsigned_abs() {
         a if a > WIN_SCORES as u32 && a <= 10_000 => {
-            // A win takes a ply at least (kibitz's `Mate(0)` is the side to move mated).
-            let plies = 10_000 - a as i32;
-            Score::Mate(if cp > 0 { plies.max(1) } else { -plies })
+            // The end of the game is a ply away at least, won or lost: kibitz's `Mate(0)` is the side to move
+            // mated where it stands, never the score of a position searched (one without moves is not sent),
+            // and an engine's "100.00" or "-100.00" means won or lost at a distance it does not give. The
+            // Checkers Protocol client reads its engines' ends of the game the same way.
+            let plies = (10_000 - a as i32).max(1);
+            Score::Mate(if cp > 0 { plies } else { -plies })
         }
         _ => Score::Cp(cp),
     })
@@ -647,7 +650,7 @@ mod tests {
         assert_eq!(men_score("-99.96"), Some(Score::Mate(-4)));
         assert_eq!(men_score("89.95"), Some(Score::Cp(8995)));
         assert_eq!(men_score("100"), Some(Score::Mate(1)), "a win, in one ply at least");
-        assert_eq!(men_score("-100"), Some(Score::Mate(0)), "lost where it stands");
+        assert_eq!(men_score("-100"), Some(Score::Mate(-1)), "a loss, in one ply at least: never mated now");
         assert_eq!(men_score("250"), Some(Score::Cp(25000)), "beyond the scale: a plain score");
     }
 
