@@ -235,6 +235,38 @@ fn a_dropped_socket_frees_its_worker() {
 }
 
 #[test]
+fn an_infinite_analysis_on_the_only_worker_lets_other_searches_through_and_goes_on() {
+    // With every worker held by endless analyses, a plain analysis used to wait until its request timed out.
+    let server = Server::start(&["--workers", "1"]);
+    let (_, fixture) = games(&server).remove(0);
+    let mut ws = server.ws();
+    ws.send(&json!({ "type": "analyse", "id": "all-along", "game": fixture.game, "infinite": true }));
+    let first = ws.recv();
+    assert_eq!(first["type"], json!("info"), "{first}");
+    let mut shown = first["depth"].as_u64().expect("depth");
+    // Another client's search gets the worker (after the endless one's slice of a second), and is answered.
+    let moves = legal(&server, fixture.game, &[]);
+    let after = moves[0].as_str().expect("a move");
+    let a = server
+        .post_ok("/v1/analysis", &json!({ "game": fixture.game, "moves": [after], "depth": fixture.quick_depth }));
+    assert!(a["bestmove"].is_string(), "{a}");
+    // The infinite analysis went on: progress only, never shallower than before, until it is stopped.
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        if let Some(m) = ws.recv_within(Duration::from_millis(100)) {
+            assert_eq!(m["type"], json!("info"), "the analysis answered by itself: {m}");
+            let depth = m["depth"].as_u64().expect("depth");
+            assert!(depth >= shown, "the analysis went back from depth {shown} to {depth}: {m}");
+            shown = depth;
+        }
+    }
+    ws.send(&json!({ "type": "stop", "id": "all-along" }));
+    let best = ws.until("bestmove", "all-along").pop().expect("answer");
+    assert!(moves.contains(&best["bestmove"]), "{best} not in {moves:?}");
+    assert!(best["depth"].as_u64().expect("depth") + 1 >= shown, "{best} after depth {shown}");
+}
+
+#[test]
 fn a_client_closing_the_socket_gets_the_close_frame_back() {
     // RFC 6455 5.5.1: the server answers a close frame with one before it ends the connection (it used to
     // drop the connection, which a browser reports as an abnormal closure, 1006).

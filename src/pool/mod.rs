@@ -12,6 +12,11 @@
 //! Within a priority, the queue is fair between clients ([`SearchRequest::client`]): each client has its own
 //! line, and free workers take the first job of each line in turn, so one client's backlog delays its own
 //! later searches, not another client's.
+//!
+//! Endless searches (until stopped) run in slices and yield their workers to searches waiting, to go on
+//! after them: see [`endless`].
+
+mod endless;
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -93,28 +98,50 @@ pub struct PoolStats {
 
 #[derive(Default)]
 struct JobState {
-    /// Ask the search for its answer now.
+    /// What the running search polls: its answer is wanted now, or (with `preempt`) it is to yield.
     stop: Arc<AtomicBool>,
+    /// The client asked for the answer now (`stop` alone may be the slicer's).
+    asked: AtomicBool,
+    /// The slicer asked the endless search to yield its worker and go on later.
+    preempt: AtomicBool,
     /// The client is gone: skip the job if it has not started, stop it if it has.
     cancelled: AtomicBool,
+    /// The search runs until stopped (and so in slices, see [`endless`]).
+    endless: bool,
+    priority: Priority,
     finished: Mutex<bool>,
     finished_cond: Condvar,
 }
 
 impl JobState {
+    /// The client wants the answer now.
+    fn ask_stop(&self) {
+        self.asked.store(true, Ordering::SeqCst);
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
     fn finish(&self) {
         *lock(&self.finished) = true;
         self.finished_cond.notify_all();
     }
 }
 
-type Work = Box<dyn FnOnce(&Arc<TranspositionTable>) -> u64 + Send>;
+/// What a run of a job did: the nodes it searched, and whether it yielded its worker to go on later.
+struct Ran {
+    nodes: u64,
+    yielded: bool,
+}
+
+/// A job's search, run once (or, for an endless search, once a slice until it no longer yields).
+type Work = Box<dyn FnMut(&Arc<TranspositionTable>) -> Ran + Send>;
 
 struct Queued {
     work: Work,
     state: Arc<JobState>,
     /// The search plays a game's move, on a clock or at [`Priority::Play`] (a clock worker may take it).
     clock: bool,
+    /// Who asked: the line a yielded endless search goes back to.
+    client: Option<Arc<str>>,
 }
 
 /// One priority's queue: a line per client, served in turn (round robin).
@@ -210,7 +237,9 @@ struct Inner {
     completed: AtomicU64,
     nodes: AtomicU64,
     tt: RwLock<Arc<TranspositionTable>>,
-    running: Mutex<Vec<Arc<JobState>>>,
+    running: Mutex<Vec<endless::Slice>>,
+    /// Wakes the slicer ([`endless::slicer`]): a search was queued or an endless one started.
+    slicer_wake: Condvar,
 }
 
 /// Lock a mutex, recovering the data if a panicking thread poisoned it (the pool's state stays consistent
@@ -249,10 +278,11 @@ impl Owner {
             }
         }
         for job in lock(&self.inner.running).iter() {
-            job.cancelled.store(true, Ordering::Relaxed);
-            job.stop.store(true, Ordering::Relaxed);
+            job.state.cancelled.store(true, Ordering::Relaxed);
+            job.state.stop.store(true, Ordering::Relaxed);
         }
         self.inner.work_ready.notify_all();
+        self.inner.slicer_wake.notify_all();
         let threads: Vec<JoinHandle<()>> = lock(&self.threads).drain(..).collect();
         let me = std::thread::current().id();
         for t in threads {
@@ -273,14 +303,14 @@ pub struct JobHandle {
 impl JobHandle {
     /// Ask the search for its best answer now; its sink still receives `Done`.
     pub fn stop(&self) {
-        self.state.stop.store(true, Ordering::Relaxed);
+        self.state.ask_stop();
     }
 
     /// Stop the search and drop its answer: a queued job never starts, a running one ends within
     /// milliseconds (its sink may still get a last `Done`).
     pub fn cancel(&self) {
-        self.state.cancelled.store(true, Ordering::Relaxed);
-        self.state.stop.store(true, Ordering::Relaxed);
+        self.state.cancelled.store(true, Ordering::SeqCst);
+        self.state.ask_stop();
     }
 
     /// Wait up to `timeout` for the job to finish; true when it has.
@@ -302,7 +332,7 @@ impl JobHandle {
 
     /// A handle that can only ask for the answer now, usable from anywhere (a timer thread, say).
     pub fn stopper(&self) -> Stopper {
-        Stopper(Arc::clone(&self.state.stop))
+        Stopper(Arc::clone(&self.state))
     }
 
     /// A handle for a search run elsewhere (an external engine's): the [`JobControl`] side tells that search
@@ -343,11 +373,11 @@ impl Drop for JobControl {
 
 /// Asks one job for its answer now ([`JobHandle::stop`]); cloning it is cheap, dropping it does nothing.
 #[derive(Clone)]
-pub struct Stopper(Arc<AtomicBool>);
+pub struct Stopper(Arc<JobState>);
 
 impl Stopper {
     pub fn stop(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.ask_stop();
     }
 }
 
@@ -374,8 +404,9 @@ impl Pool {
             nodes: AtomicU64::new(0),
             tt: RwLock::new(Arc::new(TranspositionTable::new(config.hash_mb))),
             running: Mutex::new(Vec::new()),
+            slicer_wake: Condvar::new(),
         });
-        let threads = (0..workers + clock_workers)
+        let mut threads: Vec<JoinHandle<()>> = (0..workers + clock_workers)
             .map(|i| {
                 let inner = Arc::clone(&inner);
                 let (name, clock_only) = if i < workers {
@@ -389,6 +420,13 @@ impl Pool {
                     .expect("the operating system refused to start a worker thread")
             })
             .collect();
+        let slicer = Arc::clone(&inner);
+        threads.push(
+            std::thread::Builder::new()
+                .name("kibitz-slicer".into())
+                .spawn(move || endless::slicer(&slicer))
+                .expect("the operating system refused to start the slicer thread"),
+        );
         Pool { owner: Arc::new(Owner { inner, threads: Mutex::new(threads) }) }
     }
 
@@ -404,18 +442,23 @@ impl Pool {
         request: SearchRequest<G>,
         mut sink: impl FnMut(Event<G::Move>) + Send + 'static,
     ) -> Result<JobHandle, PoolError> {
-        let state = Arc::new(JobState::default());
-        let stop = Arc::clone(&state.stop);
         let priority = request.priority;
+        let endless = request.limits.infinite;
+        let state = Arc::new(JobState { endless, priority, ..JobState::default() });
         let client = request.client.clone();
         // A clock worker never takes an endless search: nothing would free it for the next game's move.
-        let clock = (request.limits.clock.is_some() || priority == Priority::Play) && !request.limits.infinite;
+        let clock = (request.limits.clock.is_some() || priority == Priority::Play) && !endless;
         let submitted = Instant::now();
-        let work: Work = Box::new(move |tt| {
-            let limits = waited(&request.limits, priority, submitted.elapsed());
-            let done = search::search(&request.game, &limits, &request.options, tt, &stop, &mut sink);
-            done.nodes
-        });
+        let work: Work = if endless {
+            endless::resumable(request.game, request.limits, request.options, Arc::clone(&state), sink)
+        } else {
+            let stop = Arc::clone(&state.stop);
+            Box::new(move |tt| {
+                let limits = waited(&request.limits, priority, submitted.elapsed());
+                let done = search::search(&request.game, &limits, &request.options, tt, &stop, &mut sink);
+                Ran { nodes: done.nodes, yielded: false }
+            })
+        };
         let mut queues = lock(&self.inner().queues);
         if queues.shutdown {
             return Err(PoolError::ShuttingDown);
@@ -431,8 +474,10 @@ impl Pool {
         if queues.len() >= self.inner().capacity + idle {
             return Err(PoolError::Busy { workers: self.inner().workers, capacity: self.inner().capacity });
         }
-        queues.by_priority[priority as usize].push(client, Queued { work, state: Arc::clone(&state), clock });
+        let job = Queued { work, state: Arc::clone(&state), clock, client: client.clone() };
+        queues.by_priority[priority as usize].push(client, job);
         drop(queues);
+        self.inner().slicer_wake.notify_one();
         // With clock workers every waiting worker is woken: one woken alone might be a clock worker that cannot
         // take this job.
         if self.inner().clock_workers > 0 && !clock {
@@ -481,7 +526,7 @@ impl Pool {
 /// A worker's loop: it runs the queued jobs, or with `clock_only` only those on a game clock.
 fn worker(inner: &Inner, clock_only: bool) {
     loop {
-        let job = {
+        let mut job = {
             let mut queues = lock(&inner.queues);
             loop {
                 if queues.shutdown {
@@ -505,16 +550,41 @@ fn worker(inner: &Inner, clock_only: bool) {
         if counted {
             inner.busy.fetch_add(1, Ordering::Relaxed);
         }
-        lock(&inner.running).push(Arc::clone(&job.state));
+        lock(&inner.running).push(endless::Slice { state: Arc::clone(&job.state), started: Instant::now() });
+        if job.state.endless {
+            inner.slicer_wake.notify_one();
+        }
         let tt = Arc::clone(&inner.tt.read().unwrap_or_else(|e| e.into_inner()));
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (job.work)(&tt)));
-        match outcome {
-            Ok(nodes) => {
-                inner.nodes.fetch_add(nodes, Ordering::Relaxed);
+        let yielded = match outcome {
+            Ok(ran) => {
+                inner.nodes.fetch_add(ran.nodes, Ordering::Relaxed);
+                ran.yielded
             }
-            Err(_) => tracing::error!("a search panicked; the worker goes on"),
+            Err(_) => {
+                tracing::error!("a search panicked; the worker goes on");
+                false
+            }
+        };
+        if yielded {
+            // Back to the end of its client's line, taken out of the running ones under the queue's lock so
+            // that the slicer never sees it in neither.
+            let mut queues = lock(&inner.queues);
+            lock(&inner.running).retain(|s| !Arc::ptr_eq(&s.state, &job.state));
+            if counted {
+                inner.busy.fetch_sub(1, Ordering::Relaxed);
+            }
+            if queues.shutdown {
+                drop(queues);
+                job.state.finish();
+            } else {
+                // At batch priority: what made it yield goes first (see [`endless`]).
+                let client = job.client.clone();
+                queues.by_priority[Priority::Low as usize].push(client, job);
+            }
+            continue;
         }
-        lock(&inner.running).retain(|s| !Arc::ptr_eq(s, &job.state));
+        lock(&inner.running).retain(|s| !Arc::ptr_eq(&s.state, &job.state));
         if counted {
             inner.busy.fetch_sub(1, Ordering::Relaxed);
         }
@@ -546,8 +616,8 @@ mod tests {
 
     use super::*;
     use crate::game::Game;
-    use crate::search::Clock;
     use crate::search::testgames::Nim;
+    use crate::search::{Clock, Done, Info};
 
     fn pool(workers: usize, queue: usize) -> Pool {
         Pool::new(PoolConfig { workers, queue, hash_mb: 1, clock_workers: 0 })
@@ -556,7 +626,8 @@ mod tests {
     #[test]
     fn a_clock_worker_takes_a_clock_search_while_every_worker_is_busy() {
         let clocked = Pool::new(PoolConfig { workers: 1, queue: 4, hash_mb: 1, clock_workers: 1 });
-        let running = clocked.submit(request("100001", Limits::infinite(), Priority::Low), |_| {}).expect("runs");
+        // The blockers here are endless searches at Play priority: no search waiting below it makes one yield.
+        let running = clocked.submit(request("100001", Limits::infinite(), Priority::Play), |_| {}).expect("runs");
         let deadline = Instant::now() + WAIT;
         while clocked.stats().busy == 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
@@ -595,7 +666,7 @@ mod tests {
         assert!(waiting.wait_timeout(WAIT));
         // Without a clock worker the clock search waits as any other.
         let plain = pool(1, 4);
-        let running = plain.submit(request("100001", Limits::infinite(), Priority::Low), |_| {}).expect("runs");
+        let running = plain.submit(request("100001", Limits::infinite(), Priority::Play), |_| {}).expect("runs");
         let deadline = Instant::now() + WAIT;
         while plain.stats().busy == 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
@@ -860,6 +931,109 @@ mod tests {
             assert!(h.wait_timeout(WAIT));
         }
         assert_eq!(*lock(&order), vec!["a1", "b1", "a2", "b2", "a3", "a4", "a5"]);
+    }
+
+    /// The first event of a job whose events go to `rx`, which must be an `Info`.
+    fn first_info(rx: &mpsc::Receiver<Event<u32>>) -> Info<u32> {
+        match rx.recv_timeout(WAIT).expect("an event") {
+            Event::Info(info) => info,
+            Event::Done(done) => panic!("done before any info: {done:?}"),
+        }
+    }
+
+    #[test]
+    fn an_endless_search_yields_to_a_waiting_search_and_goes_on_from_where_it_was() {
+        let pool = pool(1, 4);
+        let (tx, rx) = mpsc::channel();
+        let endless = pool
+            .submit(request("100001", Limits::infinite(), Priority::Normal), move |e| {
+                let _ = tx.send(e);
+            })
+            .expect("runs");
+        let first = first_info(&rx);
+        // It has the only worker and never stops by itself: the search waiting gets the worker after the
+        // endless one's slice (it used to wait until its client gave up).
+        let finite = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
+        assert!(finite.wait_timeout(WAIT), "the waiting search never ran");
+        assert!(!endless.wait_timeout(Duration::ZERO), "the endless search was not stopped");
+        // And it goes on.
+        let deadline = Instant::now() + WAIT;
+        while pool.stats().busy == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(pool.stats().busy, 1, "the endless search runs again");
+        endless.stop();
+        assert!(endless.wait_timeout(WAIT));
+        let events: Vec<Event<u32>> = std::iter::once(Event::Info(first)).chain(rx.try_iter()).collect();
+        // Its client saw one search: lines never shallower than before, nodes and time never going back, one
+        // answer at the end, as deep as what was shown.
+        let infos: Vec<&Info<u32>> =
+            events.iter().filter_map(|e| if let Event::Info(i) = e { Some(i) } else { None }).collect();
+        for pair in infos.windows(2) {
+            assert!(pair[1].depth >= pair[0].depth, "depth went back: {:?} then {:?}", pair[0], pair[1]);
+            assert!(pair[1].nodes >= pair[0].nodes && pair[1].time_ms >= pair[0].time_ms, "{pair:?}");
+        }
+        let dones: Vec<&Done<u32>> =
+            events.iter().filter_map(|e| if let Event::Done(d) = e { Some(d) } else { None }).collect();
+        assert_eq!(dones.len(), 1, "one answer");
+        assert!(matches!(events.last(), Some(Event::Done(_))), "the answer comes last");
+        let (done, last) = (dones[0], infos.last().expect("infos"));
+        assert!(done.best.is_some() && done.depth + 1 >= last.depth, "{done:?} after {last:?}");
+        assert!(done.nodes >= last.nodes, "{done:?} after {last:?}");
+    }
+
+    #[test]
+    fn an_endless_search_stopped_while_it_waits_for_its_next_slice_answers_what_it_had() {
+        let pool = pool(1, 4);
+        let (tx, rx) = mpsc::channel();
+        let endless = pool
+            .submit(request("100002", Limits::infinite(), Priority::Normal), move |e| {
+                let _ = tx.send(e);
+            })
+            .expect("runs");
+        first_info(&rx);
+        let (started_tx, started_rx) = mpsc::channel();
+        let finite = pool
+            .submit(request("9", Limits::movetime(Duration::from_millis(300)), Priority::Normal), move |_| {
+                let _ = started_tx.send(());
+            })
+            .expect("queued");
+        started_rx.recv_timeout(WAIT).expect("the waiting search took the worker");
+        // The endless search has yielded and waits; it is asked for its answer now.
+        endless.stop();
+        assert!(finite.wait_timeout(WAIT) && endless.wait_timeout(WAIT));
+        let events: Vec<Event<u32>> = rx.try_iter().collect();
+        let deepest = events.iter().filter_map(|e| if let Event::Info(i) = e { Some(i.depth) } else { None }).max();
+        match events.last() {
+            // The answer of the slice it ran, not of a search restarted from nothing at the stop.
+            Some(Event::Done(done)) => {
+                assert!(done.best.is_some() && done.depth + 1 >= deepest.unwrap_or(0), "{done:?}, {deepest:?}")
+            }
+            other => panic!("last event {other:?}"),
+        }
+        assert!(deepest.is_some_and(|d| d > 2), "too shallow to tell a restart: {deepest:?}");
+    }
+
+    #[test]
+    fn batch_work_waits_longer_behind_an_analysis_and_a_search_of_lower_priority_still_goes_soon() {
+        let pool = pool(1, 4);
+        let (tx, rx) = mpsc::channel();
+        let endless = pool
+            .submit(request("100003", Limits::infinite(), Priority::High), move |e| {
+                let _ = tx.send(e);
+            })
+            .expect("runs");
+        first_info(&rx);
+        let batch = pool.submit(request("9", Limits::depth(3), Priority::Low), |_| {}).expect("queued");
+        assert!(!batch.wait_timeout(endless::MIN_SLICE * 2), "the batch search took the analysis' worker soon");
+        // A search of Normal priority is no batch work: the High analysis yields to it, and it runs before the
+        // batch search (the analysis waits behind both at batch priority, then goes on).
+        let normal = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
+        assert!(normal.wait_timeout(WAIT), "the Normal search never ran");
+        assert!(batch.wait_timeout(WAIT), "the batch search ran after it");
+        assert!(!endless.wait_timeout(Duration::ZERO));
+        endless.stop();
+        assert!(endless.wait_timeout(WAIT));
     }
 
     #[test]
