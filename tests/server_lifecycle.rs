@@ -30,6 +30,45 @@ fn same_answer(a: &Value, b: &Value) {
     }
 }
 
+/// `kibitz args`: whether it succeeded, and its stderr.
+fn kibitz(args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(args)
+        .env("KIBITZ_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run kibitz");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_second_process_to_run_the_jobs_of_a_sqlite_file_is_refused_and_the_cache_stays_shared() {
+    // Two servers on one SQLite file both ran its annotation jobs (each resumes the jobs it finds running).
+    let dir = TempDir::new("one-runner");
+    let db = dir.db();
+    let db = db.to_str().expect("path");
+    let server = Server::start_on(&dir, &[]);
+    let games = dir.path().join("games.pgn");
+    std::fs::write(&games, "1. e4 e5 *\n").expect("write");
+    let games = games.to_str().expect("path");
+    let pid = server.pid().to_string();
+    for args in [
+        vec!["serve", "--http", "127.0.0.1:0", "--no-guide", "--hash-mb", "4", "--db", db],
+        vec!["annotate", games, "--depth", "1", "--quiet", "--db", db],
+    ] {
+        let (ok, stderr) = kibitz(&args);
+        assert!(!ok, "{args:?} ran beside the server");
+        assert!(stderr.contains("already runs the annotation jobs") && stderr.contains(&pid), "{args:?}: {stderr}");
+    }
+    // The cache and the keys are no job: other commands still use the file.
+    let (ok, stderr) = kibitz(&["cache", "list", "--db", db]);
+    assert!(ok, "{stderr}");
+    assert_eq!(server.get("/readyz").status, 200, "the server goes on");
+    server.stop();
+    let (ok, stderr) = kibitz(&["annotate", games, "--depth", "1", "--quiet", "--db", db]);
+    assert!(ok, "once the server is gone: {stderr}");
+}
+
 #[test]
 fn cached_results_outlive_the_process() {
     let dir = TempDir::new("restart");

@@ -268,6 +268,14 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
     let store = Store::open_with(&target, StoreConfig::default())
         .await
         .with_context(|| format!("cannot open the store `{target}`"))?;
+    // A server on the same file would run this job too (it resumes the jobs it finds running).
+    let _jobs = match store.hold_jobs() {
+        Ok(hold) => hold,
+        Err(e) => {
+            store.close().await;
+            return Err(e.into());
+        }
+    };
     let workers = args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1);
     let pool = Pool::new(PoolConfig { workers, queue: 64, hash_mb: args.hash_mb, clock_workers: 0 });
     // Alone on the pool: every worker may annotate.

@@ -139,6 +139,14 @@ async fn serve(args: ServeArgs) -> Result<()> {
         Store::open_with(&args.db, StoreConfig { memory_entries: args.cache_entries, ..StoreConfig::default() })
             .await
             .context("cannot open the store")?;
+    // Held until the process ends: a second server on the same SQLite file would run every job twice.
+    let _jobs = match store.hold_jobs() {
+        Ok(hold) => hold,
+        Err(e) => {
+            store.close().await;
+            return Err(e.into());
+        }
+    };
     let pool = Pool::new(PoolConfig {
         workers: args.workers.unwrap_or_else(|| PoolConfig::default().workers).max(1),
         queue: args.queue,

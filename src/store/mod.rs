@@ -177,6 +177,19 @@ pub enum StoreError {
     /// The store was closed.
     #[error("the analysis store is closed")]
     Closed,
+    /// Another process runs the annotation jobs of this SQLite file ([`Store::hold_jobs`]).
+    #[error(
+        "{holder} (a kibitz server or `kibitz annotate --db`) already runs the annotation jobs of {path}: two \
+         would run every job twice. Stop it, give this one its own --db, or annotate through the server \
+         (`kibitz annotate --server URL`); servers that share a store share PostgreSQL (README \"Several nodes\")"
+    )]
+    InUse { path: String, holder: String },
+}
+
+/// The right to run a store's annotation jobs ([`Store::hold_jobs`]), given up when dropped.
+#[derive(Debug)]
+pub struct JobsHold {
+    _lock: Option<std::fs::File>,
 }
 
 /// Settings of [`Store::open_with`].
@@ -322,6 +335,18 @@ impl Store {
     /// Where the data is (a file path, the in-memory URL, or a PostgreSQL URL without its password).
     pub fn location(&self) -> &str {
         on_backend!(self, backend => backend.location())
+    }
+
+    /// Hold the right to run this store's annotation jobs while the returned value lives. A SQLite file's jobs
+    /// are one process's (its claims and leases hold nothing): a second server, or `kibitz annotate --db` on
+    /// the file a server uses, is refused with [`StoreError::InUse`] naming the holder. PostgreSQL shares its
+    /// jobs under leases and an in-memory store is private: always granted. Other processes may still read
+    /// and write the cache and the keys (`kibitz cache`, `kibitz keys`).
+    pub fn hold_jobs(&self) -> Result<JobsHold, StoreError> {
+        match &self.inner.backend {
+            Backend::Sqlite(backend) => Ok(JobsHold { _lock: backend.hold_jobs()? }),
+            Backend::Postgres(_) => Ok(JobsHold { _lock: None }),
+        }
     }
 
     /// Whether several servers may share this store (PostgreSQL): annotation jobs are then claimed and held

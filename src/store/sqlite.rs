@@ -51,6 +51,8 @@ pub(crate) struct SqliteBackend {
     write: SqlitePool,
     memory: bool,
     location: String,
+    /// The database file (none in memory).
+    path: Option<PathBuf>,
 }
 
 /// What a target string names.
@@ -154,7 +156,51 @@ impl SqliteBackend {
             }
         };
         debug!(location = %location, memory, "analysis store open");
-        Ok(SqliteBackend { read, write, memory, location })
+        let path = match parsed {
+            Target::File { path, .. } => Some(path),
+            Target::Memory { .. } => None,
+        };
+        Ok(SqliteBackend { read, write, memory, location, path })
+    }
+
+    /// Holds the right to run the annotation jobs of this database file, for as long as the returned file is
+    /// open: an exclusive lock on `<database>-jobs.lock` beside it (never on the database file itself, whose
+    /// POSIX locks SQLite holds and any close of another descriptor of it would drop). The holder's process id
+    /// is written in it for the next one's error. The lock goes with the process, however it ends. `None` in
+    /// memory, where no other process can see the jobs.
+    pub(crate) fn hold_jobs(&self) -> Result<Option<std::fs::File>, StoreError> {
+        use std::io::{Read as _, Seek as _, Write as _};
+        let Some(path) = &self.path else { return Ok(None) };
+        let mut name = path.as_os_str().to_owned();
+        name.push("-jobs.lock");
+        let lock_path = PathBuf::from(name);
+        let cannot =
+            |e: std::io::Error| StoreError::Open { path: lock_path.display().to_string(), source: sqlx::Error::Io(e) };
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(cannot)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                let holder = if !holder.is_empty() && holder.len() <= 20 && holder.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("process {holder}")
+                } else {
+                    "another process".to_string()
+                };
+                return Err(StoreError::InUse { path: self.location.clone(), holder });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
+        }
+        file.set_len(0).and_then(|()| file.rewind()).map_err(cannot)?;
+        write!(file, "{}", std::process::id()).and_then(|()| file.flush()).map_err(cannot)?;
+        Ok(Some(file))
     }
 
     pub(crate) fn location(&self) -> &str {
