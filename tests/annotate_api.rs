@@ -409,6 +409,68 @@ fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
     }
 }
 
+/// Every annotation job of a SQLite file: (id, status), and how many positions are written.
+fn jobs_in(db: &Path) -> (Vec<(String, String)>, i64) {
+    use sqlx::{Connection, Row};
+    if !db.exists() {
+        return (Vec::new(), 0);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
+        let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+        let jobs = sqlx::query("SELECT id, status FROM annotation_jobs ORDER BY id")
+            .fetch_all(&mut conn)
+            .await
+            .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            .unwrap_or_default();
+        let positions = sqlx::query("SELECT COUNT(*) FROM annotation_positions")
+            .fetch_one(&mut conn)
+            .await
+            .map(|r| r.get(0))
+            .unwrap_or(0);
+        conn.close().await.expect("close");
+        (jobs, positions)
+    })
+}
+
+#[test]
+fn an_interrupted_cli_annotation_cancels_its_job_in_the_store() {
+    // Interrupted, `kibitz annotate --db F` left its job `running`: the next server on F resumed it for nobody.
+    let dir = TempDir::new("annotate-cli-interrupted");
+    let db = dir.db();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["annotate", "--movetime", "60", "--quiet", "--db", db.to_str().expect("path")])
+        .arg(fixture_path("draughts.pdn"))
+        .env("KIBITZ_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kibitz annotate");
+    // Interrupted midway: once some positions are written.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while jobs_in(&db).1 == 0 {
+        assert!(Instant::now() < deadline, "no position written");
+        assert!(child.try_wait().expect("wait").is_none(), "the annotation ended before it could be interrupted");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let (jobs, _) = jobs_in(&db);
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let (id, status) = &jobs[0];
+    assert_eq!(status, "cancelled", "{stderr}");
+    assert!(stderr.contains(&format!("annotation job {id} cancelled")), "{stderr}");
+    // A server on the file leaves it so.
+    let server = Server::start_with_db(&dir, db.to_str().expect("path"), &[]);
+    let view = server.get(&format!("/v1/annotations/{id}")).json();
+    assert_eq!(view["status"], json!("cancelled"), "{view}");
+}
+
 fn kibitz(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_kibitz"))
         .args(args)

@@ -119,14 +119,26 @@ pub fn run(args: AnnotateArgs) -> Result<()> {
         }
         None => None,
     };
+    // Local mode: the first SIGINT or SIGTERM cancels the job (a store given with --db would otherwise keep it
+    // `running`, and the next server on that file would resume it for nobody), stops the engines and exits
+    // with 130; a second quits at once.
+    let interrupted = std::sync::Arc::new(tokio::sync::Notify::new());
     if args.server.is_none() {
-        // Local mode may start external engines: none may outlive an interrupted run.
-        super::stop_engines_on_signals();
+        let notify = std::sync::Arc::clone(&interrupted);
+        let installed = super::on_signals(move || {
+            kibitz::errln!("interrupted: cancelling the annotation (again to quit at once)");
+            notify.notify_one();
+        });
+        if let Err(e) = installed {
+            kibitz::errln!(
+                "warning: cannot watch SIGINT and SIGTERM ({e}): an interrupted run leaves its engines running"
+            );
+        }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let annotated = match &args.server {
         Some(url) => runtime.block_on(remote(url, kind, &text, &args)),
-        None => with_game!(kind, G => runtime.block_on(local::<G>(&text, &args))),
+        None => with_game!(kind, G => runtime.block_on(local::<G>(&text, &args, &interrupted))),
     };
     let (view, exported) = match annotated {
         Ok(done) => done,
@@ -256,7 +268,11 @@ impl Bars {
     }
 }
 
-async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, String)> {
+async fn local<G: Game>(
+    text: &str,
+    args: &AnnotateArgs,
+    interrupted: &tokio::sync::Notify,
+) -> Result<(JobView, String)> {
     let records = G::parse_records(text, args.format.as_deref(), &mut args.budget()).map_err(|e| match e {
         ReadError::Budget(e) => anyhow!("the file holds {e} (--max-games, --max-positions)"),
         e => anyhow!("{e}"),
@@ -307,7 +323,21 @@ async fn local<G: Game>(text: &str, args: &AnnotateArgs) -> Result<(JobView, Str
         if job.status.is_final() {
             break view;
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(250)) => {}
+            () = interrupted.notified() => {
+                bars.finish();
+                if let Err(e) = annotator.cancel(&id).await {
+                    kibitz::errln!("cannot mark annotation job {id} cancelled: {e}");
+                }
+                pool.shutdown();
+                engines.shutdown();
+                store.close().await;
+                kibitz::engines::process::kill_all();
+                kibitz::errln!("annotation job {id} cancelled");
+                std::process::exit(130);
+            }
+        }
     };
     bars.finish();
     if view.status != "done" {
