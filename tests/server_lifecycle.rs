@@ -69,6 +69,60 @@ fn a_second_process_to_run_the_jobs_of_a_sqlite_file_is_refused_and_the_cache_st
     assert!(ok, "once the server is gone: {stderr}");
 }
 
+/// Runs `sql` on a SQLite file, through sqlx; the rows it changed.
+fn execute(db: &Path, sql: &str) -> u64 {
+    use sqlx::Connection;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
+        let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+        let changed = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
+            .execute(&mut conn)
+            .await
+            .expect("execute")
+            .rows_affected();
+        conn.close().await.expect("close");
+        changed
+    })
+}
+
+#[test]
+fn a_stored_result_whose_moves_are_not_legal_is_searched_again_and_replaced() {
+    // A row written by something else (or by hand) was served as it was: `"bestmove": "zzzz"`.
+    let dir = TempDir::new("tampered");
+    let server = Server::start_on(&dir, &[]);
+    let (_, fixture) = games(&server).remove(0);
+    let ask = json!({ "game": fixture.game, "depth": fixture.quick_depth });
+    let legal: Vec<Value> = server.post_ok("/v1/moves", &json!({ "game": fixture.game }))["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .map(|m| m["move"].clone())
+        .collect();
+    server.post_ok("/v1/analysis", &ask);
+    server.wait_metric("kibitz_store_writes_total", |n| n == 1.0);
+    server.stop();
+    for tamper in [
+        "UPDATE analysis_cache SET bestmove = 'zzzz', depth = 99",
+        "UPDATE analysis_cache SET depth = 99, lines = json_set(lines, '$[0].moves[1]', 'zzzz') \
+         WHERE json_extract(lines, '$[0].moves[1]') IS NOT NULL",
+    ] {
+        assert_eq!(execute(&dir.db(), tamper), 1, "{tamper}");
+        let server = Server::start_on(&dir, &[]);
+        let answer = server.post_ok("/v1/analysis", &ask);
+        assert_eq!(answer["cached"], json!(false), "{tamper}: served {answer}");
+        assert!(legal.contains(&answer["bestmove"]), "{tamper}: {answer}");
+        // The bad row was removed and the new result stored in its place.
+        server.wait_metric("kibitz_store_writes_total", |n| n == 1.0);
+        server.stop();
+        let server = Server::start_on(&dir, &[]);
+        let again = server.post_ok("/v1/analysis", &ask);
+        assert_eq!(again["cached"], json!(true), "{tamper}: {again}");
+        same_answer(&answer, &again);
+        server.stop();
+    }
+}
+
 #[test]
 fn cached_results_outlive_the_process() {
     let dir = TempDir::new("restart");

@@ -476,8 +476,8 @@ impl Analysis {
             return Ok(None);
         }
         let found = match request.cache_key() {
-            Some(key) if request.cache == CacheMode::Only => self.lookup(&key).await,
-            Some(key) => self.lookup_satisfying(&key, &request.limits).await,
+            Some(key) if request.cache == CacheMode::Only => self.lookup(&key, &request.position).await,
+            Some(key) => self.lookup_satisfying(&key, &request.position, &request.limits).await,
             None => None,
         };
         let found = match found {
@@ -501,9 +501,9 @@ impl Analysis {
     }
 
     /// A cached result, if any; a failing store is logged and treated as a miss (the search goes on).
-    pub async fn lookup(&self, key: &CacheKey) -> Option<CachedAnalysis> {
+    pub async fn lookup<G: Game>(&self, key: &CacheKey, root: &G) -> Option<CachedAnalysis> {
         let store = self.inner.store.as_ref()?;
-        match store.get_analysis(key).await {
+        match store.get_analysis_checked(key, |_| true, &|found| check_cached(root, found)).await {
             Ok(found) => found,
             Err(e) => {
                 tracing::warn!(error = %e, "cache lookup failed; searching instead");
@@ -515,9 +515,15 @@ impl Analysis {
     /// A cached result that [`satisfies`] `limits`, or else any cached result (or none). On a shared store a
     /// remembered result too shallow for `limits` is looked up in the database again (another server may
     /// have stored a deeper one). A failing store is logged and treated as a miss.
-    pub async fn lookup_satisfying(&self, key: &CacheKey, limits: &Limits) -> Option<CachedAnalysis> {
+    pub async fn lookup_satisfying<G: Game>(
+        &self,
+        key: &CacheKey,
+        root: &G,
+        limits: &Limits,
+    ) -> Option<CachedAnalysis> {
         let store = self.inner.store.as_ref()?;
-        match store.get_analysis_enough(key, |found| satisfies(found, limits)).await {
+        let valid = |found: &CachedAnalysis| check_cached(root, found);
+        match store.get_analysis_checked(key, |found| satisfies(found, limits), &valid).await {
             Ok(found) => found,
             Err(e) => {
                 tracing::warn!(error = %e, "cache lookup failed; searching instead");
@@ -815,6 +821,19 @@ pub fn result_of<G: Game>(root: &G, done: &Done<G::Move>) -> CachedAnalysis {
             .map(|l| CachedLine { moves: format_line(root, &l.pv), score: l.score.into(), depth: l.depth })
             .collect(),
     }
+}
+
+/// Whether a stored result can answer for `root`: a best move and every line's moves legal there. The store may
+/// have been written by another program, another version, or a hand: what it holds is read as untrusted.
+pub fn check_cached<G: Game>(root: &G, found: &CachedAnalysis) -> Result<(), String> {
+    let shown = |text: &str| text.chars().take(32).collect::<String>();
+    let best = found.bestmove.as_deref().ok_or("no best move for a position with moves")?;
+    root.parse_move(best).map_err(|e| format!("best move `{}`: {e}", shown(best)))?;
+    for (i, line) in found.lines.iter().enumerate() {
+        let mut position = root.clone();
+        crate::game::play_moves(&mut position, &line.moves).map_err(|e| format!("line {}: {e}", i + 1))?;
+    }
+    Ok(())
 }
 
 /// Whether `result` answers a search with `limits`: it is at least as deep (or used at least as much time, or

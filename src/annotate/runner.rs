@@ -657,7 +657,7 @@ async fn evaluate<G: Game>(
     let request = Request::new(position.clone(), limits.clone()).priority(settings.pool_priority()).engine(engine);
     // A cached result needs no search, so no permit.
     if let Some(key) = request.cache_key()
-        && let Some(found) = inner.analysis.lookup_satisfying(&key, limits).await
+        && let Some(found) = inner.analysis.lookup_satisfying(&key, position, limits).await
         && satisfies(&found, limits)
     {
         return Ok(Some(PositionEval::searched(&found, true).unwrap_or_else(|| PositionEval::unjudged(&found))));

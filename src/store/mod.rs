@@ -376,6 +376,19 @@ impl Store {
         key: &CacheKey,
         enough: impl Fn(&CachedAnalysis) -> bool,
     ) -> Result<Option<CachedAnalysis>, StoreError> {
+        self.get_analysis_checked(key, enough, &|_| Ok(())).await
+    }
+
+    /// Like [`Store::get_analysis_enough`], for a caller that knows what a result must hold (its moves legal in
+    /// the position: the database may have been written by something else): a stored row `valid` refuses is
+    /// treated as one that does not decode (removed, [`StoreError::Corrupt`]). What this server remembers in
+    /// memory it stored or checked itself.
+    pub async fn get_analysis_checked(
+        &self,
+        key: &CacheKey,
+        enough: impl Fn(&CachedAnalysis) -> bool,
+        valid: &(dyn Fn(&CachedAnalysis) -> Result<(), String> + Sync),
+    ) -> Result<Option<CachedAnalysis>, StoreError> {
         self.check_open()?;
         let inner = &self.inner;
         // Clone the Arc under the lock, the value outside it.
@@ -389,7 +402,7 @@ impl Store {
             return Ok(Some(found.as_ref().clone()));
         }
         let engine = key.engine.as_deref().unwrap_or(&inner.engine);
-        let fetched = on_backend!(self, backend => backend.fetch(engine, key).await);
+        let fetched = on_backend!(self, backend => backend.fetch(engine, key, valid).await);
         match fetched {
             Ok(Some(found)) => {
                 inner.hits.fetch_add(1, Ordering::Relaxed);

@@ -207,7 +207,14 @@ impl SqliteBackend {
         &self.location
     }
 
-    pub(crate) async fn fetch(&self, engine: &str, key: &CacheKey) -> Result<Option<CachedAnalysis>, StoreError> {
+    /// The stored result of `key`; one that does not decode, or that `valid` refuses, is removed and reported
+    /// as [`StoreError::Corrupt`].
+    pub(crate) async fn fetch(
+        &self,
+        engine: &str,
+        key: &CacheKey,
+        valid: &(dyn Fn(&CachedAnalysis) -> Result<(), String> + Sync),
+    ) -> Result<Option<CachedAnalysis>, StoreError> {
         let row = sqlx::query(SELECT)
             .bind(&key.game)
             .bind(&key.position)
@@ -228,10 +235,11 @@ impl SqliteBackend {
                 lines: row.try_get("lines")?,
             })
         })();
-        let problem = match raw.map_err(|error| error.to_string()).and_then(codec::decode) {
-            Ok(value) => return Ok(Some(value)),
-            Err(problem) => problem,
-        };
+        let problem =
+            match raw.map_err(|error| error.to_string()).and_then(codec::decode).and_then(|v| valid(&v).map(|()| v)) {
+                Ok(value) => return Ok(Some(value)),
+                Err(problem) => problem,
+            };
 
         let id: Option<i64> = row.try_get("id").ok();
         let revision: Option<i64> = row.try_get("revision").ok();
@@ -241,7 +249,7 @@ impl SqliteBackend {
             key.game,
             key.multipv
         );
-        warn!(store = %self.location, %what, "removing an undecodable analysis row");
+        warn!(store = %self.location, %what, "removing an undecodable or invalid analysis row");
         // Remove it so that the next result for this key can be stored; it could never be served anyway.
         if let (Some(id), Some(revision)) = (id, revision)
             && let Err(error) = sqlx::query(DELETE_CORRUPT).bind(id).bind(revision).execute(&self.write).await
