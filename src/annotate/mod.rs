@@ -232,6 +232,24 @@ impl PositionEval {
         }
     }
 
+    /// Whether this stored evaluation can be `position`'s: over where the game is over, and otherwise its move
+    /// and line legal there. The store is read as untrusted (a row written by hand or by another program).
+    pub fn check<G: Game>(&self, position: &G) -> Result<(), String> {
+        match (position.outcome(), self.end) {
+            (Some(_), None) => return Err("an evaluation where the game is over".into()),
+            (None, Some(_)) => return Err("the game's end where it goes on".into()),
+            (Some(_), Some(_)) => return Ok(()),
+            (None, None) => {}
+        }
+        if let Some(best) = &self.best {
+            let shown: String = best.chars().take(32).collect();
+            position.parse_move(best).map_err(|e| format!("best move `{shown}`: {e}"))?;
+        }
+        let mut after = position.clone();
+        crate::game::play_moves(&mut after, &self.line).map_err(|e| format!("line: {e}"))?;
+        Ok(())
+    }
+
     /// The value for the side to move, when the position has one (see [`PositionEval::unjudged`]).
     pub fn value(&self) -> Option<judge::Value> {
         match (self.end, self.score) {

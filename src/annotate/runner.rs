@@ -15,7 +15,7 @@
 //! workers), so a big batch leaves a worker to web clients and never fills the pool's queue. A full queue
 //! is waited out, not reported as an error.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -529,9 +529,11 @@ async fn run_job<G: Game>(inner: &Arc<Inner>, id: &str, control: &Control) -> Re
     let settings: Settings =
         serde_json::from_str(&job.settings).map_err(|e| JobError::Bad(format!("stored settings: {e}")))?;
     let games = store.job_games(id).await?;
-    let done: HashSet<(u32, u32)> = store.job_positions(id).await?.iter().map(|p| (p.game_idx, p.ply)).collect();
+    // The positions already written (a resumed job); each is checked as its turn comes.
+    let written: HashMap<(u32, u32), String> =
+        store.job_positions(id).await?.into_iter().map(|p| ((p.game_idx, p.ply), p.result)).collect();
     let total: u64 = games.iter().map(|g| u64::from(g.positions)).sum();
-    let mut finished = done.len() as u64;
+    let mut finished = written.len() as u64;
     control.progress.send_replace(Progress { status: JobStatus::Running.as_str(), done: finished, total });
     store.set_job_status(id, &[JobStatus::Queued], JobStatus::Running, None).await?;
 
@@ -556,8 +558,16 @@ async fn run_job<G: Game>(inner: &Arc<Inner>, id: &str, control: &Control) -> Re
         let positions = StoredRecord::positions(&record);
         for (ply, position) in positions.into_iter().enumerate().rev() {
             let ply = u32::try_from(ply).unwrap_or(u32::MAX);
-            if done.contains(&(game.idx, ply)) {
-                continue;
+            if let Some(text) = written.get(&(game.idx, ply)) {
+                let checked = serde_json::from_str::<PositionEval>(text)
+                    .map_err(|e| e.to_string())
+                    .and_then(|eval| eval.check(&position));
+                let Err(problem) = checked else { continue };
+                // Written but unusable (it would only be skipped by every report): evaluated again.
+                warn!(job = %id, game = game.idx, ply, %problem, "an annotation result in the store is unusable");
+                store.delete_job_position(id, game.idx, ply).await?;
+                finished -= 1;
+                control.progress.send_modify(|p| p.done = finished);
             }
             while running.len() >= width {
                 if let Some(stop) =

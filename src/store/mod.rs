@@ -521,6 +521,13 @@ impl Store {
         on_backend!(self, backend => backend.position_count(id).await)
     }
 
+    /// Remove one position's result of job `id` (found unusable), so that it is evaluated and written again;
+    /// true when there was one.
+    pub async fn delete_job_position(&self, id: &str, game_idx: u32, ply: u32) -> Result<bool, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.delete_position(id, game_idx, ply).await)
+    }
+
     /// Write one position's result of a job, unless it is already written (then false).
     pub async fn put_job_position(&self, id: &str, game_idx: u32, ply: u32, result: &str) -> Result<bool, StoreError> {
         self.check_open()?;

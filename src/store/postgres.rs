@@ -408,6 +408,17 @@ impl PostgresBackend {
     }
 
     /// Write one position's result unless it is already there (by any server); true when written.
+    pub(crate) async fn delete_position(&self, id: &str, game_idx: u32, ply: u32) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM annotation_positions WHERE job_id = $1 AND game_idx = $2 AND ply = $3")
+            .bind(id)
+            .bind(to_i64(game_idx))
+            .bind(to_i64(ply))
+            .execute(&self.pool)
+            .await
+            .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
     pub(crate) async fn put_position(
         &self,
         id: &str,

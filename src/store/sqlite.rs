@@ -452,6 +452,17 @@ impl SqliteBackend {
             .collect()
     }
 
+    pub(crate) async fn delete_position(&self, id: &str, game_idx: u32, ply: u32) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM annotation_positions WHERE job_id = ? AND game_idx = ? AND ply = ?")
+            .bind(id)
+            .bind(to_i64(game_idx))
+            .bind(to_i64(ply))
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
     /// Write one position's result unless it is already there; true when written.
     pub(crate) async fn put_position(
         &self,
