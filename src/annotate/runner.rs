@@ -367,23 +367,35 @@ impl Annotator {
         let span = info_span!("annotation", job = %id, game);
         tokio::spawn(
             async move {
-                let mut attempt = 0;
+                let (mut attempt, mut refusals) = (0, 0);
                 let outcome = loop {
                     let outcome = with_game!(kind, G =>
                         leased(&inner, &id, &control, run_job::<G>(&inner, &id, &control)).await);
-                    // On the embedded store no other server resumes a job: a store error (a write the file
-                    // refused, a lock held past SQLite's own wait) is tried again here, from what is stored,
-                    // before the job is failed.
-                    let local_store_error = matches!(&outcome, Some(Err(JobError::Store(StoreError::Query(_)))))
-                        && !inner.store.is_shared();
-                    if local_store_error && attempt < LOCAL_STORE_ATTEMPTS && !*inner.shutdown.borrow() {
-                        attempt += 1;
-                        if let Some(Err(error)) = &outcome {
-                            warn!(%error, attempt, "annotation job: the store failed; trying again");
+                    // On the embedded store no other server resumes a job: a store error is tried again here,
+                    // from what is stored. An outage (the file locked by another program past SQLite's own
+                    // wait, a full disk) is waited out however long it lasts; a query refused otherwise, a
+                    // few times before the job is failed.
+                    let local_store_error = match &outcome {
+                        Some(Err(JobError::Store(error @ StoreError::Query(_)))) if !inner.store.is_shared() => {
+                            Some(inner.store.is_local_outage(error))
                         }
+                        _ => None,
+                    };
+                    if let Some(outage) = local_store_error
+                        && (outage || refusals < LOCAL_STORE_ATTEMPTS)
+                        && !*inner.shutdown.borrow()
+                    {
+                        attempt += 1;
+                        if !outage {
+                            refusals += 1;
+                        }
+                        if let Some(Err(error)) = &outcome {
+                            warn!(%error, attempt, outage, "annotation job: the store failed; trying again");
+                        }
+                        let wait = (LOCAL_STORE_WAIT * 2u32.pow(attempt.min(5) - 1)).min(LOCAL_STORE_LONGEST_WAIT);
                         let mut shutdown = inner.shutdown.subscribe();
                         tokio::select! {
-                            _ = tokio::time::sleep(LOCAL_STORE_WAIT * attempt) => {}
+                            _ = tokio::time::sleep(wait) => {}
                             _ = shutdown.wait_for(|stopping| *stopping) => {}
                         }
                         continue;
@@ -646,10 +658,11 @@ type Evaluated = Result<Option<PositionEval>, String>;
 /// Attempts at one position when its external engine fails (each failure restarts the engine's process).
 const ENGINE_ATTEMPTS: u32 = 3;
 
-/// Runs of a job on the embedded store after a store error, and the wait before the n-th (n times this).
+/// Runs of a job on the embedded store after the store refused a query (an outage is waited out), and the
+/// wait before the first run again (doubling at each, up to [`LOCAL_STORE_LONGEST_WAIT`]).
 const LOCAL_STORE_ATTEMPTS: u32 = 3;
 const LOCAL_STORE_WAIT: Duration = Duration::from_secs(2);
-/// The longest wait between attempts to store a job's failure on the embedded store.
+/// The longest wait between runs of a job, or attempts to store its failure, on the embedded store.
 const LOCAL_STORE_LONGEST_WAIT: Duration = Duration::from_secs(30);
 
 /// Evaluate one position through the analysis path: the game's end, the cache, or a search at the job's

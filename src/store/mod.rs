@@ -349,6 +349,16 @@ impl Store {
         }
     }
 
+    /// Whether `error`, from this store, is the embedded store unavailable for a while (locked by another
+    /// program, a full disk, an I/O error) rather than a query refused for good. Always false on PostgreSQL,
+    /// whose outages the leases handle.
+    pub fn is_local_outage(&self, error: &StoreError) -> bool {
+        match (&self.inner.backend, error) {
+            (Backend::Sqlite(_), StoreError::Query(error)) => sqlite::is_outage(error),
+            _ => false,
+        }
+    }
+
     /// Whether several servers may share this store (PostgreSQL): annotation jobs are then claimed and held
     /// under leases. On SQLite one server owns every job: the lease calls hold nothing.
     pub fn is_shared(&self) -> bool {

@@ -94,6 +94,21 @@ fn query_error(error: sqlx::Error) -> StoreError {
     }
 }
 
+/// Whether a query error is SQLite's store being unavailable for a while rather than refusing this query for
+/// good: the file locked by another program past the busy wait, a full disk, an I/O error, a file that cannot
+/// be opened (its directory moved), no connection free in time.
+pub(crate) fn is_outage(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) => true,
+        // SQLITE_BUSY, _LOCKED, _IOERR, _FULL, _CANTOPEN, with their extended codes (the low byte).
+        sqlx::Error::Database(db) => db
+            .code()
+            .and_then(|code| code.parse::<i64>().ok())
+            .is_some_and(|c| matches!(c & 0xff, 5 | 6 | 10 | 13 | 14)),
+        _ => false,
+    }
+}
+
 pub(crate) fn now_ms() -> i64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
