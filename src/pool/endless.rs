@@ -50,6 +50,7 @@ pub(super) fn resumable<G: Game>(
     let mut carried = Carried::<G::Move> { nodes: 0, time_ms: 0, neval: 0, shown: 0, best: None };
     Box::new(move |tt: &Arc<TranspositionTable>| {
         // A new run: a yield asked of the last run is spent; a stop the client asked meanwhile still holds.
+        state.paused.store(false, Ordering::SeqCst);
         state.preempt.store(false, Ordering::SeqCst);
         state.stop.store(false, Ordering::SeqCst);
         if state.asked.load(Ordering::SeqCst) {
@@ -175,14 +176,43 @@ fn priority_of(index: usize) -> Priority {
 }
 
 /// The slicer thread's loop: it sleeps until told a search is queued or an endless one started, then looks
-/// every [`TICK`] for as long as endless searches run while searches wait.
+/// every [`TICK`] for as long as endless searches run while searches wait, or paused ones wait (to answer
+/// those whose clients stop them).
 pub(super) fn slicer(inner: &super::Inner) {
     let mut queues = lock(&inner.queues);
     loop {
         if queues.shutdown {
             return;
         }
-        let again = {
+        // A paused search its client stopped answers now, with what it had, on this thread: it needs no worker
+        // (it would otherwise wait for one, up to a slice of another endless search).
+        let stopped: Vec<super::Queued> = queues
+            .by_priority
+            .iter_mut()
+            .flat_map(|fair| fair.take_where(|q| q.state.paused.load(Ordering::SeqCst) && q.state.is_stopping()))
+            .collect();
+        if !stopped.is_empty() {
+            drop(queues);
+            let tt = Arc::clone(&inner.tt.read().unwrap_or_else(|e| e.into_inner()));
+            for mut job in stopped {
+                if !job.state.cancelled.load(Ordering::SeqCst) {
+                    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.work)(&tt)));
+                    if ran.is_err() {
+                        tracing::error!("a paused search panicked as it answered");
+                    }
+                }
+                inner.completed.fetch_add(1, Ordering::Relaxed);
+                job.state.finish();
+            }
+            queues = lock(&inner.queues);
+            continue;
+        }
+        let paused = queues
+            .by_priority
+            .iter()
+            .flat_map(|fair| fair.lines.iter().flat_map(|(_, line)| line))
+            .any(|q| q.state.paused.load(Ordering::SeqCst));
+        let again = paused || {
             let running = lock(&inner.running);
             let idle = inner.workers.saturating_sub(inner.busy.load(Ordering::Relaxed));
             look(&queues, &running, idle, inner.clock_workers > 0, Instant::now())

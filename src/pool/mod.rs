@@ -104,6 +104,8 @@ struct JobState {
     asked: AtomicBool,
     /// The slicer asked the endless search to yield its worker and go on later.
     preempt: AtomicBool,
+    /// The endless search has yielded and waits in the queue to go on.
+    paused: AtomicBool,
     /// The client is gone: skip the job if it has not started, stop it if it has.
     cancelled: AtomicBool,
     /// The search runs until stopped (and so in slices, see [`endless`]).
@@ -114,6 +116,11 @@ struct JobState {
 }
 
 impl JobState {
+    /// The client wants the answer now, or none at all.
+    fn is_stopping(&self) -> bool {
+        self.asked.load(Ordering::SeqCst) || self.cancelled.load(Ordering::SeqCst)
+    }
+
     /// The client wants the answer now.
     fn ask_stop(&self) {
         self.asked.store(true, Ordering::SeqCst);
@@ -165,6 +172,19 @@ impl Fair {
         self.pop_where(|_| true)
     }
 
+    /// Take out every job passing `wanted`, whatever its turn.
+    fn take_where(&mut self, wanted: impl Fn(&Queued) -> bool) -> Vec<Queued> {
+        let mut taken = Vec::new();
+        for (_, line) in self.lines.iter_mut() {
+            let (out, kept): (VecDeque<Queued>, VecDeque<Queued>) = std::mem::take(line).into_iter().partition(&wanted);
+            *line = kept;
+            taken.extend(out);
+        }
+        self.lines.retain(|(_, line)| !line.is_empty());
+        self.len -= taken.len();
+        taken
+    }
+
     /// The first job passing `wanted` of the first line (in turn) that holds one; that line goes to the back.
     fn pop_where(&mut self, wanted: impl Fn(&Queued) -> bool) -> Option<Queued> {
         let at = self.lines.iter().position(|(_, line)| line.iter().any(&wanted))?;
@@ -182,16 +202,7 @@ impl Fair {
     /// Take out the jobs cancelled while they waited (they would only be skipped when their turn came, holding
     /// places in the queue meanwhile).
     fn remove_cancelled(&mut self) -> Vec<Queued> {
-        let mut removed = Vec::new();
-        for (_, line) in self.lines.iter_mut() {
-            let (gone, kept): (VecDeque<Queued>, VecDeque<Queued>) =
-                std::mem::take(line).into_iter().partition(|q| q.state.cancelled.load(Ordering::Relaxed));
-            *line = kept;
-            removed.extend(gone);
-        }
-        self.lines.retain(|(_, line)| !line.is_empty());
-        self.len -= removed.len();
-        removed
+        self.take_where(|q| q.state.cancelled.load(Ordering::Relaxed))
     }
 
     /// Jobs waiting that nobody has cancelled.
@@ -580,7 +591,10 @@ fn worker(inner: &Inner, clock_only: bool) {
             } else {
                 // At batch priority: what made it yield goes first (see [`endless`]).
                 let client = job.client.clone();
+                job.state.paused.store(true, Ordering::SeqCst);
                 queues.by_priority[Priority::Low as usize].push(client, job);
+                drop(queues);
+                inner.slicer_wake.notify_one();
             }
             continue;
         }
@@ -983,7 +997,7 @@ mod tests {
     }
 
     #[test]
-    fn an_endless_search_stopped_while_it_waits_for_its_next_slice_answers_what_it_had() {
+    fn an_endless_search_stopped_while_paused_answers_what_it_had_without_a_worker() {
         let pool = pool(1, 4);
         let (tx, rx) = mpsc::channel();
         let endless = pool
@@ -992,16 +1006,21 @@ mod tests {
             })
             .expect("runs");
         first_info(&rx);
+        // A search that ends, but not by itself during the test.
         let (started_tx, started_rx) = mpsc::channel();
         let finite = pool
-            .submit(request("9", Limits::movetime(Duration::from_millis(300)), Priority::Normal), move |_| {
+            .submit(request("100005", Limits::nodes(u64::MAX), Priority::Normal), move |_| {
                 let _ = started_tx.send(());
             })
             .expect("queued");
         started_rx.recv_timeout(WAIT).expect("the waiting search took the worker");
-        // The endless search has yielded and waits; it is asked for its answer now.
+        // The endless search has yielded and waits; it is asked for its answer now, and gives it without
+        // waiting for the worker.
         endless.stop();
-        assert!(finite.wait_timeout(WAIT) && endless.wait_timeout(WAIT));
+        assert!(endless.wait_timeout(WAIT), "the stopped search waited for a worker");
+        assert!(!finite.wait_timeout(Duration::ZERO), "the other search still has the worker");
+        finite.stop();
+        assert!(finite.wait_timeout(WAIT));
         let events: Vec<Event<u32>> = rx.try_iter().collect();
         let deepest = events.iter().filter_map(|e| if let Event::Info(i) = e { Some(i.depth) } else { None }).max();
         match events.last() {
