@@ -49,6 +49,12 @@ fn follower_idle(idle_s: u32) -> (Proc, String, mpsc::Receiver<String>) {
     (Proc(child), addr, rx)
 }
 
+/// Every line left of an exited process's stdout: read until its reader thread meets the end (the lines may
+/// still be in the pipe when the process is seen to exit).
+fn rest(lines: &mpsc::Receiver<String>) -> Vec<String> {
+    std::iter::from_fn(|| lines.recv_timeout(Duration::from_secs(30)).ok()).collect()
+}
+
 fn wait_exit(p: &mut Proc, timeout: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + timeout;
     loop {
@@ -76,7 +82,7 @@ fn two_kibitz_processes_play_a_game_to_its_end() {
     initiator.0.stdout.take().expect("stdout").read_to_string(&mut out).expect("read");
     let status = wait_exit(&mut follower, Duration::from_secs(60));
     assert!(status.success(), "follower: {status:?}");
-    let theirs: Vec<String> = lines.try_iter().collect();
+    let theirs: Vec<String> = rest(&lines);
     eprintln!("initiator:\n{out}\nfollower:\n{}", theirs.join("\n"));
     let mine = out.lines().find(|l| l.starts_with("game 1: ")).expect("the initiator's game line");
     let other = theirs.iter().find(|l| l.starts_with("game 1: ")).expect("the follower's game line");
@@ -275,7 +281,7 @@ fn last_piece_taken() -> (Proc, TcpStream, mpsc::Receiver<String>) {
 fn the_game_line(follower: &mut Proc, lines: &mpsc::Receiver<String>) -> String {
     let status = wait_exit(follower, Duration::from_secs(60));
     assert!(status.success(), "{status:?}");
-    let result: Vec<String> = lines.try_iter().filter(|l| l.starts_with("game 1: ")).collect();
+    let result: Vec<String> = rest(lines).into_iter().filter(|l| l.starts_with("game 1: ")).collect();
     assert_eq!(result.len(), 1, "{result:?}");
     result[0].clone()
 }
