@@ -25,6 +25,21 @@ pub(super) const MIN_SLICE: Duration = Duration::from_secs(1);
 /// The least an endless search runs before another endless search, or batch work below its priority, may take
 /// its turn.
 pub(super) const ENDLESS_SLICE: Duration = Duration::from_secs(10);
+
+/// How long endless searches run before they yield: [`MIN_SLICE`] and [`ENDLESS_SLICE`] (tests set others).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Slices {
+    /// Before a search that ends takes the worker.
+    pub short: Duration,
+    /// Before another endless search, or batch work below the endless one's priority, does.
+    pub long: Duration,
+}
+
+impl Default for Slices {
+    fn default() -> Self {
+        Slices { short: MIN_SLICE, long: ENDLESS_SLICE }
+    }
+}
 /// How often the slicer looks while endless searches run and searches wait.
 pub(super) const TICK: Duration = Duration::from_millis(100);
 
@@ -53,10 +68,16 @@ pub(super) fn resumable<G: Game>(
         state.paused.store(false, Ordering::SeqCst);
         state.preempt.store(false, Ordering::SeqCst);
         state.stop.store(false, Ordering::SeqCst);
-        if state.asked.load(Ordering::SeqCst) {
+        // (Read after the reset: a stop or a shutdown that came in between is kept.)
+        if state.is_stopping() {
             state.stop.store(true, Ordering::SeqCst);
-            if let Some(best) = carried.best.take() {
-                // Stopped while it waited for its next slice: the answer it had is the answer.
+            if let Some(mut best) = carried.best.take() {
+                // Stopped while it waited for its next slice: the answer it had is the answer, with the
+                // nodes and time of all its runs.
+                best.nodes = carried.nodes;
+                best.time_ms = carried.time_ms;
+                best.neval = carried.neval;
+                best.nps = nps(carried.nodes, carried.time_ms);
                 sink(Event::Done(best));
                 return Ran { nodes: 0, yielded: false };
             }
@@ -93,7 +114,7 @@ pub(super) fn resumable<G: Game>(
         let yielded = state.preempt.load(Ordering::SeqCst)
             && !state.asked.load(Ordering::SeqCst)
             && !state.cancelled.load(Ordering::SeqCst)
-            && deeper.game_end.is_none();
+            && deeper.best.is_some();
         if yielded {
             carried.best = Some(deeper);
         } else {
@@ -121,7 +142,14 @@ pub(super) struct Slice {
 /// The slicer's one look: asks one endless search to yield when a search waits that no free worker will take
 /// and it has had its slice. Returns whether the slicer should look again soon (endless searches run while
 /// searches wait).
-pub(super) fn look(queues: &Queues, running: &[Slice], idle: usize, clock_workers: bool, now: Instant) -> bool {
+pub(super) fn look(
+    queues: &Queues,
+    running: &[Slice],
+    idle: usize,
+    clock_workers: bool,
+    now: Instant,
+    slices: Slices,
+) -> bool {
     // What waits for a worker: the highest priority of a search that ends, and whether anything does.
     let mut finite: Option<Priority> = None;
     let mut waiting = 0;
@@ -151,7 +179,7 @@ pub(super) fn look(queues: &Queues, running: &[Slice], idle: usize, clock_worker
         let ran = now.saturating_duration_since(s.started);
         // Batch work below the endless search's priority gets its turn, but only now and then.
         let soon = finite.is_some_and(|p| p >= s.state.priority || p > Priority::Low);
-        ran >= if soon { MIN_SLICE } else { ENDLESS_SLICE }
+        ran >= if soon { slices.short } else { slices.long }
     };
     let candidate = running
         .iter()
@@ -207,16 +235,17 @@ pub(super) fn slicer(inner: &super::Inner) {
             queues = lock(&inner.queues);
             continue;
         }
+        let sliced = {
+            let running = lock(&inner.running);
+            let idle = inner.workers.saturating_sub(inner.busy.load(Ordering::Relaxed));
+            look(&queues, &running, idle, inner.clock_workers > 0, Instant::now(), inner.slices)
+        };
         let paused = queues
             .by_priority
             .iter()
             .flat_map(|fair| fair.lines.iter().flat_map(|(_, line)| line))
             .any(|q| q.state.paused.load(Ordering::SeqCst));
-        let again = paused || {
-            let running = lock(&inner.running);
-            let idle = inner.workers.saturating_sub(inner.busy.load(Ordering::Relaxed));
-            look(&queues, &running, idle, inner.clock_workers > 0, Instant::now())
-        };
+        let again = sliced || paused;
         queues = if again {
             match inner.slicer_wake.wait_timeout(queues, TICK) {
                 Ok((g, _)) => g,
@@ -238,7 +267,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::super::{JobState, Priority, Queued, Queues, Ran};
-    use super::{ENDLESS_SLICE, MIN_SLICE, Slice, look};
+    use super::{ENDLESS_SLICE, MIN_SLICE, Slice, Slices, look};
 
     fn job(priority: Priority, endless: bool) -> Arc<JobState> {
         Arc::new(JobState { priority, endless, ..JobState::default() })
@@ -270,15 +299,15 @@ mod tests {
         let now = Instant::now();
         let waiting = queues(&[(NORMAL, false, false)]);
         let young = running(now, &[(NORMAL, true, MIN_SLICE / 2)]);
-        assert!(look(&waiting, &young, 0, false, now), "looks again");
+        assert!(look(&waiting, &young, 0, false, now, Slices::default()), "looks again");
         assert_eq!(preempted(&young), [false], "not before its slice");
         let two = running(now, &[(NORMAL, true, 2 * SEC), (NORMAL, true, 3 * SEC), (NORMAL, false, 9 * SEC)]);
-        assert!(look(&waiting, &two, 0, false, now));
+        assert!(look(&waiting, &two, 0, false, now, Slices::default()));
         assert_eq!(preempted(&two), [false, true, false], "the one that ran longest, never one that ends");
         assert!(two[1].state.stop.load(Ordering::SeqCst), "its search is told to stop");
         assert!(!two[1].state.asked.load(Ordering::SeqCst), "as a yield, not the client's stop");
         // The yield asked frees a worker for the one search waiting: no second one.
-        assert!(look(&waiting, &two, 0, false, now));
+        assert!(look(&waiting, &two, 0, false, now, Slices::default()));
         assert_eq!(preempted(&two), [false, true, false]);
     }
 
@@ -287,10 +316,10 @@ mod tests {
         let now = Instant::now();
         let waiting = queues(&[(NORMAL, true, false)]);
         let slices = running(now, &[(NORMAL, true, ENDLESS_SLICE - SEC)]);
-        look(&waiting, &slices, 0, false, now);
+        look(&waiting, &slices, 0, false, now, Slices::default());
         assert_eq!(preempted(&slices), [false]);
         let slices = running(now, &[(NORMAL, true, ENDLESS_SLICE + SEC)]);
-        look(&waiting, &slices, 0, false, now);
+        look(&waiting, &slices, 0, false, now, Slices::default());
         assert_eq!(preempted(&slices), [true]);
     }
 
@@ -299,16 +328,23 @@ mod tests {
         let now = Instant::now();
         for (ran, yields) in [(ENDLESS_SLICE - SEC, false), (ENDLESS_SLICE + SEC, true)] {
             let slices = running(now, &[(Priority::High, true, ran)]);
-            look(&queues(&[(Priority::Low, false, false), (NORMAL, true, false)]), &slices, 0, false, now);
+            look(
+                &queues(&[(Priority::Low, false, false), (NORMAL, true, false)]),
+                &slices,
+                0,
+                false,
+                now,
+                Slices::default(),
+            );
             assert_eq!(preempted(&slices), [yields], "batch work, after {ran:?}");
         }
         // A web app's analysis (Normal) behind a socket's endless one (High): it ends, so it goes soon.
         let slices = running(now, &[(Priority::High, true, MIN_SLICE + SEC)]);
-        look(&queues(&[(NORMAL, false, false)]), &slices, 0, false, now);
+        look(&queues(&[(NORMAL, false, false)]), &slices, 0, false, now, Slices::default());
         assert_eq!(preempted(&slices), [true]);
         // Batch work behind batch work's endless search is work of the same kind.
         let slices = running(now, &[(Priority::Low, true, MIN_SLICE + SEC)]);
-        look(&queues(&[(Priority::Low, false, false)]), &slices, 0, false, now);
+        look(&queues(&[(Priority::Low, false, false)]), &slices, 0, false, now, Slices::default());
         assert_eq!(preempted(&slices), [true]);
     }
 
@@ -316,22 +352,25 @@ mod tests {
     fn nothing_yields_to_a_free_worker_a_cancelled_search_or_a_clock_workers_move() {
         let now = Instant::now();
         let slices = running(now, &[(NORMAL, true, 60 * SEC)]);
-        look(&queues(&[(NORMAL, false, false)]), &slices, 1, false, now);
+        look(&queues(&[(NORMAL, false, false)]), &slices, 1, false, now, Slices::default());
         assert_eq!(preempted(&slices), [false], "a worker is free");
         let gone = queues(&[(NORMAL, false, false)]);
         gone.by_priority[NORMAL as usize].lines[0].1[0].state.cancelled.store(true, Ordering::SeqCst);
-        assert!(!look(&gone, &slices, 0, false, now), "nothing waits: the slicer may sleep");
+        assert!(!look(&gone, &slices, 0, false, now, Slices::default()), "nothing waits: the slicer may sleep");
         assert_eq!(preempted(&slices), [false], "cancelled");
-        look(&queues(&[(Priority::Play, false, true)]), &slices, 0, true, now);
+        look(&queues(&[(Priority::Play, false, true)]), &slices, 0, true, now, Slices::default());
         assert_eq!(preempted(&slices), [false], "a clock worker takes the game's move");
-        look(&queues(&[(Priority::Play, false, true)]), &slices, 0, false, now);
+        look(&queues(&[(Priority::Play, false, true)]), &slices, 0, false, now, Slices::default());
         assert_eq!(preempted(&slices), [true], "without clock workers the move needs this worker");
         // A search its client stopped is ending anyway.
         let stopped = running(now, &[(NORMAL, true, 60 * SEC)]);
         stopped[0].state.ask_stop();
-        look(&queues(&[(NORMAL, false, false)]), &stopped, 0, false, now);
+        look(&queues(&[(NORMAL, false, false)]), &stopped, 0, false, now, Slices::default());
         assert_eq!(preempted(&stopped), [false]);
-        assert!(!look(&queues(&[]), &slices, 0, false, now), "nothing waits");
-        assert!(!look(&queues(&[(NORMAL, false, false)]), &running(now, &[]), 0, false, now), "nothing endless");
+        assert!(!look(&queues(&[]), &slices, 0, false, now, Slices::default()), "nothing waits");
+        assert!(
+            !look(&queues(&[(NORMAL, false, false)]), &running(now, &[]), 0, false, now, Slices::default()),
+            "nothing endless"
+        );
     }
 }

@@ -251,6 +251,7 @@ struct Inner {
     running: Mutex<Vec<endless::Slice>>,
     /// Wakes the slicer ([`endless::slicer`]): a search was queued or an endless one started.
     slicer_wake: Condvar,
+    slices: endless::Slices,
 }
 
 /// Lock a mutex, recovering the data if a panicking thread poisoned it (the pool's state stays consistent
@@ -402,6 +403,11 @@ impl Drop for JobHandle {
 
 impl Pool {
     pub fn new(config: PoolConfig) -> Self {
+        Pool::with_slices(config, endless::Slices::default())
+    }
+
+    /// A pool whose endless searches run in slices of these lengths (tests).
+    fn with_slices(config: PoolConfig, slices: endless::Slices) -> Self {
         let workers = config.workers.max(1);
         let clock_workers = config.clock_workers;
         let inner = Arc::new(Inner {
@@ -416,6 +422,7 @@ impl Pool {
             tt: RwLock::new(Arc::new(TranspositionTable::new(config.hash_mb))),
             running: Mutex::new(Vec::new()),
             slicer_wake: Condvar::new(),
+            slices,
         });
         let mut threads: Vec<JoinHandle<()>> = (0..workers + clock_workers)
             .map(|i| {
@@ -537,14 +544,29 @@ impl Pool {
 /// A worker's loop: it runs the queued jobs, or with `clock_only` only those on a game clock.
 fn worker(inner: &Inner, clock_only: bool) {
     loop {
-        let mut job = {
+        // A clock worker is not one of the `workers` the stats count.
+        let counted = !clock_only;
+        let (mut job, skipped) = {
             let mut queues = lock(&inner.queues);
             loop {
                 if queues.shutdown {
                     return;
                 }
                 if let Some(job) = if clock_only { queues.pop_clock() } else { queues.pop() } {
-                    break job;
+                    // Running from here, under the queue's lock: the slicer and a shutdown see every job either
+                    // queued or running, and the slicer cannot miss the start of an endless one.
+                    let skipped = job.state.cancelled.load(Ordering::Relaxed);
+                    if !skipped {
+                        if counted {
+                            inner.busy.fetch_add(1, Ordering::Relaxed);
+                        }
+                        let slice = endless::Slice { state: Arc::clone(&job.state), started: Instant::now() };
+                        lock(&inner.running).push(slice);
+                        if job.state.endless {
+                            inner.slicer_wake.notify_one();
+                        }
+                    }
+                    break (job, skipped);
                 }
                 queues = match inner.work_ready.wait(queues) {
                     Ok(g) => g,
@@ -552,18 +574,9 @@ fn worker(inner: &Inner, clock_only: bool) {
                 };
             }
         };
-        if job.state.cancelled.load(Ordering::Relaxed) {
+        if skipped {
             job.state.finish();
             continue;
-        }
-        // A clock worker is not one of the `workers` the stats count.
-        let counted = !clock_only;
-        if counted {
-            inner.busy.fetch_add(1, Ordering::Relaxed);
-        }
-        lock(&inner.running).push(endless::Slice { state: Arc::clone(&job.state), started: Instant::now() });
-        if job.state.endless {
-            inner.slicer_wake.notify_one();
         }
         let tt = Arc::clone(&inner.tt.read().unwrap_or_else(|e| e.into_inner()));
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (job.work)(&tt)));
@@ -633,14 +646,23 @@ mod tests {
     use crate::search::testgames::Nim;
     use crate::search::{Clock, Done, Info};
 
+    /// A pool whose endless searches never yield during a test: they block workers as the tests want.
     fn pool(workers: usize, queue: usize) -> Pool {
-        Pool::new(PoolConfig { workers, queue, hash_mb: 1, clock_workers: 0 })
+        Pool::with_slices(PoolConfig { workers, queue, hash_mb: 1, clock_workers: 0 }, UNSLICED)
+    }
+
+    const UNSLICED: endless::Slices =
+        endless::Slices { short: Duration::from_secs(3600), long: Duration::from_secs(3600) };
+
+    /// A pool whose endless searches yield after short slices.
+    fn sliced(workers: usize, queue: usize) -> Pool {
+        let slices = endless::Slices { short: Duration::from_millis(100), long: Duration::from_millis(400) };
+        Pool::with_slices(PoolConfig { workers, queue, hash_mb: 1, clock_workers: 0 }, slices)
     }
 
     #[test]
     fn a_clock_worker_takes_a_clock_search_while_every_worker_is_busy() {
-        let clocked = Pool::new(PoolConfig { workers: 1, queue: 4, hash_mb: 1, clock_workers: 1 });
-        // The blockers here are endless searches at Play priority: no search waiting below it makes one yield.
+        let clocked = Pool::with_slices(PoolConfig { workers: 1, queue: 4, hash_mb: 1, clock_workers: 1 }, UNSLICED);
         let running = clocked.submit(request("100001", Limits::infinite(), Priority::Play), |_| {}).expect("runs");
         let deadline = Instant::now() + WAIT;
         while clocked.stats().busy == 0 && Instant::now() < deadline {
@@ -957,7 +979,7 @@ mod tests {
 
     #[test]
     fn an_endless_search_yields_to_a_waiting_search_and_goes_on_from_where_it_was() {
-        let pool = pool(1, 4);
+        let pool = sliced(1, 4);
         let (tx, rx) = mpsc::channel();
         let endless = pool
             .submit(request("100001", Limits::infinite(), Priority::Normal), move |e| {
@@ -998,7 +1020,7 @@ mod tests {
 
     #[test]
     fn an_endless_search_stopped_while_paused_answers_what_it_had_without_a_worker() {
-        let pool = pool(1, 4);
+        let pool = sliced(1, 4);
         let (tx, rx) = mpsc::channel();
         let endless = pool
             .submit(request("100002", Limits::infinite(), Priority::Normal), move |e| {
@@ -1035,7 +1057,7 @@ mod tests {
 
     #[test]
     fn batch_work_waits_longer_behind_an_analysis_and_a_search_of_lower_priority_still_goes_soon() {
-        let pool = pool(1, 4);
+        let pool = sliced(1, 4);
         let (tx, rx) = mpsc::channel();
         let endless = pool
             .submit(request("100003", Limits::infinite(), Priority::High), move |e| {
@@ -1044,7 +1066,8 @@ mod tests {
             .expect("runs");
         first_info(&rx);
         let batch = pool.submit(request("9", Limits::depth(3), Priority::Low), |_| {}).expect("queued");
-        assert!(!batch.wait_timeout(endless::MIN_SLICE * 2), "the batch search took the analysis' worker soon");
+        // (Waiting less than the long slice: the batch search must not get the worker in the short one.)
+        assert!(!batch.wait_timeout(Duration::from_millis(200)), "the batch search took the analysis' worker soon");
         // A search of Normal priority is no batch work: the High analysis yields to it, and it runs before the
         // batch search (the analysis waits behind both at batch priority, then goes on).
         let normal = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
@@ -1053,6 +1076,29 @@ mod tests {
         assert!(!endless.wait_timeout(Duration::ZERO));
         endless.stop();
         assert!(endless.wait_timeout(WAIT));
+    }
+
+    #[test]
+    fn endless_searches_take_turns_and_a_search_arriving_later_still_gets_a_worker() {
+        // One worker, two endless searches: they take turns in long slices, and a search that ends, arriving
+        // while one of them is paused, is not kept waiting by it.
+        let pool = sliced(1, 4);
+        let (tx, rx) = mpsc::channel();
+        let first = pool.submit(request("100001", Limits::infinite(), Priority::Normal), |_| {}).expect("runs");
+        let second = pool
+            .submit(request("100002", Limits::infinite(), Priority::Normal), move |e| {
+                let _ = tx.send(e);
+            })
+            .expect("queued");
+        first_info(&rx);
+        // The second runs: the first has yielded and waits, paused.
+        let finite = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
+        assert!(finite.wait_timeout(WAIT), "a search arriving while an endless one was paused never ran");
+        assert!(!first.wait_timeout(Duration::ZERO) && !second.wait_timeout(Duration::ZERO));
+        for endless in [first, second] {
+            endless.stop();
+            assert!(endless.wait_timeout(WAIT));
+        }
     }
 
     #[test]
