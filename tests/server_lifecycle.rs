@@ -52,8 +52,13 @@ fn a_second_process_to_run_the_jobs_of_a_sqlite_file_is_refused_and_the_cache_st
     std::fs::write(&games, "1. e4 e5 *\n").expect("write");
     let games = games.to_str().expect("path");
     let pid = server.pid().to_string();
+    // The same file under another name is the same file.
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(dir.db(), &link).expect("symlink");
+    let link = link.to_str().expect("path");
     for args in [
         vec!["serve", "--http", "127.0.0.1:0", "--no-guide", "--hash-mb", "4", "--db", db],
+        vec!["serve", "--http", "127.0.0.1:0", "--no-guide", "--hash-mb", "4", "--db", link],
         vec!["annotate", games, "--depth", "1", "--quiet", "--db", db],
     ] {
         let (ok, stderr) = kibitz(&args);

@@ -186,6 +186,8 @@ impl SqliteBackend {
     pub(crate) fn hold_jobs(&self) -> Result<Option<std::fs::File>, StoreError> {
         use std::io::{Read as _, Seek as _, Write as _};
         let Some(path) = &self.path else { return Ok(None) };
+        // One lock however the file is named (a relative path, a link to it); it exists once open.
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         let mut name = path.as_os_str().to_owned();
         name.push("-jobs.lock");
         let lock_path = PathBuf::from(name);
