@@ -40,6 +40,7 @@ impl Default for Slices {
         Slices { short: MIN_SLICE, long: ENDLESS_SLICE }
     }
 }
+
 /// How often the slicer looks while endless searches run and searches wait.
 pub(super) const TICK: Duration = Duration::from_millis(100);
 

@@ -77,9 +77,34 @@ impl Target {
         if database == ":memory:" || params.split('&').any(|param| param == "mode=memory") {
             Target::Memory { url: target.into() }
         } else {
-            Target::File { url: Some(target.into()), path: PathBuf::from(database) }
+            // The file the URL names, percent-decoded as the SQLite driver decodes it (`my%20db.db` is `my db.db`).
+            Target::File { url: Some(target.into()), path: percent_decoded(database) }
         }
     }
+}
+
+/// `%XX` sequences as the bytes they stand for; a `%` not followed by two hex digits stays as it is.
+fn percent_decoded(text: &str) -> PathBuf {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    #[cfg(unix)]
+    return PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(out));
+    #[cfg(not(unix))]
+    return PathBuf::from(String::from_utf8_lossy(&out).into_owned());
 }
 
 fn open_error(location: &str, source: sqlx::Error) -> StoreError {
@@ -671,6 +696,9 @@ mod tests {
         assert_eq!(Target::parse("sqlite:///tmp/x.db"), file(Some("sqlite:///tmp/x.db"), "/tmp/x.db"));
         assert_eq!(Target::parse("sqlite://x.db?mode=rwc"), file(Some("sqlite://x.db?mode=rwc"), "x.db"));
         assert_eq!(Target::parse("sqlite:x.db"), file(Some("sqlite:x.db"), "x.db"));
+        // The driver percent-decodes the file name: so does the path kibitz checks and locks.
+        assert_eq!(Target::parse("sqlite:///tmp/my%20db.db"), file(Some("sqlite:///tmp/my%20db.db"), "/tmp/my db.db"));
+        assert_eq!(Target::parse("sqlite:a%2x%41.db"), file(Some("sqlite:a%2x%41.db"), "a%2xA.db"));
         for memory in ["sqlite::memory:", ":memory:", "sqlite://:memory:", "sqlite://x?mode=memory"] {
             assert!(matches!(Target::parse(memory), Target::Memory { .. }), "{memory}");
         }
