@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Server, TempDir};
+use common::{Server, TempDir, sqlite_execute};
 use serde_json::{Value, json};
 
 /// Annotation jobs may take a while on a loaded machine; no test asserts a time, but every wait ends.
@@ -405,7 +405,7 @@ fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
         let sql = format!(
             "UPDATE annotation_positions SET result = '{result}' WHERE job_id = '{id}' AND game_idx = {game} AND ply = {ply}"
         );
-        execute(&dir.db(), &sql);
+        assert_eq!(sqlite_execute(&dir.db(), &sql), 1, "{sql}");
     }
 
     let server = Server::start_on(&dir, &["--workers", "1"]);
@@ -430,19 +430,6 @@ fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
     }
 }
 
-/// Runs `sql` on a SQLite file, through sqlx.
-fn execute(db: &Path, sql: &str) {
-    use sqlx::Connection;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    runtime.block_on(async {
-        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
-        let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
-        let changed = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).execute(&mut conn).await.expect("execute");
-        assert_eq!(changed.rows_affected(), 1, "{sql}");
-        conn.close().await.expect("close");
-    })
-}
-
 /// Every annotation job of a SQLite file: (id, status), and how many positions are written.
 fn jobs_in(db: &Path) -> (Vec<(String, String)>, i64) {
     use sqlx::{Connection, Row};
@@ -453,6 +440,8 @@ fn jobs_in(db: &Path) -> (Vec<(String, String)>, i64) {
     runtime.block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
         let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+        // Polled from the start of the run: before the CLI has migrated the file, there are no tables yet,
+        // which reads as nothing written (the caller waits on).
         let jobs = sqlx::query("SELECT id, status FROM annotation_jobs ORDER BY id")
             .fetch_all(&mut conn)
             .await

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{DEADLINE, Server, TempDir, games};
+use common::{DEADLINE, Server, TempDir, games, sqlite_execute};
 use serde_json::{Value, json};
 
 /// `PRAGMA integrity_check` of a SQLite file, through sqlx.
@@ -94,23 +94,6 @@ fn a_second_process_to_run_the_jobs_of_a_sqlite_file_is_refused_and_the_cache_st
     assert!(ok, "once the server is gone: {stderr}");
 }
 
-/// Runs `sql` on a SQLite file, through sqlx; the rows it changed.
-fn execute(db: &Path, sql: &str) -> u64 {
-    use sqlx::Connection;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    runtime.block_on(async {
-        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
-        let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
-        let changed = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
-            .execute(&mut conn)
-            .await
-            .expect("execute")
-            .rows_affected();
-        conn.close().await.expect("close");
-        changed
-    })
-}
-
 #[test]
 fn a_stored_result_whose_moves_are_not_legal_is_searched_again_and_replaced() {
     // A row written by something else (or by hand) was served as it was: `"bestmove": "zzzz"`.
@@ -132,7 +115,7 @@ fn a_stored_result_whose_moves_are_not_legal_is_searched_again_and_replaced() {
         "UPDATE analysis_cache SET depth = 99, lines = json_set(lines, '$[0].moves[1]', 'zzzz') \
          WHERE json_extract(lines, '$[0].moves[1]') IS NOT NULL",
     ] {
-        assert_eq!(execute(&dir.db(), tamper), 1, "{tamper}");
+        assert_eq!(sqlite_execute(&dir.db(), tamper), 1, "{tamper}");
         let server = Server::start_on(&dir, &[]);
         let answer = server.post_ok("/v1/analysis", &ask);
         assert_eq!(answer["cached"], json!(false), "{tamper}: served {answer}");

@@ -811,3 +811,16 @@ pub fn running(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// Runs `sql` on a SQLite file through its own connection (as another program would); the rows it changed.
+pub fn sqlite_execute(db: &Path, sql: &str) -> u64 {
+    use sqlx::Connection;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
+        let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+        let changed = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).execute(&mut conn).await.expect("execute");
+        conn.close().await.expect("close");
+        changed.rows_affected()
+    })
+}
