@@ -826,14 +826,23 @@ pub fn result_of<G: Game>(root: &G, done: &Done<G::Move>) -> CachedAnalysis {
 /// Whether a stored result can answer for `root`: a best move and every line's moves legal there. The store may
 /// have been written by another program, another version, or a hand: what it holds is read as untrusted.
 pub fn check_cached<G: Game>(root: &G, found: &CachedAnalysis) -> Result<(), String> {
-    let shown = |text: &str| text.chars().take(32).collect::<String>();
     let best = found.bestmove.as_deref().ok_or("no best move for a position with moves")?;
-    root.parse_move(best).map_err(|e| format!("best move `{}`: {e}", shown(best)))?;
+    check_best(root, best)?;
     for (i, line) in found.lines.iter().enumerate() {
-        let mut position = root.clone();
-        crate::game::play_moves(&mut position, &line.moves).map_err(|e| format!("line {}: {e}", i + 1))?;
+        check_line(root, &line.moves).map_err(|e| format!("line {}: {e}", i + 1))?;
     }
     Ok(())
+}
+
+/// Whether a stored best move is legal in `root`; the error quotes the start of what was stored.
+pub fn check_best<G: Game>(root: &G, best: &str) -> Result<(), String> {
+    let shown: String = best.chars().take(32).collect();
+    root.parse_move(best).map(|_| ()).map_err(|e| format!("best move `{shown}`: {e}"))
+}
+
+/// Whether a stored line's moves can be played one after another from `root`.
+pub fn check_line<G: Game>(root: &G, moves: &[String]) -> Result<(), String> {
+    crate::game::play_moves(&mut root.clone(), moves).map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// Whether `result` answers a search with `limits`: it is at least as deep (or used at least as much time, or

@@ -242,12 +242,9 @@ impl PositionEval {
             (None, None) => {}
         }
         if let Some(best) = &self.best {
-            let shown: String = best.chars().take(32).collect();
-            position.parse_move(best).map_err(|e| format!("best move `{shown}`: {e}"))?;
+            crate::analysis::check_best(position, best)?;
         }
-        let mut after = position.clone();
-        crate::game::play_moves(&mut after, &self.line).map_err(|e| format!("line: {e}"))?;
-        Ok(())
+        crate::analysis::check_line(position, &self.line).map_err(|e| format!("line: {e}"))
     }
 
     /// The value for the side to move, when the position has one (see [`PositionEval::unjudged`]).

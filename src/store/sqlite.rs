@@ -229,7 +229,8 @@ impl SqliteBackend {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
+                // A process id is a few digits: more is not one, and is not read.
+                let _ = std::io::Read::take(&mut file, 64).read_to_string(&mut holder);
                 let holder = holder.trim();
                 let holder = if !holder.is_empty() && holder.len() <= 20 && holder.bytes().all(|b| b.is_ascii_digit()) {
                     format!("process {holder}")
