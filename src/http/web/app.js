@@ -108,24 +108,42 @@ const socket = {
       this.ws = null;
       setConnection("disconnected" + (event.reason ? ": " + event.reason : "") + "; reconnecting…");
       state.analysisId = null;
-      setTimeout(() => {
-        this.connect();
-        if (state.analysing) startAnalysis();
-        if (state.job && !state.job.over) subscribeJob();
-      }, this.retry);
+      setTimeout(() => this.resume(), this.retry);
       this.retry = Math.min(this.retry * 2, 10000);
     };
   },
-  send(message) {
-    if (this.open && this.ws) this.ws.send(JSON.stringify(message));
-    else this.queue.push(message);
+  // A new socket: what the page follows (its analysis, its job) is asked for again on it, since the server
+  // ends everything a closed socket had.
+  resume() {
+    this.connect();
+    if (state.analysing) startAnalysis();
+    if (state.job && !state.job.over) subscribeJob();
   },
+  send(message) {
+    if (this.open && this.ws) {
+      this.ws.send(JSON.stringify(message));
+      return;
+    }
+    // Until the socket opens only what is still wanted waits: a stop is moot (an analysis sent on a socket
+    // that closed ended with it; one still waiting here is dropped with its stop), and a subscription asked
+    // again replaces the one waiting. Otherwise every step through the moves while the socket is down would
+    // start an analysis at once on reconnection, past the server's limit a socket.
+    if (message.type === "stop") {
+      this.queue = this.queue.filter((m) => !(m.type === "analyse" && m.id === message.id));
+      return;
+    }
+    if (message.type === "subscribe") this.queue = this.queue.filter((m) => !(m.type === "subscribe" && m.job === message.job));
+    this.queue.push(message);
+  },
+  // A new socket in place of the open one (a new key): the old one's analysis and subscription end with it.
   reconnect() {
     const ws = this.ws;
     this.ws = null;
     this.open = false;
+    this.queue = [];
+    state.analysisId = null;
     if (ws) ws.close();
-    this.connect();
+    this.resume();
   },
 };
 
@@ -142,12 +160,35 @@ function onSocketMessage(m) {
     $("analysis-error").textContent = m.detail || m.title || "analysis failed";
     state.analysisId = null;
     showSearchStatus();
+    // Busy workers, a full socket or a rate limit pass: the same analysis is asked again while it is still
+    // the one wanted (the position unchanged, analysis on). A refused request (422) is not.
+    if (m.status === 503 || m.status === 429) retryAnalysis();
   }
+}
+
+let retryTimer = null;
+let retryWait = 1000;
+function retryAnalysis() {
+  clearTimeout(retryTimer);
+  const version = state.version;
+  retryTimer = setTimeout(() => {
+    if (version === state.version && state.analysing && !state.analysisId) startAnalysis();
+  }, retryWait);
+  retryWait = Math.min(retryWait * 2, 10000);
 }
 
 // ---- scores ----
 
-// A score {cp}|{mate} (White's side) as text.
+// A score of the side to move of the position analysed, as the first player's (the page's point of view: the
+// bar, the lines and the annotation graph alike; the API's White is not the first player in every game).
+function firstPlayerScore(score) {
+  if (!score || !state.game || state.sideToMove === state.game.sides[0]) return score;
+  if (score.mate !== undefined) return { mate: -score.mate };
+  if (score.cp !== undefined) return { cp: -score.cp };
+  return score;
+}
+
+// A score {cp}|{mate} (the first player's side) as text.
 function scoreText(score) {
   if (!score) return "";
   if (score.mate !== undefined) {
@@ -296,6 +337,9 @@ function currentMoves() {
 
 async function refresh() {
   const version = ++state.version;
+  // The old position's analysis is left at once: its lines would be shown (and played) on the new position
+  // while the new one is asked for.
+  stopAnalysis();
   state.selected = null;
   state.lines = [];
   state.searchInfo = null;
@@ -433,23 +477,32 @@ function boardUrl(arrow) {
   return "/v1/board.svg?" + q.toString();
 }
 
+let drawSeq = 0;
 async function drawBoard(version, arrow) {
   const board = $("board");
+  // Only the latest picture asked for is drawn: answers come back in any order (an arrow asked for before a
+  // flip, a picture of the last position before the arrow of this one).
+  const draw = ++drawSeq;
+  const current = () => version === state.version && draw === drawSeq;
   let response;
   try {
     response = await fetch(boardUrl(arrow), { headers: headers() });
   } catch (e) {
-    showFallback("The board picture could not be fetched: " + e.message);
+    if (current()) showFallback("The board picture could not be fetched: " + e.message);
     return;
   }
-  if (version !== state.version) return;
+  if (!current()) return;
   if (!response.ok) {
+    // A picture with an arrow refused keeps the board drawn without it.
+    if (arrow) return;
+    const why = await problemText(response);
+    if (!current()) return;
     state.boardAvailable = response.status !== 404;
-    showFallback("No board picture (" + (await problemText(response)) + "); the position is shown as text below.");
+    showFallback("No board picture (" + why + "); the position is shown as text below.");
     return;
   }
   const text = await response.text();
-  if (version !== state.version) return;
+  if (!current()) return;
   const doc = new DOMParser().parseFromString(text, "image/svg+xml");
   const svg = doc.documentElement;
   if (!svg || svg.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length) {
@@ -578,7 +631,6 @@ function analysisSettings() {
     game: state.game.name,
     moves: currentMoves(),
     multipv: Number($("multipv").value) || 1,
-    white_pov: true,
   };
   if (state.root !== null) body.position = state.root;
   const depth = Number($("depth").value);
@@ -609,9 +661,10 @@ function stopAnalysis() {
 }
 
 function onInfo(m) {
+  retryWait = 1000;
   state.searchInfo = m;
   if (m.pv && m.pv.length && m.bound === undefined) {
-    state.lines[(m.multipv || 1) - 1] = { score: m.score, depth: m.depth, pv: m.pv };
+    state.lines[(m.multipv || 1) - 1] = { score: firstPlayerScore(m.score), depth: m.depth, pv: m.pv };
   }
   renderLines();
   showSearchStatus();
@@ -620,7 +673,7 @@ function onInfo(m) {
 function onBestmove(m) {
   state.analysisId = null;
   if (m.lines && m.lines.length) {
-    state.lines = m.lines.map((l) => ({ score: l.score, depth: l.depth, pv: l.moves }));
+    state.lines = m.lines.map((l) => ({ score: firstPlayerScore(l.score), depth: l.depth, pv: l.moves }));
   }
   // An infinite analysis the client's rate limit could no longer pay for: stopped, and said so.
   if (m.retry_after_s !== undefined) state.analysing = false;
@@ -818,10 +871,17 @@ async function fetchJob() {
   try {
     view = await api("GET", "/v1/annotations/" + encodeURIComponent(job.id));
   } catch (e) {
+    if (state.job !== job) return;
+    job.fetchError = e.message;
     $("annotate-error").textContent = e.message;
     return;
   }
   if (state.job !== job) return;
+  // A failure to read the job (the server restarting) is over once it reads again.
+  if (job.fetchError !== undefined && $("annotate-error").textContent === job.fetchError) {
+    $("annotate-error").textContent = "";
+  }
+  job.fetchError = undefined;
   state.jobView = view;
   const bar = $("annotate-progress");
   bar.max = Math.max(1, view.progress.total);
