@@ -504,6 +504,22 @@ fn kibitz(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn a_file_every_game_reads_alike_is_refused_naming_them_all() {
+    // A game without moves reads under every PGN and PDN reader: the refusal named two of them at random
+    // ("reads as checkers and as draughts alike" for a chess file).
+    let dir = TempDir::new("annotate-cli-alike");
+    let file = dir.path().join("empty.pgn");
+    std::fs::write(&file, "[Event \"aborted\"]\n[Result \"*\"]\n\n*\n").expect("write");
+    let out = kibitz(&["annotate", file.to_str().expect("path"), "--depth", "1", "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    for game in ["chess", "checkers", "draughts", "xiangqi"] {
+        assert!(stderr.contains(game), "{game} not named: {stderr}");
+    }
+    assert!(stderr.contains("name the game with --game"), "{stderr}");
+}
+
+#[test]
 fn the_cli_refuses_a_bad_export_or_output_before_annotating_and_reads_past_a_bom() {
     let dir = TempDir::new("annotate-cli-early");
     let file = dir.path().join("bom.pgn");

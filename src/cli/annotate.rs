@@ -192,8 +192,12 @@ fn detect_game(text: &str, format: Option<&str>, budget: RecordBudget) -> Result
     scores.sort_by_key(|s| std::cmp::Reverse(s.0));
     match scores.as_slice() {
         [(0, _), ..] | [] => bail!("no game's rules read a game of this file; name the game with --game"),
-        [(a, first), (b, second), ..] if a == b => {
-            bail!("the file reads as {first} and as {second} alike; name the game with --game")
+        [(a, _), (b, _), ..] if a == b => {
+            // Every game that reads as many, so that the message does not pick two at random (a file of
+            // games without moves reads under every PGN and PDN reader alike).
+            let tied: Vec<String> = scores.iter().filter(|s| s.0 == *a).map(|s| s.1.to_string()).collect();
+            let (last, rest) = tied.split_last().expect("two at least");
+            bail!("the file reads as {} and as {last} alike; name the game with --game", rest.join(", as "))
         }
         [(_, kind), ..] => Ok(*kind),
     }

@@ -53,12 +53,27 @@ pub fn parse_fen(
     // Squares listed so far, per side (bit = square number).
     let mut listed = [0u64; 2];
     let mut seen_side = [false; 2];
+    let mut counters = [false; 2];
     for field in fields {
         let mut chars = field.chars();
         let colour = match chars.next() {
             Some('W') | Some('w') => Colour::White,
             Some('B') | Some('b') => Colour::Black,
-            Some(_) => return Err(NotationError::new(field, "piece list must start with W or B")),
+            // Lidraughts writes the move counters after the pieces: `:H0` (moves since the last capture or
+            // man's move) and `:F1` (the move number). Neither is part of the position the rules need here.
+            Some(c @ ('H' | 'F'))
+                if !chars.as_str().is_empty() && chars.as_str().bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                let counter = usize::from(c == 'F');
+                if counters[counter] || chars.as_str().len() > 6 {
+                    return Err(NotationError::new(field, "a move counter given twice, or too large"));
+                }
+                counters[counter] = true;
+                continue;
+            }
+            Some(_) => {
+                return Err(NotationError::new(field, "piece list must start with W or B (or a counter H or F)"));
+            }
             None => return Err(NotationError::new(text, "empty field between `:`")),
         };
         let side = colour as usize;

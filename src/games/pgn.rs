@@ -112,6 +112,8 @@ enum Tok<'a> {
     Comment,
     Symbol(&'a str),
     Error(Fault),
+    /// A tag pair that could not be read: the game's error, still in its tag section.
+    TagError(Fault),
 }
 
 struct Lexer<'a> {
@@ -240,7 +242,7 @@ impl<'a> Lexer<'a> {
         let fail = |lx: &mut Self, message: &str| {
             let token = lx.rest_of_line(start);
             lx.skip_line();
-            Tok::Error(fault(line, token, message))
+            Tok::TagError(fault(line, token, message))
         };
         let mut i = start + 1;
         while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
@@ -264,6 +266,7 @@ impl<'a> Lexer<'a> {
             return fail(self, "a tag pair is `[Name \"value\"]`");
         }
         i += 1;
+        let value_start = i;
         let mut value = String::new();
         let mut seg = i;
         loop {
@@ -284,15 +287,42 @@ impl<'a> Lexer<'a> {
             }
         }
         value.push_str(&self.s[seg..i]);
+        let value_end = i;
         i += 1;
         while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
             i += 1;
         }
         if b.get(i) != Some(&b']') {
-            return fail(self, "a tag pair ends with `]`");
+            // A quote inside the value left unescaped (`[Event "The "Big" Open"]`, as older databases write
+            // them): the value runs to the line's last quote when `]` and nothing else follows it.
+            return match self.closing_quote(value_end) {
+                Some((last, close)) if last - value_start <= MAX_TOKEN => {
+                    self.pos = close + 1;
+                    Tok::Tag(name, unescape(&self.s[value_start..last]))
+                }
+                Some(_) => fail(self, "tag value longer than 1024 bytes"),
+                None => fail(self, "a tag pair ends with `]`"),
+            };
         }
         self.pos = i + 1;
         Tok::Tag(name, value)
+    }
+
+    /// The last `"` of the line from `from` on that only blanks and `]` follow to the line's end, and that
+    /// `]`.
+    fn closing_quote(&self, from: usize) -> Option<(usize, usize)> {
+        let b = self.b;
+        let end = b[from..].iter().position(|&c| c == b'\n' || c == b'\r').map_or(b.len(), |n| from + n);
+        let line = &b[from..end];
+        let close = from + line.iter().rposition(|&c| c == b']')?;
+        if b[close + 1..end].iter().any(|&c| c != b' ' && c != b'\t') {
+            return None;
+        }
+        let mut last = close;
+        while last > from && (b[last - 1] == b' ' || b[last - 1] == b'\t') {
+            last -= 1;
+        }
+        (last > from + 1 && b[last - 1] == b'"').then_some((last - 1, close))
     }
 
     /// `{...}`: ends at `}`; a comment still open at a line that looks like a tag pair (or at the end) is an
@@ -362,12 +392,32 @@ impl Builder {
     }
 }
 
+/// A tag value as written, its escapes (`\"`, `\\`) undone.
+fn unescape(raw: &str) -> String {
+    let mut value = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match (c, chars.clone().next()) {
+            ('\\', Some(next @ ('"' | '\\'))) => {
+                value.push(next);
+                chars.next();
+            }
+            _ => value.push(c),
+        }
+    }
+    value
+}
+
 /// A symbol less its move number prefix (`12.`, `12...`) and suffix annotations (`!`, `?!`): the move, or
 /// nothing when the symbol is only a number or an annotation.
 fn move_text(sym: &str) -> &str {
     let digits = sym.bytes().take_while(u8::is_ascii_digit).count();
     let dots = sym[digits..].bytes().take_while(|&c| c == b'.').count();
     let rest = if dots > 0 { &sym[digits + dots..] } else { sym };
+    // `exd6 e.p.`: the en passant mark written apart from its capture says nothing more.
+    if rest.eq_ignore_ascii_case("e.p.") || rest.eq_ignore_ascii_case("ep") {
+        return "";
+    }
     rest.trim_end_matches(['!', '?'])
 }
 
@@ -418,9 +468,12 @@ impl Iterator for RawGames<'_> {
                     c.movetext = true;
                     c.fail(f);
                 }
+                // The game's tag section goes on: its later tags are still its own, not the next game's.
+                Tok::TagError(f) => c.fail(f),
                 Tok::Comment | Tok::Nag => {}
                 _ if c.game.error.is_some() => {
                     // After an error: skip to a result token (or the next tag section).
+                    c.movetext = true;
                     if let Tok::Symbol(s) = tok
                         && results.contains(&s)
                     {
@@ -819,6 +872,48 @@ mod tests {
         assert_eq!(games[4].moves[0].text, "Nf3");
         assert_eq!(errs[5].as_ref().map(|e| e.0), Some(10));
         assert!(games[5].error.as_ref().is_some_and(|f| f.message.contains("unterminated tag value")));
+    }
+
+    #[test]
+    fn a_tag_that_cannot_be_read_is_its_games_error_and_splits_nothing() {
+        // Found reading real files: the game after a bad tag lost its tags and every later game its number.
+        let huge = "v".repeat(MAX_TOKEN + 10);
+        for bad in ["[Event \"A]", "[Event \"A\" x]", &format!("[Event \"{huge}\"]")] {
+            let text = format!("{bad}\n[Site \"B\"]\n\n1. e4 e5 1-0\n\n[Event \"C\"]\n1. d4\n\n[Event \"D\"]\n1. c4 *");
+            let games = read_games(&text, PGN_RESULTS);
+            assert_eq!(games.len(), 3, "{bad}");
+            assert_eq!(games[0].error.as_ref().map(|f| f.line), Some(1), "{bad}");
+            assert_eq!(games[0].tag("Site").map(|t| t.value.as_str()), Some("B"), "{bad}");
+            assert_eq!(games[0].result.as_deref(), Some("1-0"), "{bad}");
+            // A game with an error and no result ends at the next tag section all the same.
+            assert_eq!(games[1].tag("Event").map(|t| t.value.as_str()), Some("C"), "{bad}");
+            assert_eq!(games[2].tag("Event").map(|t| t.value.as_str()), Some("D"), "{bad}");
+            assert!(games[1].error.is_none() && games[2].error.is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_quote_left_unescaped_in_a_tag_value_is_read_as_older_databases_mean_it() {
+        let text = "[Event \"The \"Big\" Open\" ]  \n[White \"O\\\"Neil \"Jr\"\"]\n[Site \"x\"]\n\n1. e4 *";
+        let games = read_games(text, PGN_RESULTS);
+        assert_eq!(games.len(), 1);
+        assert!(games[0].error.is_none(), "{:?}", games[0].error);
+        let values: Vec<&str> = games[0].tags.iter().map(|t| t.value.as_str()).collect();
+        assert_eq!(values, ["The \"Big\" Open", "O\"Neil \"Jr\"", "x"]);
+        // Not when something other than `]` follows the line's last quote, or the value is too long.
+        for bad in ["[Event \"The \"Big\" Open\"] x", "[Event \"a\" b]"] {
+            let games = read_games(&format!("{bad}\n1. e4 *"), PGN_RESULTS);
+            assert!(games[0].error.is_some(), "{bad}");
+        }
+        let long = format!("[Event \"\"{}\"]\n*", "v".repeat(MAX_TOKEN));
+        assert!(read_games(&long, PGN_RESULTS)[0].error.is_some());
+    }
+
+    #[test]
+    fn an_en_passant_mark_apart_from_its_move_is_no_move() {
+        let games = read_games("1. e4 d5 2. e5 f5 3. exf6 e.p. Nxf6 4. d4 ep *", PGN_RESULTS);
+        let moves: Vec<&str> = games[0].moves.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(moves, ["e4", "d5", "e5", "f5", "exf6", "Nxf6", "d4"]);
     }
 
     #[test]

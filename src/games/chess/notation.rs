@@ -65,6 +65,13 @@ pub fn parse_fen(text: &str) -> Result<(Board, bool), NotationError> {
         let color = if c.is_ascii_uppercase() { Color::White } else { Color::Black };
         let back = Rank::First.relative_to(color);
         let king = board.king(color);
+        // `KQkq` where the king or the rook has left (set-up positions written with every right by default):
+        // a right that cannot be is dropped, as other programs read it. A rook's file letter (X-FEN,
+        // Shredder-FEN) says more, and is checked.
+        let letter = matches!(c, 'K' | 'Q' | 'k' | 'q');
+        if letter && king.rank() != back {
+            continue;
+        }
         if king.rank() != back {
             return Err(NotationError::new(
                 castling,
@@ -79,6 +86,9 @@ pub fn parse_fen(text: &str) -> Result<(Board, bool), NotationError> {
             _ => return Err(NotationError::new(castling, format!("bad castling letter `{c}`"))),
         };
         let Some(file) = rook_file else {
+            if letter {
+                continue;
+            }
             return Err(NotationError::new(castling, format!("castling right `{c}` without its rook")));
         };
         if file == king.file() {

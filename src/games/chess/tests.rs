@@ -165,11 +165,23 @@ fn fen_round_trip_and_errors() {
         // Kings side by side, which cozy-chess reads (its rules then take a king and panic without one).
         ("k7/1K6/8/8/8/8/8/7R w - - 0 1", "k7/1K6/8/8/8/8/8/7R"),
         ("8/8/8/8/8/8/k7/K7 b - - 0 1", "8/8/8/8/8/8/k7/K7"),
-        ("1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "KQkq"),
+        // A rook's file given where no rook stands.
+        ("1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQka - 0 1", "KQka"),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/1NBQKBNR w Akq - 0 1", "Akq"),
         ("", ""),
     ] {
         let e = Chess::from_fen(bad).expect_err(bad);
         assert_eq!(e.token, token, "{bad}: {e}");
+    }
+    // `KQkq` written where a king or a rook has left (set-up positions, puzzles): the rights that cannot be
+    // are dropped, as python-chess and Stockfish read them.
+    for (given, read) in [
+        ("1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQk - 0 1"),
+        ("4k3/8/8/8/8/8/4P3/4K3 w KQkq - 0 1", "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"),
+        ("r3k3/8/8/8/8/8/8/R3K3 b KQkq - 0 1", "r3k3/8/8/8/8/8/8/R3K3 b Qq - 0 1"),
+        ("r3k3/8/8/8/8/8/4K3/R7 b KQkq - 0 1", "r3k3/8/8/8/8/8/4K3/R7 b q - 0 1"),
+    ] {
+        assert_eq!(game(given).to_fen(), read, "{given}");
     }
 }
 

@@ -516,6 +516,9 @@ mod tests {
         assert_eq!(fen("W:WK1-3,6:BK48-50").unwrap(), "W:WK1,K2,K3,6:BK48,K49,K50");
         assert_eq!(fen("w:w6:bk9").unwrap(), "W:W6:BK9");
         assert_eq!(fen("W:W:B5").unwrap(), "W:W:B5");
+        // Lidraughts' move counters, after the pieces (the position is the same; they are not kept).
+        assert_eq!(fen("W:W31-50:B1-20:H0:F1").unwrap(), START);
+        assert_eq!(fen("B:WK15,K14:B10:F37:H12").unwrap(), "B:WK14,K15:B10");
         for text in ["W:WK2:B7,8,17,18,24", "B:W25,27,K28:B12,K13"] {
             assert_eq!(fen(text).unwrap(), text);
             let g = Draughts::parse_position(text, None).unwrap();
@@ -536,6 +539,10 @@ mod tests {
             ("W:W11,11:B2", "11", "listed twice"),
             ("W:W11-14:B13", "13", "both sides"),
             ("W:W11:Q2", "Q2", "must start with W or B"),
+            ("W:W11:B2:H", "H", "must start with W or B"),
+            ("W:W11:B2:Hx", "Hx", "must start with W or B"),
+            ("W:W11:B2:H1:H2", "H2", "given twice"),
+            ("W:W11:B2:F12345678", "F12345678", "too large"),
             ("W:W11:B2:W13", "W13", "listed twice"),
             ("W:Wa:B1", "a", "not a square number"),
             ("W:W15-13:B1", "15-13", "backwards"),
