@@ -128,6 +128,12 @@ fn two_servers_share_the_cache() {
         assert_eq!(b.post_ok("/v1/analysis", &deeper)["cached"], json!(false));
         assert_eq!(a.post_ok("/v1/analysis", &deeper)["cached"], json!(true));
     }
+    // A request for the cache alone gets the deepest result stored, not the shallower one this server remembers
+    // (found by an audit: A kept answering its own depth 3 where B had stored depth 5).
+    a.post_ok("/v1/analysis", &json!({ "game": "checkers", "depth": 3 }));
+    b.post_ok("/v1/analysis", &json!({ "game": "checkers", "depth": 5 }));
+    let only = a.post_ok("/v1/analysis", &json!({ "game": "checkers", "depth": 1, "cache": "only" }));
+    assert_eq!((&only["cached"], &only["depth"]), (&json!(true), &json!(5)), "{only}");
     assert_eq!(a.get("/readyz").status, 200);
     a.stop();
     b.stop();
@@ -265,6 +271,11 @@ fn a_server_rides_out_a_postgresql_restart() {
     // the lookup and the write fail after the pool's acquire timeout).
     let analysis = server.post_ok("/v1/analysis", &json!({ "game": "xiangqi", "depth": 2 }));
     assert_eq!(analysis["cached"], json!(false));
+    // Asking the cache alone about a position this server does not remember: the store could not say, which
+    // is a 503 to try again, not a 404 "not cached" (found by an audit).
+    let r = server.post("/v1/analysis", &json!({ "game": "hive", "depth": 2, "cache": "only" }));
+    r.problem(503);
+    assert!(r.header("retry-after").is_some());
 
     cluster.start_server();
     let deadline = Instant::now() + common::DEADLINE;
@@ -279,4 +290,50 @@ fn a_server_rides_out_a_postgresql_restart() {
     server.post_ok("/v1/analysis", &request);
     assert_eq!(server.post_ok("/v1/analysis", &request)["cached"], json!(true));
     server.stop();
+}
+
+/// Found by an audit: a WebSocket following a job on the server that ran it followed that server's own run
+/// only, and went silent for good (the job `running` for ever on screen) when the server let the job go in a
+/// PostgreSQL outage and a server finished it later.
+#[test]
+fn a_socket_follows_a_job_to_its_end_when_its_server_lets_it_go() {
+    let Some(cluster) = Cluster::start() else { return };
+    let db = cluster.database();
+    let dir = TempDir::new("pg-follow");
+    let a = node(&dir, &db);
+    let b = node(&dir, &db);
+    let (id, total) = create(&a, &json!({ "game": "draughts", "text": games_pdn(6, 60), "depth": 6 }));
+    let mut ws = a.ws();
+    ws.send(&json!({ "type": "subscribe", "id": "f", "job": id }));
+    // Under way on A.
+    let deadline = Instant::now() + JOB_DEADLINE;
+    loop {
+        let m = ws.recv_within(JOB_DEADLINE).expect("progress");
+        assert_eq!(m["type"], json!("progress"), "{m}");
+        assert_ne!(m["status"], json!("done"), "the job ended before the outage: the test saw nothing; {m}");
+        if m["done"].as_u64().unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the job never started");
+    }
+    cluster.stop_server();
+    // A lets the job go (its log says so: its lease cannot be renewed, or a write fails); then PostgreSQL
+    // comes back.
+    let deadline = Instant::now() + JOB_DEADLINE;
+    let let_go = |log: &str| log.contains("it resumes when the store answers") || log.contains("stopping here");
+    while !let_go(&a.stderr()) {
+        assert!(Instant::now() < deadline, "A never let the job go: {}", a.stderr());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    cluster.start_server();
+    // A server (either) takes the job up and finishes it; the socket on A hears of it to the end.
+    let last = loop {
+        let m = ws.recv_within(JOB_DEADLINE).unwrap_or_else(|| panic!("the socket went silent: {}", a.stderr()));
+        if m["type"] == json!("progress") && m["status"] == json!("done") {
+            break m;
+        }
+    };
+    assert_eq!(last["done"].as_u64(), Some(total), "{last}");
+    a.stop();
+    b.stop();
 }

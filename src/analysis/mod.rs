@@ -292,6 +292,9 @@ pub enum AnalysisError {
     /// The external engine failed (it is restarted) or is too busy.
     #[error(transparent)]
     Engine(#[from] EngineFailure),
+    /// `cache: only` and the store could not be asked (an outage): not knowing is not "not cached".
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 /// A finished analysis.
@@ -476,7 +479,7 @@ impl Analysis {
             return Ok(None);
         }
         let found = match request.cache_key() {
-            Some(key) if request.cache == CacheMode::Only => self.lookup(&key, &request.position).await,
+            Some(key) if request.cache == CacheMode::Only => self.lookup_only(&key, &request.position).await?,
             Some(key) => self.lookup_satisfying(&key, &request.position, &request.limits).await,
             None => None,
         };
@@ -500,15 +503,23 @@ impl Analysis {
         }
     }
 
-    /// A cached result, if any; a failing store is logged and treated as a miss (the search goes on).
-    pub async fn lookup<G: Game>(&self, key: &CacheKey, root: &G) -> Option<CachedAnalysis> {
-        let store = self.inner.store.as_ref()?;
-        match store.get_analysis_checked(key, |_| true, &|found| check_cached(root, found)).await {
-            Ok(found) => found,
-            Err(e) => {
-                tracing::warn!(error = %e, "cache lookup failed; searching instead");
-                None
+    /// The deepest cached result, for a request that asks nothing else. On a shared store the database is
+    /// asked even when this server remembers a result (another server may have stored a deeper one); a store
+    /// that cannot be asked is an error (answered 503), and a remembered result the answer then. A stored row
+    /// that does not decode, or is not legal here, is removed and is a miss.
+    async fn lookup_only<G: Game>(&self, key: &CacheKey, root: &G) -> Result<Option<CachedAnalysis>, AnalysisError> {
+        let Some(store) = self.inner.store.as_ref() else { return Ok(None) };
+        let valid = |found: &CachedAnalysis| check_cached(root, found);
+        match store.get_analysis_checked(key, |_| false, &valid).await {
+            Ok(found) => Ok(found.or_else(|| store.remembered(key))),
+            Err(e @ crate::store::StoreError::Corrupt { .. }) => {
+                tracing::warn!(error = %e, "a stored result was removed");
+                Ok(None)
             }
+            Err(e) => match store.remembered(key) {
+                Some(found) => Ok(Some(found)),
+                None => Err(e.into()),
+            },
         }
     }
 

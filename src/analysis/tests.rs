@@ -53,6 +53,16 @@ async fn cache_modes_and_finished_games() {
 }
 
 #[tokio::test]
+async fn a_cache_only_request_the_store_cannot_answer_is_an_outage_not_a_miss() {
+    let pool = Pool::new(PoolConfig { workers: 1, queue: 8, hash_mb: 1, clock_workers: 0 });
+    let store = Store::builder("sqlite::memory:").open().await.expect("in-memory store");
+    let analysis = Analysis::new(pool, store.clone());
+    store.close().await;
+    let only = analysis.analyse(Request::new(pile("7"), Limits::depth(4)).cache(CacheMode::Only)).await;
+    assert!(matches!(only, Err(AnalysisError::Store(_))), "{only:?}");
+}
+
+#[tokio::test]
 async fn identical_requests_share_one_search() {
     let analysis = service(2).await;
     // A search long enough for the second request to find it running.

@@ -151,6 +151,7 @@ impl From<crate::analysis::AnalysisError> for Problem {
                 let token = e.name.clone();
                 Problem::invalid("engine", e.to_string()).with_token(token)
             }
+            AnalysisError::Store(e) => e.into(),
             AnalysisError::Engine(failure) => {
                 let mut p = if failure.busy {
                     Problem::busy(failure.message)

@@ -337,9 +337,6 @@ async fn subscribe(
     job: String,
     tx: mpsc::Sender<Outgoing>,
 ) -> Followed {
-    let message = |id: &str, job: &str, status: &str, done: u64, total: u64| {
-        json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
-    };
     // Another key's job does not exist for this client.
     match state.store.job(&job).await {
         Ok(Some(row)) if super::annotations::may_see(&row, client) => {}
@@ -349,79 +346,115 @@ async fn subscribe(
         Err(e) => return Followed::Reply(error_text(Some(&id), &Problem::from(e))),
     };
     if let Some(mut rx) = state.annotator.watch(&job) {
-        let (id, job) = (id.clone(), job.clone());
+        let (id, job, store) = (id.clone(), job.clone(), state.store.clone());
         return Followed::Task(tokio::spawn(async move {
-            let mut sent: Option<(&'static str, u64, u64)> = None;
-            let mut closed = false;
+            let mut sent: Option<JobProgress> = None;
             loop {
                 let now = rx.borrow_and_update().clone();
                 let state = (now.status, now.done, now.total);
                 // A job that has not counted its positions yet has nothing to say.
                 let counted = now.total > 0 || now.status != "queued";
                 if counted && sent != Some(state) {
-                    let text = json!({"type": "progress", "id": id, "job": job, "status": now.status,
-                                      "done": now.done, "total": now.total})
-                    .to_string();
-                    if tx.send(Outgoing::Text(text)).await.is_err() {
+                    if tx.send(Outgoing::Text(message(&id, &job, state))).await.is_err() {
                         return;
                     }
                     sent = Some(state);
                 }
-                if closed || matches!(now.status, "done" | "failed" | "cancelled") {
+                if matches!(now.status, "done" | "failed" | "cancelled") {
                     return;
                 }
-                // A closed channel (the job task ended) still gets its last state sent, once.
-                closed = rx.changed().await.is_err();
-                if !closed {
-                    tokio::time::sleep(THROTTLE).await;
+                if rx.changed().await.is_err() {
+                    // The job's task here ended before the job did. On a shared store another server goes on
+                    // with it (this one lost its lease, or let it go in an outage): follow it there. Otherwise
+                    // this server is stopping, and the socket with it.
+                    if store.is_shared() {
+                        follow_stored(&store, &id, &job, &tx, sent, None).await;
+                    }
+                    return;
                 }
+                tokio::time::sleep(THROTTLE).await;
             }
         }));
     }
     // Not running here: from the store. On a shared store another server may be running it: follow the
     // stored progress every `STORE_POLL` until the job is over or the socket closes.
     let store = state.store.clone();
-    let read = |store: Store, job: String| async move {
-        let row = store.job(&job).await?;
-        let Some(row) = row else { return Ok::<_, crate::store::StoreError>(None) };
-        let total: u64 = store.job_games(&job).await?.iter().map(|g| u64::from(g.positions)).sum();
-        let done = store.job_position_count(&job).await?;
-        Ok(Some((row.status, done, total)))
-    };
-    let (status, done, total) = match read(store.clone(), job.clone()).await {
+    let mut total = None;
+    let now = match stored_progress(&store, &job, &mut total).await {
         Ok(Some(found)) => found,
         Ok(None) => {
             return Followed::Reply(error_text(Some(&id), &Problem::not_found(format!("no annotation job `{job}`"))));
         }
         Err(e) => return Followed::Reply(error_text(Some(&id), &Problem::from(e))),
     };
-    if status.is_final() || !store.is_shared() {
-        return Followed::Reply(message(&id, &job, status.as_str(), done, total));
+    if is_over(now.0) || !store.is_shared() {
+        return Followed::Reply(message(&id, &job, now));
     }
-    let first = message(&id, &job, status.as_str(), done, total);
     Followed::Task(tokio::spawn(async move {
-        if tx.send(Outgoing::Text(first)).await.is_err() {
+        if tx.send(Outgoing::Text(message(&id, &job, now))).await.is_err() {
             return;
         }
-        let mut sent = (status, done, total);
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(STORE_POLL) => {}
-                _ = tx.closed() => return,
-            }
-            // A failing store is retried at the next poll (the socket stays open).
-            let Ok(Some(now)) = read(store.clone(), job.clone()).await else { continue };
-            if now != sent {
-                if tx.send(Outgoing::Text(message(&id, &job, now.0.as_str(), now.1, now.2))).await.is_err() {
-                    return;
-                }
-                sent = now;
-            }
-            if now.0.is_final() {
+        follow_stored(&store, &id, &job, &tx, Some(now), total).await;
+    }))
+}
+
+/// A job's status, positions done and positions in all.
+type JobProgress = (&'static str, u64, u64);
+
+fn message(id: &str, job: &str, (status, done, total): JobProgress) -> String {
+    json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
+}
+
+fn is_over(status: &str) -> bool {
+    matches!(status, "done" | "failed" | "cancelled")
+}
+
+/// A job's stored progress. Its positions in all are read once (`total`): they are written with the job and
+/// never change, and reading every game of a large job at each poll cost more than the rest.
+async fn stored_progress(
+    store: &Store,
+    job: &str,
+    total: &mut Option<u64>,
+) -> Result<Option<JobProgress>, crate::store::StoreError> {
+    let Some(row) = store.job(job).await? else { return Ok(None) };
+    let all = match *total {
+        Some(all) => all,
+        None => {
+            let all = store.job_games(job).await?.iter().map(|g| u64::from(g.positions)).sum();
+            *total = Some(all);
+            all
+        }
+    };
+    let done = store.job_position_count(job).await?;
+    Ok(Some((row.status.as_str(), done, all)))
+}
+
+/// Send a job's stored progress every [`STORE_POLL`] when it changed (`sent` was the last sent), until the
+/// job is over or the socket closes. A failing store is asked again at the next poll.
+async fn follow_stored(
+    store: &Store,
+    id: &str,
+    job: &str,
+    tx: &mpsc::Sender<Outgoing>,
+    mut sent: Option<JobProgress>,
+    mut total: Option<u64>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(STORE_POLL) => {}
+            _ = tx.closed() => return,
+        }
+        let Ok(Some(now)) = stored_progress(store, job, &mut total).await else { continue };
+        if sent != Some(now) {
+            if tx.send(Outgoing::Text(message(id, job, now))).await.is_err() {
                 return;
             }
+            sent = Some(now);
         }
-    }))
+        if is_over(now.0) {
+            return;
+        }
+    }
 }
 
 /// One analysis of a socket being followed: its task sends the progress and the answer, and ends with it.

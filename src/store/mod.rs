@@ -434,6 +434,12 @@ impl Store {
         }
     }
 
+    /// What this server remembers of `key` in memory (it stored or checked it itself), without asking the
+    /// database.
+    pub fn remembered(&self, key: &CacheKey) -> Option<CachedAnalysis> {
+        self.memory().get(key).map(|found| found.as_ref().clone())
+    }
+
     /// Store `value` for `key` unless a result at least as deep is already stored (by this engine version).
     /// Returns whether it was written.
     pub async fn put_analysis(&self, key: &CacheKey, value: &CachedAnalysis) -> Result<bool, StoreError> {

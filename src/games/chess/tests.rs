@@ -781,18 +781,24 @@ fn the_networks_hidden_values_follow_the_moves() {
     for net in [shipped_network().expect("the shipped network loads"), shipped_network().unwrap().without_avx2()] {
         hidden_values_follow_the_moves(Box::leak(Box::new(net)));
     }
-    // With king regions, whose first layers differ: a king moving into another region sums its side's values
-    // afresh.
+    // The other layout too: king regions, whose first layers differ (a king moving into another region sums its
+    // side's values afresh), made from a shipped network without them; or, from a shipped network with them, its
+    // first region alone.
     let (mut f, scale, residual) = net::read_float(NET_FILE).unwrap();
-    let rows = f.w1.len();
-    f.w1 = f.w1.repeat(net::KING_BUCKETS);
-    f.inputs *= net::KING_BUCKETS;
-    for (i, w) in f.w1.iter_mut().enumerate() {
-        *w += (i / rows) as f32 * 0.01 * ((i % 7) as f32 - 3.0);
+    let rows = net::INPUTS * f.hidden;
+    if f.inputs == net::INPUTS {
+        f.w1 = f.w1.repeat(net::KING_BUCKETS);
+        f.inputs *= net::KING_BUCKETS;
+        for (i, w) in f.w1.iter_mut().enumerate() {
+            *w += (i / rows) as f32 * 0.01 * ((i % 7) as f32 - 3.0);
+        }
+    } else {
+        f.w1.truncate(rows);
+        f.inputs = net::INPUTS;
     }
-    let kings = net::Network::from_bytes(&net::write(&f, scale, residual).unwrap()).unwrap();
-    assert_ne!(kings.evaluate(game(START).board()), shipped_network().unwrap().evaluate(game(START).board()));
-    for net in [kings.clone(), kings.without_avx2()] {
+    let other = net::Network::from_bytes(&net::write(&f, scale, residual).unwrap()).unwrap();
+    assert_ne!(other.evaluate(game(START).board()), shipped_network().unwrap().evaluate(game(START).board()));
+    for net in [other.clone(), other.without_avx2()] {
         hidden_values_follow_the_moves(Box::leak(Box::new(net)));
     }
 }
