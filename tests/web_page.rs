@@ -757,16 +757,19 @@ fn wait_connected(browser: &Browser) {
     browser.wait("the WebSocket", "return document.getElementById('connection').textContent === 'connected'", &[]);
 }
 
-/// Load a position and moves from the setup form and wait for the server's answer to be shown.
+/// Load a position (empty: the start) and moves from the setup form and wait for the server's answer to be
+/// shown: that position, those moves.
 fn load_position(browser: &Browser, position: &str, moves: &str, cursor: u64) {
     browser.type_into("#position", position);
     browser.type_into("#setup-moves", moves);
     browser.click_css("#load");
+    let root = if position.is_empty() { Value::Null } else { json!(position) };
     browser.wait(
         "the position loaded",
         "return state.shown !== undefined && state.shown !== null && state.shown.cursor === arguments[0] \
+         && state.shown.root === arguments[1] && state.shown.line.length === arguments[0] \
          && document.getElementById('legal').options.length > 0",
-        &[json!(cursor)],
+        &[json!(cursor), root],
     );
 }
 

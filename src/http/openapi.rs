@@ -294,7 +294,7 @@ pub fn document() -> Value {
         .chain([
             ("404", "`cache: only` and nothing is cached."),
             ("502", "The external engine failed (its process is restarted; `engine` names it)."),
-            ("503", "Every worker (or every process of the engine) is busy (see Retry-After)."),
+            ("503", "Every worker (or every process of the engine) is busy, or (`cache: only`) the store cannot be asked (see Retry-After)."),
         ])
         .collect();
     let mut doc = json!({

@@ -360,6 +360,8 @@ async function refresh() {
       state.line = state.shown.line;
       state.cursor = state.shown.cursor;
       renderPlayed();
+      // Its analysis was left for the position that could not be read: it starts again.
+      if (state.analysing) startAnalysis();
     }
     $("move-error").textContent = e.message;
     return;
@@ -493,8 +495,12 @@ async function drawBoard(version, arrow) {
   }
   if (!current()) return;
   if (!response.ok) {
-    // A picture with an arrow refused keeps the board drawn without it.
-    if (arrow) return;
+    // A picture with an arrow refused: the position is drawn without it (the picture asked before the arrow
+    // may have been left for it).
+    if (arrow) {
+      drawBoard(version);
+      return;
+    }
     const why = await problemText(response);
     if (!current()) return;
     state.boardAvailable = response.status !== 404;
@@ -640,6 +646,7 @@ function analysisSettings() {
 }
 
 function startAnalysis() {
+  clearTimeout(retryTimer);
   stopAnalysis();
   if (!state.game || state.outcome) {
     showSearchStatus();
@@ -671,6 +678,7 @@ function onInfo(m) {
 }
 
 function onBestmove(m) {
+  retryWait = 1000;
   state.analysisId = null;
   if (m.lines && m.lines.length) {
     state.lines = m.lines.map((l) => ({ score: firstPlayerScore(l.score), depth: l.depth, pv: l.moves }));
@@ -1172,8 +1180,10 @@ function init() {
     state.analysing = !state.analysing;
     if (state.analysing) startAnalysis();
     else {
-      // The search answers a stop with its last lines: they stay shown.
+      // The search answers a stop with its last lines: they stay shown. With the socket down there is no search
+      // to answer (the stop is dropped with the analysis it stops): nothing is searching.
       if (state.analysisId) socket.send({ type: "stop", id: state.analysisId });
+      if (!socket.open) state.analysisId = null;
       showSearchStatus();
     }
   });
