@@ -505,21 +505,19 @@ impl Analysis {
 
     /// The deepest cached result, for a request that asks nothing else. On a shared store the database is
     /// asked even when this server remembers a result (another server may have stored a deeper one); a store
-    /// that cannot be asked is an error (answered 503), and a remembered result the answer then. A stored row
-    /// that does not decode, or is not legal here, is removed and is a miss.
+    /// that cannot be asked is an error (answered 503). Where the database has nothing usable (a row that does
+    /// not decode or is not legal here is removed), or cannot be asked, what this server remembers answers.
     async fn lookup_only<G: Game>(&self, key: &CacheKey, root: &G) -> Result<Option<CachedAnalysis>, AnalysisError> {
         let Some(store) = self.inner.store.as_ref() else { return Ok(None) };
         let valid = |found: &CachedAnalysis| check_cached(root, found);
         match store.get_analysis_checked(key, |_| false, &valid).await {
-            Ok(found) => Ok(found.or_else(|| store.remembered(key))),
+            Ok(Some(found)) => Ok(Some(found)),
+            Ok(None) => Ok(store.remembered(key)),
             Err(e @ crate::store::StoreError::Corrupt { .. }) => {
                 tracing::warn!(error = %e, "a stored result was removed");
-                Ok(None)
+                Ok(store.remembered(key))
             }
-            Err(e) => match store.remembered(key) {
-                Some(found) => Ok(Some(found)),
-                None => Err(e.into()),
-            },
+            Err(e) => store.remembered(key).map(Some).ok_or_else(|| e.into()),
         }
     }
 

@@ -267,27 +267,22 @@ impl<'a> Lexer<'a> {
         }
         i += 1;
         let value_start = i;
-        let mut value = String::new();
-        let mut seg = i;
+        // The limit is on the value as read (escapes undone), so that every value accepted can be written back
+        // escaped and read again.
+        let mut len = 0;
         loop {
             match b.get(i) {
                 None | Some(b'\n') | Some(b'\r') => return fail(self, "unterminated tag value"),
                 Some(b'"') => break,
-                Some(b'\\') if matches!(b.get(i + 1), Some(b'"') | Some(b'\\')) => {
-                    value.push_str(&self.s[seg..i]);
-                    seg = i + 1;
-                    i += 2;
-                }
+                Some(b'\\') if matches!(b.get(i + 1), Some(b'"') | Some(b'\\')) => i += 2,
                 Some(_) => i += 1,
             }
-            // The limit is on the value as read (escapes undone), so that every value accepted can be
-            // written back escaped and read again.
-            if value.len() + (i - seg) > MAX_TOKEN {
+            len += 1;
+            if len > MAX_TOKEN {
                 return fail(self, "tag value longer than 1024 bytes");
             }
         }
-        value.push_str(&self.s[seg..i]);
-        let value_end = i;
+        let mut value_end = i;
         i += 1;
         while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
             i += 1;
@@ -295,14 +290,14 @@ impl<'a> Lexer<'a> {
         if b.get(i) != Some(&b']') {
             // A quote inside the value left unescaped (`[Event "The "Big" Open"]`, as older databases write
             // them): the value runs to the line's last quote when `]` and nothing else follows it.
-            return match self.closing_quote(value_end) {
-                Some((last, close)) if last - value_start <= MAX_TOKEN => {
-                    self.pos = close + 1;
-                    Tok::Tag(name, unescape(&self.s[value_start..last]))
-                }
-                Some(_) => fail(self, "tag value longer than 1024 bytes"),
-                None => fail(self, "a tag pair ends with `]`"),
+            let Some((last, close)) = self.closing_quote(value_end) else {
+                return fail(self, "a tag pair ends with `]`");
             };
+            (value_end, i) = (last, close);
+        }
+        let value = unescape(&self.s[value_start..value_end]);
+        if value.len() > MAX_TOKEN {
+            return fail(self, "tag value longer than 1024 bytes");
         }
         self.pos = i + 1;
         Tok::Tag(name, value)
