@@ -337,3 +337,68 @@ fn a_socket_follows_a_job_to_its_end_when_its_server_lets_it_go() {
     a.stop();
     b.stop();
 }
+
+/// Whether a server's log has a line holding all of `parts` (the log's fields are coloured: each part is
+/// looked for alone).
+fn logged(server: &Server, parts: &[&str]) -> bool {
+    server.stderr().lines().any(|line| parts.iter().all(|part| line.contains(part)))
+}
+
+/// Found by an audit: a server ran every job submitted to it at once while the other servers idled (only
+/// jobs resumed from the store were bounded by a server's room), and a server that took up a job naming an
+/// external engine it was not configured with failed that job for good, although the server that accepted
+/// it could run it.
+#[test]
+fn a_job_beyond_a_servers_room_goes_to_an_idle_server_that_can_run_it() {
+    let Some(cluster) = Cluster::start() else { return };
+    let db = cluster.database();
+    let dir = TempDir::new("pg-room");
+    // A has an external chess engine (kibitz's own UCI front end, as a program); B has none. Each has one
+    // worker, so room for one job.
+    let engines = dir.path().join("engines.toml");
+    std::fs::write(
+        &engines,
+        format!(
+            "[[engine]]\nname = \"ext\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = {:?}\n\
+             args = [\"engine\", \"uci\"]\n",
+            env!("CARGO_BIN_EXE_kibitz")
+        ),
+    )
+    .expect("the engines file");
+    let info = [("KIBITZ_LOG", "info")];
+    let a = Server::start_full(
+        &dir,
+        &db,
+        &["--workers", "1", "--job-lease-s", LEASE, "--no-guide", "--engines", engines.to_str().expect("path")],
+        &info,
+    );
+    let b = Server::start_full(&dir, &db, &["--workers", "1", "--job-lease-s", LEASE, "--no-guide"], &info);
+
+    let (long, _) = create(&a, &json!({ "game": "draughts", "text": games_pdn(20, 50), "depth": 10 }));
+    wait_status(&a, &long, |v| v["progress"]["done"].as_u64().is_some_and(|d| d >= 1));
+    let chess = "[Event \"e\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 *\n";
+    let (external, external_total) =
+        create(&a, &json!({ "game": "chess", "text": chess, "depth": 3, "engine": "ext" }));
+    let (other, other_total) = create(&a, &json!({ "game": "draughts", "text": games_pdn(2, 20), "depth": 3 }));
+
+    // B, idle, runs the third job while A still runs the first; it passes the second over.
+    let view = wait_over(&b, &other);
+    assert_eq!((&view["status"], view["progress"]["done"].as_u64()), (&json!("done"), Some(other_total)), "{view}");
+    let owner = |job: &str| cluster.psql(&db, &format!("SELECT owner FROM annotation_jobs WHERE id = '{job}'"));
+    assert_ne!(owner(&other), owner(&long), "the third job ran beside the first on A");
+    assert!(logged(&b, &["taking up annotation job", &other]), "{}", b.stderr());
+    assert!(!logged(&a, &["taking up annotation job", &other]), "{}", a.stderr());
+    assert!(logged(&b, &["lacks the job's engine", &external, "ext"]), "{}", b.stderr());
+    let first = a.get(&format!("/v1/annotations/{long}")).json();
+    assert_eq!(first["status"], json!("running"), "the first job ended before B took the third: make it longer");
+
+    // A takes the second job up when the first ends, and its engine annotates it.
+    let view = wait_over(&a, &external);
+    assert_eq!((&view["status"], view["progress"]["done"].as_u64()), (&json!("done"), Some(external_total)), "{view}");
+    assert!(logged(&a, &["taking up annotation job", &external]), "{}", a.stderr());
+    assert_eq!(wait_over(&a, &long)["status"], json!("done"));
+    let rows = stored(&cluster, &db, &external);
+    assert_eq!(rows.len() as u64, external_total);
+    a.stop();
+    b.stop();
+}

@@ -17,10 +17,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
 use tracing::{Instrument, debug, info, info_span, warn};
 
@@ -68,6 +68,8 @@ impl AnnotatorConfig {
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// The default interval between looks for jobs nobody holds.
 pub const DEFAULT_POLL: Duration = Duration::from_secs(2);
+/// How long a server passes over a job it cannot run (before it reads the job again).
+const RECHECK_UNRUNNABLE: Duration = Duration::from_secs(60);
 
 /// A node id for job leases: the host's name (when known) and 64 random bits.
 fn new_node_id() -> String {
@@ -132,6 +134,8 @@ struct Inner {
     shutdown: watch::Sender<bool>,
     /// Job tasks running.
     tasks: watch::Sender<usize>,
+    /// Told when a job task ends: the claim loop looks for a job at once.
+    room: Notify,
 }
 
 /// The annotation runner. Cheap to clone.
@@ -164,6 +168,7 @@ impl Annotator {
                 running: Mutex::new(HashMap::new()),
                 shutdown: watch::Sender::new(false),
                 tasks: watch::Sender::new(0),
+                room: Notify::new(),
             }),
         }
     }
@@ -228,9 +233,20 @@ impl Annotator {
             owner,
         };
         let config = &self.inner.config;
-        self.inner.store.create_job_claimed(&job, &config.node, config.lease).await?;
-        info!(job = %id, game = G::NAME, games = records.len(), positions, "annotation job created");
-        self.spawn(id.clone(), G::NAME);
+        // On a shared store a server takes no more jobs at once than it has searches in flight (as when it
+        // claims them): a job beyond that is left in the store to the first server with room, this one or
+        // another, rather than run here beside the others while other servers idle.
+        if !self.inner.store.is_shared() || self.running_jobs() < config.max_in_flight.max(1) {
+            self.inner.store.create_job_claimed(&job, &config.node, config.lease).await?;
+            info!(job = %id, game = G::NAME, games = records.len(), positions, "annotation job created");
+            self.spawn(id.clone(), G::NAME);
+        } else {
+            self.inner.store.create_job(&job).await?;
+            info!(
+                job = %id, game = G::NAME, games = records.len(), positions,
+                "annotation job created; left to the first server with room"
+            );
+        }
         Ok(Submitted { id, games: records.len(), positions, errors })
     }
 
@@ -266,13 +282,18 @@ impl Annotator {
     }
 
     /// Claim and start jobs nobody holds while this server has room (no more jobs than searches in flight),
-    /// every `poll`, until the shutdown.
+    /// every `poll` and whenever one of its jobs ends, until the shutdown. A job this server cannot run (its
+    /// external engine is not configured here) is let go at once for a server that can, and passed over for
+    /// [`RECHECK_UNRUNNABLE`].
     async fn claim_loop(&self) {
         let inner = &self.inner;
         let mut shutdown = inner.shutdown.subscribe();
+        let mut unrunnable: HashMap<String, Instant> = HashMap::new();
         loop {
+            unrunnable.retain(|_, since| since.elapsed() < RECHECK_UNRUNNABLE);
+            let mut skip: Vec<String> = unrunnable.keys().cloned().collect();
             while self.running_jobs() < inner.config.max_in_flight.max(1) && !*shutdown.borrow() {
-                let id = match inner.store.claim_job(&inner.config.node, inner.config.lease).await {
+                let id = match inner.store.claim_job(&inner.config.node, inner.config.lease, &skip).await {
                     Ok(Some(id)) => id,
                     Ok(None) => break,
                     Err(error) => {
@@ -280,8 +301,8 @@ impl Annotator {
                         break;
                     }
                 };
-                let game = match inner.store.job(&id).await {
-                    Ok(Some(job)) => job.game,
+                let job = match inner.store.job(&id).await {
+                    Ok(Some(job)) => job,
                     Ok(None) => continue,
                     Err(error) => {
                         debug!(%error, job = %id, "cannot read a claimed job; it is released");
@@ -289,9 +310,16 @@ impl Annotator {
                         break;
                     }
                 };
-                match game.parse::<GameKind>() {
+                match job.game.parse::<GameKind>() {
                     Ok(kind) => {
-                        info!(job = %id, game = %game, "resuming annotation job");
+                        if let Some(missing) = self.missing_engine(kind, &job.settings) {
+                            info!(job = %id, engine = %missing, "this server lacks the job's engine; it is left to a server that has it");
+                            let _ = inner.store.release_job(&id, &inner.config.node).await;
+                            unrunnable.insert(id.clone(), Instant::now());
+                            skip.push(id);
+                            continue;
+                        }
+                        info!(job = %id, game = %job.game, "taking up annotation job");
                         self.spawn(id, kind.name());
                     }
                     Err(e) => {
@@ -303,9 +331,18 @@ impl Annotator {
             }
             tokio::select! {
                 _ = tokio::time::sleep(inner.config.poll) => {}
+                _ = inner.room.notified() => {}
                 _ = shutdown.wait_for(|s| *s) => return,
             }
         }
+    }
+
+    /// The external engine a job's stored settings name that this server does not have for `kind`; `None`
+    /// when it can run the job (settings that do not read are the job's own failure, told when it runs).
+    fn missing_engine(&self, kind: GameKind, settings: &str) -> Option<String> {
+        let settings: Settings = serde_json::from_str(settings).ok()?;
+        let name = settings.engine?;
+        self.inner.analysis.choose(kind, Some(&name)).is_err().then_some(name)
     }
 
     fn running_jobs(&self) -> usize {
@@ -413,7 +450,7 @@ impl Annotator {
                     }
                     // A shared store that failed (an outage): the job is not at fault. Let it go; a server (this
                     // one, polling) resumes it once the store answers again.
-                    Some(Err(JobError::Store(error @ StoreError::Query(_))))
+                    Some(Err(JobError::Store(error @ (StoreError::Query(_) | StoreError::Unreachable { .. }))))
                         if inner.store.is_shared() && !*inner.shutdown.borrow() =>
                     {
                         warn!(%error, "annotation job stopped: the store failed; it resumes when the store answers");
@@ -457,6 +494,7 @@ impl Annotator {
                 }
                 inner.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
                 inner.tasks.send_modify(|n| *n = n.saturating_sub(1));
+                inner.room.notify_one();
             }
             .instrument(span),
         );

@@ -360,7 +360,7 @@ async fn subscribe(
                     }
                     sent = Some(state);
                 }
-                if matches!(now.status, "done" | "failed" | "cancelled") {
+                if is_over(now.status) {
                     return;
                 }
                 if rx.changed().await.is_err() {

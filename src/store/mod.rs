@@ -168,6 +168,10 @@ pub enum StoreError {
     /// A query failed.
     #[error("analysis store query failed: {0}")]
     Query(#[source] sqlx::Error),
+    /// The database did not answer a moment ago and is not asked again before `again_in` (PostgreSQL's
+    /// breaker: callers are answered at once instead of each waiting for a connection).
+    #[error("the database does not answer (asked again in {:.1} s)", again_in.as_secs_f64())]
+    Unreachable { again_in: std::time::Duration },
     /// A stored row does not decode; it has been removed, so treat the lookup as a miss.
     #[error("corrupt analysis store row: {what}")]
     Corrupt { what: String },
@@ -482,13 +486,14 @@ impl Store {
     }
 
     /// Take the oldest queued or running job that no server holds (none did, or its holder's lease ran out),
-    /// for `owner`, for `lease`; `None` when there is none. Concurrent claimers never get the same job. On
-    /// SQLite always `None`: the one server resumes its jobs at start ([`Store::jobs_with_status`]).
-    pub async fn claim_job(&self, owner: &str, lease: Duration) -> Result<Option<String>, StoreError> {
+    /// but those of `skip`, for `owner`, for `lease`; `None` when there is none. Concurrent claimers never get
+    /// the same job. On SQLite always `None`: the one server resumes its jobs at start
+    /// ([`Store::jobs_with_status`]).
+    pub async fn claim_job(&self, owner: &str, lease: Duration, skip: &[String]) -> Result<Option<String>, StoreError> {
         self.check_open()?;
         match &self.inner.backend {
             Backend::Sqlite(_) => Ok(None),
-            Backend::Postgres(backend) => backend.claim_job(owner, lease).await,
+            Backend::Postgres(backend) => backend.claim_job(owner, lease, skip).await,
         }
     }
 

@@ -9,9 +9,10 @@
 //! queue: see `migrations/postgres/0002_annotation_jobs.sql`.
 
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Postgres, Row, Transaction};
 use tracing::{debug, warn};
@@ -51,13 +52,13 @@ const UPSERT: &str = "INSERT INTO analysis_cache \
 
 const DELETE_CORRUPT: &str = "DELETE FROM analysis_cache WHERE id = $1 AND revision = $2";
 
-/// Take the oldest job nobody holds (no owner, or a lease run out), skipping rows another server is claiming
-/// at this moment.
+/// Take the oldest job nobody holds (no owner, or a lease run out) but those of `$3`, skipping rows another
+/// server is claiming at this moment.
 const CLAIM: &str = concat!(
     "UPDATE annotation_jobs SET owner = $1, lease_until_ms = ",
     db_now_ms!(),
     " + $2 WHERE id = (SELECT id FROM annotation_jobs WHERE status IN ('queued', 'running') \
-     AND (owner IS NULL OR lease_until_ms < ",
+     AND NOT (id = ANY($3)) AND (owner IS NULL OR lease_until_ms < ",
     db_now_ms!(),
     ") ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id"
 );
@@ -73,6 +74,83 @@ const RELEASE: &str = "UPDATE annotation_jobs SET owner = NULL, lease_until_ms =
 pub(crate) struct PostgresBackend {
     pool: PgPool,
     location: String,
+    breaker: Breaker,
+}
+
+/// The breaker's first break after the database failed to give a connection; doubled at each failure while
+/// the outage lasts.
+const FIRST_BREAK: Duration = Duration::from_secs(1);
+/// The breaker's longest break.
+const LONGEST_BREAK: Duration = Duration::from_secs(8);
+
+/// A circuit breaker in front of the pool. When the database is away every caller would wait
+/// [`ACQUIRE_TIMEOUT`] for a connection, one after the other: an analysis its lookup and its write (six
+/// seconds), every job's lease renewal, every key check. Once a connection could not be had, callers are told at
+/// once that the database is unreachable for a while (the break); when the break is over, one caller tries
+/// (the others are still told at once until it has its answer), and its success closes the breaker, its
+/// failure starts a longer break. The readiness probe always tries ([`PostgresBackend::ping`]).
+#[derive(Default)]
+struct Breaker {
+    state: std::sync::Mutex<BreakerState>,
+}
+
+#[derive(Default)]
+struct BreakerState {
+    /// Until when callers are told the database is unreachable; `None` while the breaker is closed.
+    open_until: Option<Instant>,
+    /// The next break's length (zero: the first break's).
+    next: Duration,
+}
+
+impl Breaker {
+    fn state(&self) -> std::sync::MutexGuard<'_, BreakerState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether a caller may try the database at `now`. A caller let through after a break is the one trying:
+    /// the others are told the database is unreachable until it has its answer (at most the pool's wait).
+    fn admit(&self, now: Instant) -> Result<(), StoreError> {
+        let mut state = self.state();
+        match state.open_until {
+            None => Ok(()),
+            Some(until) if now < until => Err(StoreError::Unreachable { again_in: until - now }),
+            Some(_) => {
+                state.open_until = Some(now + ACQUIRE_TIMEOUT + FIRST_BREAK);
+                Ok(())
+            }
+        }
+    }
+
+    /// What getting a connection at `now` gave: a success closes the breaker, an outage opens it.
+    fn record<T>(&self, outcome: &Result<T, sqlx::Error>, now: Instant) {
+        let mut state = self.state();
+        match outcome {
+            Ok(_) => *state = BreakerState::default(),
+            Err(error) if is_outage(error) => {
+                let length = state.next.max(FIRST_BREAK);
+                if state.open_until.is_none() {
+                    warn!(%error, "the database does not answer; callers are told so at once for a while");
+                }
+                state.open_until = Some(now + length);
+                state.next = (length * 2).min(LONGEST_BREAK);
+            }
+            // A refusal that says nothing of the database being away (a bad statement): no break.
+            Err(_) => {}
+        }
+    }
+}
+
+/// Whether an error in getting a connection means the database cannot be reached (as opposed to a refusal
+/// by a database that answers).
+fn is_outage(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
+        // Connection exceptions (class 08), and the server shutting down or starting (57P01-57P03).
+        sqlx::Error::Database(error) => {
+            error.code().is_some_and(|code| code.starts_with("08") || ["57P01", "57P02", "57P03"].contains(&&*code))
+        }
+        _ => false,
+    }
 }
 
 /// Whether `target` names a PostgreSQL database.
@@ -139,7 +217,7 @@ impl PostgresBackend {
             });
         }
         debug!(location = %location, "analysis store open (PostgreSQL)");
-        Ok(PostgresBackend { pool, location })
+        Ok(PostgresBackend { pool, location, breaker: Breaker::default() })
     }
 
     pub(crate) fn location(&self) -> &str {
@@ -154,12 +232,13 @@ impl PostgresBackend {
         key: &CacheKey,
         valid: &(dyn Fn(&CachedAnalysis) -> Result<(), String> + Sync),
     ) -> Result<Option<CachedAnalysis>, StoreError> {
+        let mut conn = self.conn().await?;
         let row = sqlx::query(SELECT)
             .bind(&key.game)
             .bind(&key.position)
             .bind(to_i64(key.multipv))
             .bind(engine)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(query_error)?;
         let Some(row) = row else { return Ok(None) };
@@ -188,7 +267,7 @@ impl PostgresBackend {
         );
         warn!(store = %self.location, %what, "removing an undecodable or invalid analysis row");
         if let (Some(id), Some(revision)) = (id, revision)
-            && let Err(error) = sqlx::query(DELETE_CORRUPT).bind(id).bind(revision).execute(&self.pool).await
+            && let Err(error) = sqlx::query(DELETE_CORRUPT).bind(id).bind(revision).execute(&mut *conn).await
         {
             warn!(store = %self.location, %error, "could not remove the undecodable row");
         }
@@ -214,7 +293,7 @@ impl PostgresBackend {
             .bind(encoded.bestmove)
             .bind(encoded.lines)
             .bind(super::sqlite::now_ms())
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         Ok(result.rows_affected() > 0)
@@ -225,7 +304,7 @@ impl PostgresBackend {
         let rows = sqlx::query(
             "SELECT engine, game, COUNT(*) FROM analysis_cache GROUP BY engine, game ORDER BY engine, game",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.conn().await?)
         .await
         .map_err(query_error)?;
         rows.iter()
@@ -237,7 +316,7 @@ impl PostgresBackend {
     /// The lowest and highest id of the analysis cache's rows (none when it is empty).
     pub(crate) async fn cache_ids(&self) -> Result<Option<(i64, i64)>, StoreError> {
         let row = sqlx::query("SELECT MIN(id), MAX(id) FROM analysis_cache")
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         let low: Option<i64> = row.try_get(0).map_err(query_error)?;
@@ -251,15 +330,35 @@ impl PostgresBackend {
             .bind(engine)
             .bind(after)
             .bind(upto)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         Ok(done.rows_affected())
     }
 
+    /// Ask the database to answer. Unlike every other operation, asked even while the breaker is open (it is
+    /// the readiness probe): its answer closes the breaker as soon as the database is back.
     pub(crate) async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.pool).await.map_err(query_error)?;
+        let acquired = self.pool.acquire().await;
+        self.breaker.record(&acquired, Instant::now());
+        sqlx::query("SELECT 1").execute(&mut *acquired.map_err(query_error)?).await.map_err(query_error)?;
         Ok(())
+    }
+
+    /// A connection, unless the breaker says the database is unreachable; its acquisition tells the breaker.
+    async fn conn(&self) -> Result<PoolConnection<Postgres>, StoreError> {
+        self.breaker.admit(Instant::now())?;
+        let acquired = self.pool.acquire().await;
+        self.breaker.record(&acquired, Instant::now());
+        acquired.map_err(query_error)
+    }
+
+    /// A transaction, unless the breaker says the database is unreachable; its start tells the breaker.
+    async fn begin(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
+        self.breaker.admit(Instant::now())?;
+        let begun = self.pool.begin().await;
+        self.breaker.record(&begun, Instant::now());
+        begun.map_err(query_error)
     }
 
     pub(crate) async fn close(&self) {
@@ -323,7 +422,7 @@ impl PostgresBackend {
         job: &NewJob,
         owner: Option<(&str, Duration)>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await.map_err(query_error)?;
+        let mut tx = self.begin().await?;
         self.insert_job(&mut tx, engine, job, owner).await?;
         tx.commit().await.map_err(query_error)?;
         Ok(())
@@ -335,7 +434,7 @@ impl PostgresBackend {
              WHERE id = $1",
         )
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.conn().await?)
         .await
         .map_err(query_error)?;
         let Some(row) = row else { return Ok(None) };
@@ -358,7 +457,7 @@ impl PostgresBackend {
         let rows =
             sqlx::query("SELECT idx, record, error, positions FROM annotation_games WHERE job_id = $1 ORDER BY idx")
                 .bind(id)
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *self.conn().await?)
                 .await
                 .map_err(query_error)?;
         let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id} game: {e}") };
@@ -379,7 +478,7 @@ impl PostgresBackend {
     pub(crate) async fn position_count(&self, id: &str) -> Result<u64, StoreError> {
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM annotation_positions WHERE job_id = $1")
             .bind(id)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         Ok(u64::try_from(n).unwrap_or(0))
@@ -390,7 +489,7 @@ impl PostgresBackend {
             "SELECT game_idx, ply, result FROM annotation_positions WHERE job_id = $1 ORDER BY game_idx, ply",
         )
         .bind(id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.conn().await?)
         .await
         .map_err(query_error)?;
         let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id} position: {e}") };
@@ -413,7 +512,7 @@ impl PostgresBackend {
             .bind(id)
             .bind(to_i64(game_idx))
             .bind(to_i64(ply))
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         Ok(done.rows_affected() > 0)
@@ -427,7 +526,7 @@ impl PostgresBackend {
         result: &str,
     ) -> Result<bool, StoreError> {
         let now = super::sqlite::now_ms();
-        let mut tx = self.pool.begin().await.map_err(query_error)?;
+        let mut tx = self.begin().await?;
         let done = sqlx::query(
             "INSERT INTO annotation_positions (job_id, game_idx, ply, result, created_ms) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (job_id, game_idx, ply) DO NOTHING",
@@ -467,7 +566,7 @@ impl PostgresBackend {
         .bind(super::sqlite::now_ms())
         .bind(id)
         .bind(statuses(from))
-        .execute(&self.pool)
+        .execute(&mut *self.conn().await?)
         .await
         .map_err(query_error)?;
         Ok(done.rows_affected() > 0)
@@ -476,7 +575,7 @@ impl PostgresBackend {
     pub(crate) async fn jobs_with_status(&self, list: &[JobStatus]) -> Result<Vec<String>, StoreError> {
         let rows = sqlx::query("SELECT id FROM annotation_jobs WHERE status = ANY($1) ORDER BY created_ms, id")
             .bind(statuses(list))
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         rows.iter().map(|row| row.try_get::<String, _>("id").map_err(query_error)).collect()
@@ -497,7 +596,7 @@ impl PostgresBackend {
         .bind(i64::from(key.burst))
         .bind(quota)
         .bind(super::sqlite::now_ms())
-        .execute(&self.pool)
+        .execute(&mut *self.conn().await?)
         .await
         .map_err(query_error)?;
         Ok(done.rows_affected() > 0)
@@ -509,7 +608,7 @@ impl PostgresBackend {
             Some(hash) => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} WHERE hash = $1"))).bind(hash),
             None => sqlx::query(sqlx::AssertSqlSafe(format!("{KEY_COLUMNS} ORDER BY name"))),
         }
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.conn().await?)
         .await
         .map_err(query_error)?;
         rows.iter().map(key_row).collect()
@@ -520,7 +619,7 @@ impl PostgresBackend {
         let done = sqlx::query("UPDATE api_keys SET revoked_ms = $1 WHERE name = $2 AND revoked_ms IS NULL")
             .bind(super::sqlite::now_ms())
             .bind(name)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         Ok(done.rows_affected() > 0)
@@ -547,7 +646,7 @@ impl PostgresBackend {
             .bind(day)
             .bind(positions)
             .bind(quota)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await
             .map_err(query_error)?
             .rows_affected()
@@ -555,18 +654,24 @@ impl PostgresBackend {
         let used: Option<i64> = sqlx::query_scalar("SELECT positions FROM api_key_usage WHERE name = $1 AND day = $2")
             .bind(name)
             .bind(day)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         Ok((charged, used.map_or(0, |u| u64::try_from(u).unwrap_or(0))))
     }
 
     /// Take the oldest queued or running job nobody holds, for `owner`, for `lease`.
-    pub(crate) async fn claim_job(&self, owner: &str, lease: Duration) -> Result<Option<String>, StoreError> {
+    pub(crate) async fn claim_job(
+        &self,
+        owner: &str,
+        lease: Duration,
+        skip: &[String],
+    ) -> Result<Option<String>, StoreError> {
         let row = sqlx::query(CLAIM)
             .bind(owner)
             .bind(lease_ms(lease))
-            .fetch_optional(&self.pool)
+            .bind(skip)
+            .fetch_optional(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         row.map(|row| row.try_get::<String, _>("id").map_err(query_error)).transpose()
@@ -583,7 +688,7 @@ impl PostgresBackend {
             .bind(id)
             .bind(owner)
             .bind(lease_ms(lease))
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;
         let Some(row) = row else { return Ok(None) };
@@ -593,7 +698,8 @@ impl PostgresBackend {
 
     /// Give up `owner`'s lease on a job (another server may claim it at once); true when it was held.
     pub(crate) async fn release_job(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query(RELEASE).bind(id).bind(owner).execute(&self.pool).await.map_err(query_error)?;
+        let done =
+            sqlx::query(RELEASE).bind(id).bind(owner).execute(&mut *self.conn().await?).await.map_err(query_error)?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -605,7 +711,7 @@ impl PostgresBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_postgres, redact};
+    use super::{Breaker, Duration, Instant, StoreError, is_postgres, redact};
 
     #[test]
     fn urls() {
@@ -614,5 +720,51 @@ mod tests {
         assert_eq!(redact("postgres://u:secret@h:5432/db?x=1"), "postgres://u:***@h:5432/db?x=1");
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+    }
+
+    #[test]
+    fn the_breaker_answers_at_once_during_an_outage_and_lets_one_caller_try_after_each_break() {
+        let breaker = Breaker::default();
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let down: Result<(), sqlx::Error> = Err(sqlx::Error::PoolTimedOut);
+        let up: Result<(), sqlx::Error> = Ok(());
+        let unreachable = |r: Result<(), StoreError>| matches!(r, Err(StoreError::Unreachable { .. }));
+
+        assert!(breaker.admit(at(0)).is_ok());
+        breaker.record(&Err::<(), _>(sqlx::Error::RowNotFound), at(0));
+        assert!(breaker.admit(at(1)).is_ok(), "a refusal by a database that answers opens nothing");
+        breaker.record(&down, at(0));
+        // The first break: told at once, with the time left.
+        match breaker.admit(at(400)) {
+            Err(StoreError::Unreachable { again_in }) => assert_eq!(again_in, Duration::from_millis(600)),
+            other => panic!("{other:?}"),
+        }
+        // After it, one caller tries; the others are told at once until its answer.
+        assert!(breaker.admit(at(1000)).is_ok());
+        assert!(unreachable(breaker.admit(at(1001))));
+        assert!(unreachable(breaker.admit(at(3999))));
+        // It failed: a break twice as long.
+        breaker.record(&down, at(4000));
+        assert!(unreachable(breaker.admit(at(5999))));
+        assert!(breaker.admit(at(6000)).is_ok());
+        breaker.record(&down, at(9000));
+        assert!(unreachable(breaker.admit(at(12_999))));
+        // The breaks stop growing at the longest.
+        for n in 0..6 {
+            let now = 20_000 + n * 20_000;
+            assert!(breaker.admit(at(now)).is_ok());
+            breaker.record(&down, at(now));
+        }
+        assert!(unreachable(breaker.admit(at(120_000 + 7_999))));
+        assert!(breaker.admit(at(120_000 + 8_000)).is_ok());
+        // The database answers (the readiness probe, or the caller that tried): everyone is let through, and
+        // the next outage starts again from the first break.
+        breaker.record(&up, at(130_000));
+        assert!(breaker.admit(at(130_001)).is_ok());
+        assert!(breaker.admit(at(130_002)).is_ok());
+        breaker.record(&down, at(140_000));
+        assert!(unreachable(breaker.admit(at(140_999))));
+        assert!(breaker.admit(at(141_000)).is_ok());
     }
 }

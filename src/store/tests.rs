@@ -312,7 +312,7 @@ async fn job_leases(ctx: &Ctx) {
     let lease = Duration::from_secs(60);
     store.create_job(&small_job("a")).await.expect("a");
     if !store.is_shared() {
-        assert_eq!(store.claim_job("n1", lease).await.ok(), Some(None));
+        assert_eq!(store.claim_job("n1", lease, &[]).await.ok(), Some(None));
         assert_eq!(store.renew_job("a", "n1", lease).await.ok(), Some(Some(JobStatus::Queued)));
         assert_eq!(store.release_job("a", "n1").await.ok(), Some(false));
         store.close().await;
@@ -321,22 +321,24 @@ async fn job_leases(ctx: &Ctx) {
     let other = ctx.store(0).await;
     store.create_job_claimed(&small_job("b"), "n1", lease).await.expect("b");
     // `a` is free, `b` is held by n1.
-    assert_eq!(other.claim_job("n2", lease).await.ok(), Some(Some("a".to_string())));
-    assert_eq!(store.claim_job("n1", lease).await.ok(), Some(None));
+    assert_eq!(other.claim_job("n2", lease, &[]).await.ok(), Some(Some("a".to_string())));
+    assert_eq!(store.claim_job("n1", lease, &[]).await.ok(), Some(None));
     assert_eq!(store.renew_job("b", "n1", lease).await.ok(), Some(Some(JobStatus::Queued)));
     assert_eq!(store.renew_job("b", "n2", lease).await.ok(), Some(None), "only the holder renews");
     // A lease run out: n2 takes `b`, and n1 learns at its next renewal that it lost it.
     assert_eq!(store.renew_job("b", "n1", Duration::from_millis(1)).await.ok(), Some(Some(JobStatus::Queued)));
     tokio::time::sleep(Duration::from_millis(20)).await;
-    assert_eq!(other.claim_job("n2", lease).await.ok(), Some(Some("b".to_string())));
+    assert_eq!(other.claim_job("n2", lease, &[]).await.ok(), Some(Some("b".to_string())));
     assert_eq!(store.renew_job("b", "n1", lease).await.ok(), Some(None));
     // Released: claimable at once. Cancelled: the holder sees it at renewal, and nobody claims it again.
     assert_eq!(other.release_job("a", "n2").await.ok(), Some(true));
     assert_eq!(other.release_job("a", "n2").await.ok(), Some(false));
+    // A server that cannot run `a` (it lacks its engine) passes it over.
+    assert_eq!(store.claim_job("n1", lease, &["a".to_string()]).await.ok(), Some(None));
     assert_eq!(store.set_job_status("b", &[JobStatus::Queued], JobStatus::Cancelled, None).await.ok(), Some(true));
     assert_eq!(other.renew_job("b", "n2", lease).await.ok(), Some(Some(JobStatus::Cancelled)));
-    assert_eq!(store.claim_job("n1", lease).await.ok(), Some(Some("a".to_string())));
-    assert_eq!(store.claim_job("n1", lease).await.ok(), Some(None));
+    assert_eq!(store.claim_job("n1", lease, &[]).await.ok(), Some(Some("a".to_string())));
+    assert_eq!(store.claim_job("n1", lease, &[]).await.ok(), Some(None));
     // Many claimers at once never share a job.
     for i in 0..6 {
         store.create_job(&small_job(&format!("c{i}"))).await.expect("c");
@@ -346,7 +348,7 @@ async fn job_leases(ctx: &Ctx) {
         let s = if n % 2 == 0 { store.clone() } else { other.clone() };
         claims.push(tokio::spawn(async move {
             let mut got = Vec::new();
-            while let Some(id) = s.claim_job(&format!("m{n}"), lease).await.expect("claim") {
+            while let Some(id) = s.claim_job(&format!("m{n}"), lease, &[]).await.expect("claim") {
                 got.push(id);
             }
             got
