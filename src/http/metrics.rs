@@ -80,10 +80,16 @@ impl Metrics {
             let _ = writeln!(out, "kibitz_http_request_duration_seconds_sum{{route=\"{route}\"}} {}", h.sum);
             let _ = writeln!(out, "kibitz_http_request_duration_seconds_count{{route=\"{route}\"}} {}", h.count);
         }
-        let gauges: [(&str, &str, &str, u64); 10] = [
+        let gauges: [(&str, &str, &str, u64); 11] = [
             ("kibitz_pool_workers", "gauge", "Search worker threads.", pool.workers as u64),
             ("kibitz_pool_busy_workers", "gauge", "Workers running a search.", pool.busy as u64),
             ("kibitz_pool_queue_depth", "gauge", "Searches waiting for a worker.", pool.queued as u64),
+            (
+                "kibitz_pool_paused_searches",
+                "gauge",
+                "Endless searches waiting for their next turn on a worker.",
+                pool.paused as u64,
+            ),
             ("kibitz_pool_queue_capacity", "gauge", "Searches that may wait.", pool.capacity as u64),
             ("kibitz_searches_completed_total", "counter", "Searches finished by the pool.", pool.completed),
             ("kibitz_nodes_searched_total", "counter", "Nodes searched by the pool.", pool.nodes),

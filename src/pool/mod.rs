@@ -90,7 +90,10 @@ pub struct SearchRequest<G: Game> {
 pub struct PoolStats {
     pub workers: usize,
     pub busy: usize,
+    /// Searches waiting for a worker (at most the queue's capacity).
     pub queued: usize,
+    /// Endless searches that yielded their worker and wait for their next slice (not counted in `queued`).
+    pub paused: usize,
     pub capacity: usize,
     pub completed: u64,
     pub nodes: u64,
@@ -151,6 +154,12 @@ struct Queued {
     client: Option<Arc<str>>,
 }
 
+impl Queued {
+    fn is_paused(&self) -> bool {
+        self.state.paused.load(Ordering::SeqCst)
+    }
+}
+
 /// One priority's queue: a line per client, served in turn (round robin).
 #[derive(Default)]
 struct Fair {
@@ -205,9 +214,19 @@ impl Fair {
         self.take_where(|q| q.state.cancelled.load(Ordering::Relaxed))
     }
 
-    /// Jobs waiting that nobody has cancelled.
-    fn live(&self) -> usize {
-        self.lines.iter().flat_map(|(_, line)| line).filter(|q| !q.state.cancelled.load(Ordering::Relaxed)).count()
+    /// Jobs waiting that nobody has cancelled: new ones, and (`paused`) endless searches waiting for their next
+    /// slice.
+    fn live(&self, paused: bool) -> usize {
+        self.jobs().filter(|q| !q.state.cancelled.load(Ordering::Relaxed) && q.is_paused() == paused).count()
+    }
+
+    /// Endless searches waiting for their next slice.
+    fn paused(&self) -> usize {
+        self.jobs().filter(|q| q.is_paused()).count()
+    }
+
+    fn jobs(&self) -> impl Iterator<Item = &Queued> {
+        self.lines.iter().flat_map(|(_, line)| line)
     }
 
     fn drain(&mut self) -> impl Iterator<Item = Queued> + '_ {
@@ -225,6 +244,12 @@ struct Queues {
 impl Queues {
     fn len(&self) -> usize {
         self.by_priority.iter().map(|f| f.len).sum()
+    }
+
+    /// The places taken in the queue: every job waiting but the endless searches waiting for their next slice
+    /// (admitted already, they take turns on the workers rather than wait for one).
+    fn taken(&self) -> usize {
+        self.len() - self.by_priority.iter().map(Fair::paused).sum::<usize>()
     }
 
     fn pop(&mut self) -> Option<Queued> {
@@ -482,14 +507,14 @@ impl Pool {
             return Err(PoolError::ShuttingDown);
         }
         let idle = self.inner().workers.saturating_sub(self.inner().busy.load(Ordering::Relaxed));
-        if queues.len() >= self.inner().capacity + idle {
+        if queues.taken() >= self.inner().capacity + idle {
             // Jobs cancelled while waiting hold no place: a GUI stepping through a game quickly cancels each
             // search it starts, and must not find the queue full of searches nobody wants.
             for job in queues.by_priority.iter_mut().flat_map(Fair::remove_cancelled) {
                 job.state.finish();
             }
         }
-        if queues.len() >= self.inner().capacity + idle {
+        if queues.taken() >= self.inner().capacity + idle {
             return Err(PoolError::Busy { workers: self.inner().workers, capacity: self.inner().capacity });
         }
         let job = Queued { work, state: Arc::clone(&state), clock, client: client.clone() };
@@ -523,12 +548,18 @@ impl Pool {
     }
 
     pub fn stats(&self) -> PoolStats {
+        let (queued, paused) = {
+            let queues = lock(&self.inner().queues);
+            let count = |paused| queues.by_priority.iter().map(|f| f.live(paused)).sum();
+            (count(false), count(true))
+        };
         PoolStats {
             workers: self.inner().workers,
             busy: self.inner().busy.load(Ordering::Relaxed),
             // Searches cancelled while they wait (their clients gone) keep their places until a worker or a full
             // queue takes them out; they are not waiting for anything.
-            queued: lock(&self.inner().queues).by_priority.iter().map(Fair::live).sum(),
+            queued,
+            paused,
             capacity: self.inner().capacity,
             completed: self.inner().completed.load(Ordering::Relaxed),
             nodes: self.inner().nodes.load(Ordering::Relaxed),
@@ -1095,6 +1126,32 @@ mod tests {
         let finite = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
         assert!(finite.wait_timeout(WAIT), "a search arriving while an endless one was paused never ran");
         assert!(!first.wait_timeout(Duration::ZERO) && !second.wait_timeout(Duration::ZERO));
+        for endless in [first, second] {
+            endless.stop();
+            assert!(endless.wait_timeout(WAIT));
+        }
+    }
+
+    /// Found by an audit: endless searches waiting for their next slice counted as waiting, in the queue-depth
+    /// metric and against the queue's capacity, so that two endless analyses taking turns on one worker made
+    /// a one-place queue refuse every other search.
+    #[test]
+    fn endless_searches_taking_turns_hold_no_place_in_the_queue() {
+        let pool = sliced(1, 1);
+        let (tx, rx) = mpsc::channel();
+        let first = pool.submit(request("100001", Limits::infinite(), Priority::Normal), |_| {}).expect("runs");
+        let second = pool
+            .submit(request("100002", Limits::infinite(), Priority::Normal), move |e| {
+                let _ = tx.send(e);
+            })
+            .expect("queued");
+        first_info(&rx);
+        // Both have run: on the one worker, one of them at least waits for its next slice.
+        let stats = pool.stats();
+        assert_eq!(stats.queued, 0, "{stats:?}");
+        assert!((1..=2).contains(&stats.paused), "{stats:?}");
+        let finite = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("a place");
+        assert!(finite.wait_timeout(WAIT), "the search never ran");
         for endless in [first, second] {
             endless.stop();
             assert!(endless.wait_timeout(WAIT));
