@@ -27,6 +27,8 @@ seed game_checkers start '\000\000' 'B:W21-32:B1-12'
 seed game_checkers kings '\000\011' 'W:WK3,18,K27:B6,K14,23'
 seed game_draughts start '\000\000' 'W:W31-50:B1-20'
 seed game_draughts kings '\000\011' 'B:WK34,29,39,44:BK3,13,18'
+seed game_draughts counters '\000\000' 'W:W31-50:B1-20:H0:F1'
+seed game_draughts counters2 '\000\000' 'B:WK34,29:BK3,13:H12:F40'
 seed game_draughts guide '\000\001' 'white bbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww'
 seed game_hive start '\000\000' 'Base+MLP;NotStarted;White[1]'
 seed game_hive game '\000\011' 'Base+MLP;InProgress;White[3];wS1;bS1 wS1-;wQ -wS1;bQ bS1-'
@@ -53,6 +55,7 @@ seed game_chess moves '\001' "$(printf 'start\ne2e4\ne5\nNf3\nNc6\nBb5\na6\nO-O\
 seedfile game_checkers pdn '\002\000' "$data/records/checkers.pdn"
 seedfile game_draughts pdn '\002\000' "$data/records/draughts.pdn"
 seedfile game_draughts guide '\002\001' "$data/records/draughts_guide.txt"
+seed game_draughts pdnfen '\002\000' "$(printf '[GameType "20"]\n[FEN "W:W31-50:B1-20:H0:F1"]\n\n1. 32-28 19-23 *\n')"
 seedfile game_hive records '\002\000' "$data/records/hive.txt"
 seedfile game_xiangqi pgn '\002\000' "$data/records/xiangqi.pgn"
 seedfile game_xiangqi moves-record '\002\001' "$data/records/xiangqi_moves.txt"

@@ -385,6 +385,54 @@ fn a_job_waits_out_a_store_locked_for_long_and_finishes_once_it_answers() {
     assert_eq!(stored_positions(&dir.db(), &id).len() as u64, total, "every position once");
 }
 
+/// A job that fails for a reason of its own (here its stored settings spoiled while the server was down)
+/// while another program holds the store's write lock: its failure cannot be written at first, and is
+/// written once the store answers, not lost (the job would otherwise be left `queued` and run again at every
+/// start).
+#[test]
+fn a_jobs_failure_is_stored_once_a_locked_store_answers() {
+    use sqlx::Connection;
+    let dir = TempDir::new("annotate-fail-locked");
+    let server = Server::start_on(&dir, &["--workers", "1"]);
+    let body = json!({ "game": "draughts", "text": "[GameType \"20\"]\n\n1. 32-28 19-23 *\n", "depth": 2 });
+    let id = create(&server, &body)["id"].as_str().expect("id").to_string();
+    wait_done(&server, &id);
+    server.stop();
+    let sql = format!("UPDATE annotation_jobs SET settings = 'not json', status = 'queued' WHERE id = '{id}'");
+    assert_eq!(sqlite_execute(&dir.db(), &sql), 1);
+
+    let db = dir.db();
+    let (locked, is_locked) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let locker = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async {
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
+            let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+            sqlx::query("BEGIN EXCLUSIVE").execute(&mut conn).await.expect("lock");
+            locked.send(()).expect("tell");
+            let _ = tokio::task::spawn_blocking(move || released.recv_timeout(Duration::from_secs(240))).await;
+            sqlx::query("COMMIT").execute(&mut conn).await.expect("unlock");
+            conn.close().await.expect("close");
+        })
+    });
+    is_locked.recv().expect("the lock");
+    // The server starts (reads go on under WAL) and resumes the job, which fails at once.
+    let server = Server::start_on(&dir, &["--workers", "1"]);
+    let deadline = Instant::now() + JOB_DEADLINE;
+    while !server.stderr().contains("its failure could not be stored; trying again") {
+        assert!(Instant::now() < deadline, "the failure was never tried again: {}", server.stderr());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(server.get(&format!("/v1/annotations/{id}")).json()["status"], json!("queued"));
+    release.send(()).expect("release");
+    locker.join().expect("the locker");
+    let view = wait_status(&server, &id, |v| v["status"] != json!("queued") && v["status"] != json!("running"));
+    assert_eq!(view["status"], json!("failed"), "{view}");
+    assert!(view["error"].as_str().is_some_and(|e| e.starts_with("stored settings:")), "{view}");
+    server.stop();
+}
+
 #[test]
 fn a_killed_server_resumes_the_job_and_writes_each_position_once() {
     let dir = TempDir::new("annotate-kill");
