@@ -72,7 +72,12 @@ pub async fn check_key(store: &Store, key: &str) -> Result<KeyRow, KeyError> {
     if key.is_empty() || key.len() > 256 {
         return Err(KeyError::Unknown);
     }
-    match store.key_by_hash(&digest(key)).await? {
+    check_digest(store, &digest(key)).await
+}
+
+/// The key row for a key's digest (a key checked before, looked at again), if the key is still valid.
+pub async fn check_digest(store: &Store, digest: &str) -> Result<KeyRow, KeyError> {
+    match store.key_by_hash(digest).await? {
         None => Err(KeyError::Unknown),
         Some(row) if row.revoked_ms.is_some() => Err(KeyError::Revoked(row.name)),
         Some(row) => Ok(row),
@@ -253,9 +258,13 @@ pub fn search_cost(limits: &Limits, multipv: u32) -> u32 {
 /// What every API request costs (and what a cache hit costs in all).
 pub const CHEAP: u32 = 1;
 
-/// The cost of an annotation job in bucket units: one per ten positions (at least one).
-pub fn annotation_cost(positions: u64) -> u32 {
-    u32::try_from(positions.div_ceil(10)).unwrap_or(u32::MAX).max(1)
+/// The cost of an annotation job in bucket units: one per ten positions searched at the game's default
+/// limits (`usual`) or lighter ones, and in proportion to [`search_cost`] for heavier limits (a job of
+/// minute-long searches costs what they would cost asked one by one, at the same discount), at least one.
+pub fn annotation_cost(positions: u64, limits: &Limits, usual: &Limits) -> u32 {
+    let base = u64::from(search_cost(usual, 1)).max(1);
+    let each = u64::from(search_cost(limits, 1)).max(base);
+    u32::try_from(positions.saturating_mul(each).div_ceil(base.saturating_mul(10))).unwrap_or(u32::MAX).max(1)
 }
 
 /// Days since 1970-01-01 (UTC) now, and the seconds left in this day.
@@ -494,8 +503,14 @@ mod tests {
         assert_eq!(search_cost(&Limits::movetime(Duration::from_secs(2)), 1), 8);
         assert_eq!(search_cost(&Limits::nodes(10_000), 1), 1);
         assert_eq!(search_cost(&Limits::infinite(), 1), search_cost(&Limits::movetime(INFINITE_PERIOD), 1));
-        assert_eq!(annotation_cost(1), 1);
-        assert_eq!(annotation_cost(95), 10);
+        let usual = Limits::depth(10);
+        assert_eq!(annotation_cost(1, &usual, &usual), 1);
+        assert_eq!(annotation_cost(95, &usual, &usual), 10);
+        assert_eq!(annotation_cost(95, &Limits::depth(4), &usual), 10, "at least the usual price");
+        assert_eq!(annotation_cost(95, &Limits::depth(20), &usual), 16);
+        // Found by an audit: eleven positions of a minute each cost 2 units where one such analysis cost 240.
+        assert_eq!(annotation_cost(11, &Limits::movetime(Duration::from_secs(60)), &usual), 88);
+        assert_eq!(annotation_cost(u64::MAX, &Limits::depth(64), &usual), u32::MAX);
     }
 
     #[test]

@@ -138,20 +138,22 @@ fn a_spent_key_gets_429_with_when_to_come_back_while_another_key_is_served() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(header_u64(&r, "ratelimit-limit"), 1000);
 
-    // The daily quota: a game of more positions than the key has left today is refused with the time to
-    // the next day; nothing was charged, so a short one still fits.
+    // The daily quota: a job larger than the whole quota can never pass (found by an audit: it was told to come
+    // back at midnight): 422, and nothing charged.
     let long = json!({"game": "chess", "text": "1. e4 e5 2. Nf3 Nc6 3. Bb5 *", "depth": 1});
-    let refused = call(&server, "POST", "/v1/annotations", Some(&big), Some(&long));
+    let p = call(&server, "POST", "/v1/annotations", Some(&big), Some(&long)).problem(422);
+    assert_eq!(p["type"], "/problems/larger-than-quota", "{p}");
+    // A job of more positions than the key has left today is refused with the time to the next day.
+    let short = json!({"game": "chess", "text": "1. e4 e5 *", "depth": 1});
+    assert_eq!(call(&server, "POST", "/v1/annotations", Some(&big), Some(&short)).status, 202);
+    let refused = call(&server, "POST", "/v1/annotations", Some(&big), Some(&short));
     let p = refused.problem(429);
     assert_eq!(p["type"], "/problems/quota-exhausted", "{p}");
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("2 are left")), "{p}");
     let retry = header_u64(&refused, "retry-after");
     assert!((1..=86_400).contains(&retry), "{retry}");
     assert_eq!(header_u64(&refused, "ratelimit-limit"), 5);
     assert_eq!(header_u64(&refused, "ratelimit-reset"), retry);
-    let short = json!({"game": "chess", "text": "1. e4 e5 *", "depth": 1});
-    assert_eq!(call(&server, "POST", "/v1/annotations", Some(&big), Some(&short)).status, 202);
-    let p = call(&server, "POST", "/v1/annotations", Some(&big), Some(&short)).problem(429);
-    assert!(p["detail"].as_str().is_some_and(|d| d.contains("2 are left")), "{p}");
     server.stop();
 }
 
@@ -416,6 +418,122 @@ fn an_infinite_analysis_pays_as_it_runs_and_stops_when_its_client_cannot() {
         }
     };
     assert!(best.get("retry_after_s").is_none() && best.get("stopped").is_none(), "{best}");
+    server.stop();
+}
+
+/// Found by an audit: a socket opened with a key kept analysing after the key was revoked.
+#[test]
+fn a_revoked_keys_socket_is_closed_and_two_authorization_headers_are_refused() {
+    use tokio_tungstenite::tungstenite::Message;
+    let dir = TempDir::new("ws-revoked");
+    let key = make_key(&dir, "bob", &[]);
+    let server = Server::start_on(&dir, &["--auth", "required", "--no-guide", "--workers", "1"]);
+    // Two Authorization headers (a proxy reading the other one would see another client): refused.
+    for pair in
+        [[format!("Bearer {key}"), "Bearer junk".to_string()], ["Bearer junk".to_string(), format!("Bearer {key}")]]
+    {
+        let headers = [("Authorization", pair[0].as_str()), ("Authorization", pair[1].as_str())];
+        let r = http_with(server.addr, "GET", "/v1/games", &headers, b"");
+        assert!(r.problem(401)["detail"].as_str().is_some_and(|d| d.contains("one Authorization header")));
+    }
+    let mut ws = ws_connect(server.addr, Some(&key)).expect("socket");
+    let analyse = json!({"type": "analyse", "id": "inf", "game": "chess", "infinite": true}).to_string();
+    ws.send(Message::text(analyse)).expect("send");
+    assert_eq!(ws_next(&mut ws)["type"], "info");
+    let (ok, _, err) = keys(&dir, &["revoke", "bob"]);
+    assert!(ok, "{err}");
+    // Within the socket's recheck (10 s) it is told, and closed with 1008; its analysis ends with it.
+    let error = loop {
+        let v = ws_next(&mut ws);
+        if v["type"] == "error" {
+            break v;
+        }
+        assert_eq!(v["type"], "info", "{v}");
+    };
+    assert_eq!(error["status"], 401, "{error}");
+    assert!(error["detail"].as_str().is_some_and(|d| d.contains("revoked")), "{error}");
+    let code = loop {
+        match ws.read() {
+            Ok(Message::Close(frame)) => break frame.map(|f| u16::from(f.code)),
+            Ok(Message::Text(t)) => assert!(t.contains("\"info\""), "{t}"),
+            Ok(_) => {}
+            Err(e) => panic!("the socket ended without a close frame: {e}"),
+        }
+    };
+    assert_eq!(code, Some(1008));
+    server.wait_metric("kibitz_pool_busy_workers", |busy| busy == 0.0);
+    assert_eq!(ws_connect(server.addr, Some(&key)).err(), Some(401));
+    server.stop();
+}
+
+/// Found by an audit: a search refused because every worker was busy was charged in full, over HTTP and on
+/// the WebSocket; WebSocket messages cost nothing, so a socket could ask the store for jobs without limit; and
+/// a wrong key cost its address nothing, so keys could be guessed as fast as requests could be sent.
+#[test]
+fn what_gets_no_answer_costs_only_the_request_and_every_message_and_wrong_key_costs_one() {
+    use tokio_tungstenite::tungstenite::Message;
+    let dir = TempDir::new("busy-charge");
+    let hog = make_key(&dir, "hog", &["--rate", "100", "--burst", "1000"]);
+    let payer = make_key(&dir, "payer", &["--rate", "0.001", "--burst", "100"]);
+    let server = Server::start_on(
+        &dir,
+        &[
+            "--auth",
+            "optional",
+            "--no-guide",
+            "--workers",
+            "1",
+            "--queue",
+            "1",
+            "--anon-rate",
+            "0.001",
+            "--anon-burst",
+            "3",
+        ],
+    );
+    // The one worker busy and the one place in the queue taken.
+    let long = json!({"game": "chess", "movetime_ms": 4000});
+    let hogs: Vec<_> = (0..2)
+        .map(|n| {
+            let (addr, hog) = (server.addr, hog.clone());
+            let first = ["e2e4", "d2d4"][n];
+            // Long enough for the steps below to find the pool full, on a loaded machine too.
+            let body = json!({"game": "chess", "moves": [first], "movetime_ms": 8000}).to_string();
+            std::thread::spawn(move || {
+                let bearer = format!("Bearer {hog}");
+                let headers = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+                http_with(addr, "POST", "/v1/analysis", &headers, body.as_bytes()).status
+            })
+        })
+        .collect();
+    server.wait_metric("kibitz_pool_busy_workers", |busy| busy == 1.0);
+    server.wait_metric("kibitz_pool_queue_depth", |queued| queued == 1.0);
+    let refused = call(&server, "POST", "/v1/analysis", Some(&payer), Some(&long));
+    refused.problem(503);
+    assert_eq!(header_u64(&refused, "ratelimit-remaining"), 99, "the request's unit only");
+    let mut ws = ws_connect(server.addr, Some(&payer)).expect("socket"); // 98 left
+    ws.send(Message::text(json!({"type": "analyse", "id": "a", "game": "chess", "movetime_ms": 4000}).to_string()))
+        .expect("send"); // 97 left
+    let v = ws_next(&mut ws);
+    assert_eq!((v["type"].as_str(), v["status"].as_u64()), (Some("error"), Some(503)), "{v}");
+    assert!(v["retry_after_s"].as_u64().is_some_and(|s| s >= 1), "{v}");
+    // Every message costs a unit, refused ones too, but a stop.
+    for n in 0..3 {
+        ws.send(Message::text(json!({"type": "subscribe", "id": format!("s{n}"), "job": "nope"}).to_string()))
+            .expect("send");
+        assert_eq!(ws_next(&mut ws)["status"], 404);
+        ws.send(Message::text(json!({"type": "stop", "id": "nothing"}).to_string())).expect("send");
+        assert_eq!(ws_next(&mut ws)["status"], 404);
+    }
+    assert_eq!(header_u64(&call(&server, "GET", "/v1/games", Some(&payer), None), "ratelimit-remaining"), 93);
+    for status in hogs.into_iter().map(|h| h.join().expect("hog")) {
+        assert_eq!(status, 200);
+    }
+    // Wrong keys: each costs the address a unit of its bucket (three), then 429.
+    for _ in 0..3 {
+        call(&server, "GET", "/v1/games", Some("kbz_wrong"), None).problem(401);
+    }
+    call(&server, "GET", "/v1/games", Some("kbz_wrong"), None).problem(429);
     server.stop();
 }
 

@@ -75,12 +75,16 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The least rate a key may have (cost units per second).
+const MIN_RATE: f64 = 0.001;
+
 async fn run_with(store: &Store, command: KeysCommand) -> Result<()> {
     match command {
         KeysCommand::Create { name, rate, burst, quota_positions, .. } => {
             check_name(&name)?;
-            if !(rate.is_finite() && rate > 0.0) {
-                bail!("--rate {rate}: give a number of cost units per second above 0");
+            // Below a unit in 1,000 s a bucket would take years to refill (and its headers would say so).
+            if !(rate.is_finite() && rate >= MIN_RATE) {
+                bail!("--rate {rate}: give a number of cost units per second, at least {MIN_RATE}");
             }
             if burst == 0 {
                 bail!("--burst 0: a key must be able to spend at least one unit");

@@ -353,7 +353,16 @@ async fn analyse<G: Game>(
     }
     let deadline = std::time::Instant::now() + state.config.request_timeout;
     let request = request_of(&p).client(client.map(|c| Arc::clone(&c.id)));
-    let timed = super::deadline::answer_by(&state.analysis, request, deadline).await?;
+    let timed = match super::deadline::answer_by(&state.analysis, request, deadline).await {
+        Ok(timed) => timed,
+        Err(e) => {
+            // No answer (every worker busy, the engine failed, the server stopping): the search is not paid for.
+            if let Some(client) = client {
+                client.refund(extra);
+            }
+            return Err(e.into());
+        }
+    };
     if timed.answer.cached
         && let Some(client) = client
     {

@@ -20,6 +20,7 @@ use crate::analysis::{AnalysisError, Clamped, EngineChoice};
 use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
 use crate::game::{Game, RecordBudget, Records};
 use crate::games::GameKind;
+use crate::search::Limits;
 use crate::store::{JobGameRow, JobRow, JobStatus, PositionRow};
 use crate::with_game;
 
@@ -104,16 +105,57 @@ fn read_records<G: Game>(req: &AnnotationRequest, mut budget: RecordBudget) -> R
     Ok(all)
 }
 
-/// Charge a submission of `positions` positions to `client`: its bucket (by [`annotation_cost`]) and its
-/// key's daily quota. 429 when either is exhausted, the quota's with the seconds to the next UTC day.
-async fn charge(state: &AppState, client: &Client, positions: u64) -> Result<(), Problem> {
-    let extra = annotation_cost(positions).saturating_sub(CHEAP);
+/// What a submission was charged, to give back if the job is not made after all.
+struct Charged {
+    /// Bucket units beyond the request's [`CHEAP`].
+    extra: u32,
+    /// The key, the UTC day and the positions charged to its daily quota.
+    quota: Option<(String, i64, u64)>,
+}
+
+impl Charged {
+    async fn give_back(self, state: &AppState, client: &Client) {
+        client.refund(self.extra);
+        if let Some((name, day, positions)) = self.quota
+            && let Err(error) = state.store.refund_key_quota(&name, day, positions).await
+        {
+            tracing::warn!(%error, key = %name, positions, "a job not made: its quota could not be given back");
+        }
+    }
+}
+
+/// Charge a submission of `positions` positions searched with `limits` to `client`: its bucket (by
+/// [`annotation_cost`]) and its key's daily quota. 429 when either is exhausted, the quota's with the seconds
+/// to the next UTC day; 422 for a job larger than the whole quota (no day would take it).
+async fn charge<G: Game>(
+    state: &AppState,
+    client: &Client,
+    positions: u64,
+    limits: &Limits,
+) -> Result<Charged, Problem> {
+    if let (Some(name), Some(quota)) = (client.key.as_deref(), client.quota_positions)
+        && positions > quota
+    {
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "larger-than-quota",
+            "Job larger than the daily quota",
+            format!(
+                "the key `{name}` may annotate {quota} positions a day and this job has {positions}: split the \
+                 games into jobs of at most {quota} positions"
+            ),
+        ));
+    }
+    let usual = Limits::depth(G::DEFAULT_DEPTH);
+    let extra = annotation_cost(positions, limits, &usual).saturating_sub(CHEAP);
     client.charge_rest(extra)?;
-    let (Some(name), Some(quota)) = (client.key.as_deref(), client.quota_positions) else { return Ok(()) };
+    let (Some(name), Some(quota)) = (client.key.as_deref(), client.quota_positions) else {
+        return Ok(Charged { extra, quota: None });
+    };
     let (day, reset_s) = utc_day();
     let charged = state.store.charge_key_quota(name, day, positions, quota).await;
     let used = match charged {
-        Ok((true, _)) => return Ok(()),
+        Ok((true, _)) => return Ok(Charged { extra, quota: Some((name.to_string(), day, positions)) }),
         Ok((false, used)) => used,
         Err(e) => {
             client.refund(extra);
@@ -176,13 +218,21 @@ async fn create<G: Game>(
         .await
         .map_err(|e| Problem::internal(format!("reading the games failed: {e}")))??;
     let positions: u64 = records.iter().flatten().map(|r| r.moves.len() as u64 + 1).sum();
-    if let Some(client) = client
-        && positions > 0
-    {
-        charge(state, client, positions).await?;
-    }
+    let charged = match client {
+        Some(client) if positions > 0 => Some(charge::<G>(state, client, positions, &limits).await?),
+        _ => None,
+    };
     let owner = client.and_then(|c| c.key.clone());
-    let submitted = state.annotator.submit::<G>(records, settings, owner).await?;
+    let submitted = match state.annotator.submit::<G>(records, settings, owner).await {
+        Ok(submitted) => submitted,
+        Err(e) => {
+            // Not made (the server is stopping, the store failed, no game could be read): it costs nothing.
+            if let (Some(charged), Some(client)) = (charged, client) {
+                charged.give_back(state, client).await;
+            }
+            return Err(e.into());
+        }
+    };
     let status_url = format!("/v1/annotations/{}", submitted.id);
     let body = Accepted {
         export_url: format!("{status_url}/export"),

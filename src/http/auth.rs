@@ -39,6 +39,8 @@ pub struct Client {
     pub key: Option<String>,
     /// Positions its annotations may evaluate per UTC day.
     pub quota_positions: Option<u64>,
+    /// The digest of its key (a long-lived connection looks the key up again by it).
+    pub digest: Option<String>,
     pub address: IpAddr,
     /// Its bucket (`None`: not limited).
     rate: Option<Rate>,
@@ -101,9 +103,22 @@ fn unauthorized(detail: impl Into<String>, invalid: bool) -> Response {
     response
 }
 
+/// A request refused for its key: it still pays [`CHEAP`] from its address's bucket (when addresses are
+/// limited), so that guessing keys is limited as any other request is; past the bucket, 429 instead.
+fn refused(client: &Client, unauthorized: Response) -> Response {
+    match client.charge(CHEAP) {
+        Ok(()) => unauthorized,
+        Err(p) => p.into_response(),
+    }
+}
+
 /// The key a request carries: `Authorization: Bearer KEY`, or `?key=KEY` on the WebSocket. `Err` for an
-/// `Authorization` header that is not a bearer token.
+/// `Authorization` header that is not a bearer token, or for more than one (a proxy reading the other one
+/// would take the request for another client's).
 fn presented_key(request: &Request) -> Result<Option<String>, &'static str> {
+    if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
+        return Err("send one Authorization header, not several");
+    }
     if let Some(value) = request.headers().get(header::AUTHORIZATION) {
         let text = value.to_str().map_err(|_| "the Authorization header is not text")?;
         let (scheme, token) = text.trim().split_once(' ').ok_or("use `Authorization: Bearer <key>`")?;
@@ -137,6 +152,7 @@ pub(super) async fn authenticate(State(state): State<AppState>, mut request: Req
         id: Arc::from(format!("ip:{address}")),
         key: None,
         quota_positions: None,
+        digest: None,
         address,
         rate: config.anonymous_rate.limits().then_some(config.anonymous_rate),
         limiter: Arc::clone(&state.limiter),
@@ -144,7 +160,7 @@ pub(super) async fn authenticate(State(state): State<AppState>, mut request: Req
     if config.auth != AuthMode::Off {
         let presented = match presented_key(&request) {
             Ok(key) => key,
-            Err(why) => return unauthorized(why, true),
+            Err(why) => return refused(&client, unauthorized(why, true)),
         };
         match presented {
             Some(key) => match check_key(&state.store, &key).await {
@@ -152,10 +168,11 @@ pub(super) async fn authenticate(State(state): State<AppState>, mut request: Req
                     client.id = Arc::from(format!("key:{}", row.name));
                     client.rate = Some(Rate { rate: row.rate, burst: row.burst }).filter(Rate::limits);
                     client.quota_positions = row.quota_positions;
+                    client.digest = Some(row.hash);
                     client.key = Some(row.name);
                 }
                 Err(KeyError::Store(e)) => return Problem::from(e).into_response(),
-                Err(e) => return unauthorized(e.to_string(), true),
+                Err(e) => return refused(&client, unauthorized(e.to_string(), true)),
             },
             None if config.auth == AuthMode::Required => {
                 return unauthorized("this server needs an API key: `Authorization: Bearer <key>`", false);

@@ -51,8 +51,19 @@ const BAD_INPUT: [(&str, &str); 4] = [
 
 /// The annotation endpoints (a separate `json!` to stay within the macro's recursion limit).
 fn annotation_paths() -> Value {
-    let annotation_errors: Vec<(&str, &str)> =
-        BAD_INPUT.iter().copied().chain([("503", STORE_AWAY_OR_STOPPING)]).collect();
+    let annotation_errors: Vec<(&str, &str)> = BAD_INPUT
+        .iter()
+        .copied()
+        .filter(|(status, _)| *status != "422")
+        .chain([
+            (
+                "422",
+                "A member is invalid: unknown game, no readable game, bad limits, more positions than the server takes \
+                 in one job or than the key's whole daily quota (`/problems/larger-than-quota`).",
+            ),
+            ("503", STORE_AWAY_OR_STOPPING),
+        ])
+        .collect();
     json!({
             "/v1/annotations": { "post": {
                 "summary": "Annotate one game or a collection: every move judged (evaluation before and after, loss, class, better line), as a persisted job.",
@@ -369,7 +380,7 @@ pub fn document() -> Value {
             }},
             "/v1/stream": { "get": {
                 "summary": "WebSocket: streamed analysis.",
-                "description": "Upgrade to a WebSocket. Client messages: `{\"type\":\"analyse\",\"id\":\"…\", <the AnalysisRequest members>, \"infinite\": true?}` `{\"type\":\"stop\",\"id\":\"…\"}` and `{\"type\":\"subscribe\",\"id\":\"…\",\"job\":\"<annotation job id>\"}`. Server messages: `{\"type\":\"info\",\"id\",\"depth\",\"seldepth\",\"multipv\",\"score\",\"bound\"?,\"nodes\",\"nps\",\"time_ms\",\"pv\",\"currmove\"?,\"currmovenumber\"?,\"neval\",\"hashfull\"}` (at most one every 100 ms per analysis, plus every line of each completed depth), `{\"type\":\"bestmove\",\"id\", <the Analysis members>}` `{\"type\":\"progress\",\"id\",\"job\",\"status\",\"done\",\"total\"}` (an annotation job's progress, at each change until it is over) and `{\"type\":\"error\",\"id\"?, <the Problem members>}`. Several analyses may run on one socket; closing it cancels them.",
+                "description": "Upgrade to a WebSocket. Client messages: `{\"type\":\"analyse\",\"id\":\"…\", <the AnalysisRequest members>, \"infinite\": true?}` `{\"type\":\"stop\",\"id\":\"…\"}` and `{\"type\":\"subscribe\",\"id\":\"…\",\"job\":\"<annotation job id>\"}`. Server messages: `{\"type\":\"info\",\"id\",\"depth\",\"seldepth\",\"multipv\",\"score\",\"bound\"?,\"nodes\",\"nps\",\"time_ms\",\"pv\",\"currmove\"?,\"currmovenumber\"?,\"neval\",\"hashfull\"}` (at most one every 100 ms per analysis, plus every line of each completed depth), `{\"type\":\"bestmove\",\"id\", <the Analysis members>}` `{\"type\":\"progress\",\"id\",\"job\",\"status\",\"done\",\"total\"}` (an annotation job's progress, at each change until it is over) and `{\"type\":\"error\",\"id\"?, <the Problem members>, \"retry_after_s\"?}` (`retry_after_s` where HTTP would send `Retry-After`). Several analyses may run on one socket; closing it cancels them. With keys, every message but `stop` costs what a request does (an `analyse` its search besides); a socket whose key is revoked gets an `error` and is closed with code 1008.",
                 "operationId": "stream",
                 "responses": { "101": { "description": "Switching to the WebSocket protocol." },
                     "426": { "description": "The request is not a WebSocket upgrade.", "content": problem_ref() } }

@@ -101,6 +101,8 @@ pub(super) async fn stream(
     })
 }
 
+/// A problem as an `error` message: the problem document's members, its type as `problem`, and the seconds
+/// to wait before trying again (HTTP's `Retry-After`) as `retry_after_s` when it has them.
 fn error_text(id: Option<&str>, p: &Problem) -> String {
     let mut v = serde_json::to_value(p).unwrap_or_else(|_| json!({}));
     if let Value::Object(map) = &mut v {
@@ -109,8 +111,43 @@ fn error_text(id: Option<&str>, p: &Problem) -> String {
         if let Some(id) = id {
             map.insert("id".into(), json!(id));
         }
+        if let Some(seconds) = p.retry_after {
+            map.insert("retry_after_s".into(), json!(seconds));
+        }
     }
     v.to_string()
+}
+
+/// How often a socket opened with a key that runs analyses or follows jobs looks the key up again (each of
+/// its messages also does), so that a revoked key's socket is closed.
+const KEY_RECHECK: Duration = Duration::from_secs(10);
+
+/// Whether the key this socket was opened with was revoked (or deleted) since: the problem to tell the client
+/// before the socket is closed. A store that cannot say lets the socket go on.
+async fn key_revoked(state: &AppState, client: Option<&Client>) -> Option<Problem> {
+    let digest = client?.digest.as_deref()?;
+    match crate::access::check_digest(&state.store, digest).await {
+        Ok(_) => None,
+        Err(crate::access::KeyError::Store(error)) => {
+            tracing::debug!(%error, "cannot look a socket's key up again");
+            None
+        }
+        Err(e) => Some(Problem::new(
+            axum::http::StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "An API key is required",
+            format!("{e}: this socket is closed"),
+        )),
+    }
+}
+
+/// Close a socket whose key was revoked: the problem as an error message, then close code 1008 (policy).
+async fn close_revoked(socket: &mut WebSocket, p: &Problem) {
+    use axum::extract::ws::CloseFrame;
+    let _ = send(socket, error_text(None, p)).await;
+    let frame = CloseFrame { code: 1008, reason: Utf8Bytes::from_static("the API key was revoked") };
+    let _ = socket.send(Message::Close(Some(frame))).await;
+    let _ = tokio::time::timeout(CLOSE_WAIT, socket.recv()).await;
 }
 
 async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket) {
@@ -119,6 +156,9 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
     let mut running: HashMap<String, Running> = HashMap::new();
     let mut following: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     let mut shutdown = state.shutdown.subscribe();
+    let keyed = client.as_ref().is_some_and(|c| c.digest.is_some());
+    let mut recheck = tokio::time::interval_at(tokio::time::Instant::now() + KEY_RECHECK, KEY_RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             incoming = socket.recv() => {
@@ -142,6 +182,10 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
                     }
                     Some(Ok(_)) => continue,
                 };
+                if keyed && let Some(p) = key_revoked(&state, client.as_ref()).await {
+                    close_revoked(&mut socket, &p).await;
+                    break;
+                }
                 if let Some(reply) = handle(&state, client.as_ref(), &text, &tx, &mut running, &mut following).await
                     && send(&mut socket, reply).await.is_err()
                 {
@@ -157,6 +201,15 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
                     }
                 };
                 if send(&mut socket, text).await.is_err() { break; }
+            }
+            _ = recheck.tick(), if keyed => {
+                following.retain(|task| !task.is_finished());
+                if (!running.is_empty() || !following.is_empty())
+                    && let Some(p) = key_revoked(&state, client.as_ref()).await
+                {
+                    close_revoked(&mut socket, &p).await;
+                    break;
+                }
             }
             _ = shutdown.changed() => {
                 let _ = socket.send(Message::Close(None)).await;
@@ -210,13 +263,20 @@ async fn handle(
 ) -> Option<String> {
     let mut value: Value = match parse_json(text.as_bytes()) {
         Ok(v) => v,
-        Err(p) => return Some(error_text(None, &p)),
+        Err(p) => return Some(error_text(None, &pay(client).err().unwrap_or(p))),
     };
     // The member at fault is named (`id` of the wrong type, a missing `type`).
     let envelope: Envelope = match from_value(value.clone()) {
         Ok(e) => e,
-        Err(p) => return Some(error_text(None, &p)),
+        Err(p) => return Some(error_text(None, &pay(client).err().unwrap_or(p))),
     };
+    // Every message but a stop costs what a request does (a stop gives a worker back: it is free), refused
+    // ones too: a socket is limited as its requests over HTTP would be.
+    if envelope.kind != "stop"
+        && let Err(p) = pay(client)
+    {
+        return Some(error_text(envelope.id.as_deref(), &p));
+    }
     let id = match envelope.id {
         Some(id) if !id.is_empty() && id.len() <= MAX_ID => id,
         Some(_) => return Some(error_text(None, &Problem::invalid("id", format!("id must be 1 to {MAX_ID} bytes")))),
@@ -300,6 +360,11 @@ async fn handle(
             Some(error_text(Some(&id), &p))
         }
     }
+}
+
+/// Pay [`CHEAP`] for a message.
+fn pay(client: Option<&Client>) -> Result<(), Problem> {
+    client.map_or(Ok(()), |c| c.charge(CHEAP))
 }
 
 /// The `infinite` member of an `analyse` message: absent is false; anything but a boolean is an error.
@@ -500,17 +565,27 @@ async fn start<G: Game>(
     if infinite {
         request.limits = Limits::infinite();
     }
-    // A message costs what a request does: the cheap part and its search (given back when the cache answers).
-    let cost = CHEAP + if infinite { search_cost(&request.limits, p.multipv) } else { analysis::search_extra(&p) };
+    // A message costs what a request does: the cheap part (paid as it came) and its search (given back when
+    // the cache answers, or when no search could start).
+    let cost = if infinite { search_cost(&request.limits, p.multipv) } else { analysis::search_extra(&p) };
     if let Some(client) = client {
-        client.charge(cost)?;
+        client.charge_rest(cost)?;
     }
-    let mut subscription = match state.analysis.start(request).await? {
+    let started = match state.analysis.start(request).await {
+        Ok(started) => started,
+        Err(e) => {
+            if let Some(client) = client {
+                client.refund(cost);
+            }
+            return Err(e.into());
+        }
+    };
+    let mut subscription = match started {
         Started::Answered(answer) => {
             if answer.cached
                 && let Some(client) = client
             {
-                client.refund(cost - CHEAP);
+                client.refund(cost);
             }
             let mut v = serde_json::to_value(analysis::answer_out(&p, &answer))
                 .map_err(|e| Problem::internal(e.to_string()))?;

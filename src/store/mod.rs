@@ -613,6 +613,13 @@ impl Store {
         on_backend!(self, backend => backend.charge_key_quota(name, day, positions, quota).await)
     }
 
+    /// Give back `positions` that key `name` was charged on UTC day `day` (a job that was charged, then not
+    /// made); the day's use never goes below zero.
+    pub async fn refund_key_quota(&self, name: &str, day: i64, positions: u64) -> Result<(), StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.refund_key_quota(name, day, positions).await)
+    }
+
     /// The analysis cache's rows by engine and game (ordered so).
     pub async fn cache_engines(&self) -> Result<Vec<CacheEngineRows>, StoreError> {
         self.check_open()?;

@@ -660,6 +660,17 @@ impl PostgresBackend {
         Ok((charged, used.map_or(0, |u| u64::try_from(u).unwrap_or(0))))
     }
 
+    pub(crate) async fn refund_key_quota(&self, name: &str, day: i64, positions: u64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE api_key_usage SET positions = GREATEST(positions - $3, 0) WHERE name = $1 AND day = $2")
+            .bind(name)
+            .bind(day)
+            .bind(i64::try_from(positions).unwrap_or(i64::MAX))
+            .execute(&mut *self.conn().await?)
+            .await
+            .map_err(query_error)?;
+        Ok(())
+    }
+
     /// Take the oldest queued or running job nobody holds, for `owner`, for `lease`.
     pub(crate) async fn claim_job(
         &self,

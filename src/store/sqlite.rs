@@ -620,6 +620,17 @@ impl SqliteBackend {
 
     /// Charge `positions` to a key's day if it stays within `quota` (one conditional upsert); whether it was
     /// charged, and the day's total after.
+    pub(crate) async fn refund_key_quota(&self, name: &str, day: i64, positions: u64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE api_key_usage SET positions = MAX(positions - ?, 0) WHERE name = ? AND day = ?")
+            .bind(i64::try_from(positions).unwrap_or(i64::MAX))
+            .bind(name)
+            .bind(day)
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok(())
+    }
+
     pub(crate) async fn charge_key_quota(
         &self,
         name: &str,

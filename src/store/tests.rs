@@ -387,6 +387,12 @@ async fn keys_are_kept_by_digest_revoked_by_name_and_quotas_never_overdrawn(ctx:
     assert_eq!(store.charge_key_quota("alice", 20_000, 1, 100).await.ok(), Some((false, 100)));
     assert_eq!(store.charge_key_quota("alice", 20_001, 101, 100).await.ok(), Some((false, 0)));
     assert_eq!(store.charge_key_quota("alice", 20_001, 1, 100).await.ok(), Some((true, 1)));
+    // Given back (a job charged, then not made): never below zero, and only that day's.
+    store.refund_key_quota("alice", 20_000, 30).await.expect("refunds");
+    assert_eq!(store.charge_key_quota("alice", 20_000, 30, 100).await.ok(), Some((true, 100)));
+    store.refund_key_quota("alice", 20_001, 5).await.expect("refunds");
+    assert_eq!(store.charge_key_quota("alice", 20_001, 100, 100).await.ok(), Some((true, 100)));
+    store.refund_key_quota("nobody", 20_001, 5).await.expect("nothing to give back");
 
     assert_eq!(store.revoke_key("alice").await.ok(), Some(true));
     assert_eq!(store.revoke_key("alice").await.ok(), Some(false));
