@@ -337,6 +337,12 @@ fn show(view: EvalView) -> String {
     }
 }
 
+/// A line of moves as text: separated by spaces, or by commas where a move holds a space (Hive's `wS1 -bQ`),
+/// so that the moves can be told apart.
+fn line_text(line: &[String]) -> String {
+    line.join(if line.iter().any(|m| m.contains(' ')) { ", " } else { " " })
+}
+
 /// The job as readable text: each game's moves with their evaluations, classes and better moves, and each
 /// side's summary.
 pub fn export_text(view: &JobView) -> String {
@@ -369,8 +375,7 @@ pub fn export_text(view: &JobView) -> String {
         );
         for m in &game.moves {
             let better = if m.class.wants_better_line() {
-                let line: Vec<&str> = m.best_line.iter().take(EXPORT_LINE_PLIES).map(String::as_str).collect();
-                line.join(" ")
+                line_text(&m.best_line[..m.best_line.len().min(EXPORT_LINE_PLIES)])
             } else {
                 String::new()
             };
@@ -396,4 +401,18 @@ pub fn export_text(view: &JobView) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_text;
+
+    #[test]
+    fn a_line_of_moves_that_hold_spaces_is_written_with_commas() {
+        let line = |moves: &[&str]| line_text(&moves.iter().map(|m| m.to_string()).collect::<Vec<_>>());
+        assert_eq!(line(&["e2e4", "e7e5"]), "e2e4 e7e5");
+        // Found by an audit: `bA1 \\wS1 wA1 wS1-` could not be split back into Hive's moves.
+        assert_eq!(line(&["bA1 \\wS1", "wA1 wS1-"]), "bA1 \\wS1, wA1 wS1-");
+        assert_eq!(line(&[]), "");
+    }
 }

@@ -743,6 +743,17 @@ pub fn write_game<G: Game>(
     w.out
 }
 
+/// The result an exported game states, in its `Result` tag and after its moves alike (PGN asks them to be
+/// equal): the result after the record's moves, or where that is missing or `*`, its `Result` tag when the tag
+/// is one of `results`; else `*`.
+pub fn export_result(record_result: Option<&str>, tags: &[(String, String)], results: &[&str]) -> String {
+    let tag = tags.iter().find(|(n, _)| n.eq_ignore_ascii_case("Result")).map(|(_, v)| v.trim());
+    match record_result {
+        Some(r) if r != "*" => r.to_string(),
+        _ => tag.filter(|t| results.contains(t)).unwrap_or("*").to_string(),
+    }
+}
+
 /// The tags of an exported game: the record's, less any `Annotator`, then `Annotator "kibitz <version>"`.
 pub fn export_tags(tags: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> =
@@ -782,23 +793,37 @@ pub fn parse_pdn<G: Game>(
     read_records(text, PDN_RESULTS, budget, one)
 }
 
-/// Write an annotated PDN game: the record's tags (a `FEN` tag for a set-up position, an `Annotator` tag
-/// added), the moves written by `fmt`, each note's NAG, comment (`[%eval]` as kibitz's extension of PDN) and
-/// better line, the result.
+/// Write an annotated PDN game: `GameType` (`game_type`) when the record has none, so that a reader knows
+/// the game, the record's tags (`Result` agreeing with the result after the moves, a `FEN` tag for a set-up
+/// position, an `Annotator` tag added), the moves written by `fmt`, each note's NAG, comment (`[%eval]` as
+/// kibitz's extension of PDN) and better line, the result.
 pub fn export_pdn<G: Game>(
     record: &GameRecord<G>,
     notes: &[PlyNote<G::Move>],
+    game_type: &str,
     fmt: impl Fn(&G, G::Move) -> String,
 ) -> String {
     let set_up = record.start.position_key() != G::start().position_key();
-    let mut tags: Vec<(String, String)> =
-        record.tags.iter().filter(|(n, _)| !(set_up && n.eq_ignore_ascii_case("FEN"))).cloned().collect();
+    let result = export_result(record.result.as_deref(), &record.tags, PDN_RESULTS);
+    let mut tags: Vec<(String, String)> = Vec::with_capacity(record.tags.len() + 4);
+    if !record.tags.iter().any(|(n, _)| n.eq_ignore_ascii_case("GameType")) {
+        tags.push(("GameType".to_string(), game_type.to_string()));
+    }
+    for (name, value) in &record.tags {
+        if name.eq_ignore_ascii_case("Result") {
+            tags.push((name.clone(), result.clone()));
+        } else if !(set_up && name.eq_ignore_ascii_case("FEN")) {
+            tags.push((name.clone(), value.clone()));
+        }
+    }
+    if !record.tags.iter().any(|(n, _)| n.eq_ignore_ascii_case("Result")) {
+        tags.push(("Result".to_string(), result.clone()));
+    }
     if set_up {
         tags.push(("FEN".to_string(), record.start.format_position(Some("fen")).unwrap_or_default()));
     }
     let tags = export_tags(&tags);
-    let result = record.result.as_deref().unwrap_or("*");
-    write_game(&tags, &record.start, 1, &record.moves, notes, result, fmt)
+    write_game(&tags, &record.start, 1, &record.moves, notes, &result, fmt)
 }
 
 /// The first line of `text` that is neither blank nor a `#` comment, trimmed (for format detection).

@@ -14,5 +14,5 @@ pub fn parse(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Res
 
 /// Write an annotated game as PDN (jumps with every landing square).
 pub fn export(record: &GameRecord<Checkers>, notes: &[PlyNote<Move>]) -> String {
-    pgn::export_pdn(record, notes, |_: &Checkers, m| Checkers::move_to_pdn(m))
+    pgn::export_pdn(record, notes, "21", |_: &Checkers, m| Checkers::move_to_pdn(m))
 }

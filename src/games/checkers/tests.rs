@@ -319,13 +319,31 @@ mod records {
         for notes in [Vec::new(), notes] {
             let text = Checkers::export_record(rec, &notes).unwrap();
             let back = parse(&text).remove(0).unwrap();
-            let tags: Vec<_> = back.tags.iter().filter(|(n, _)| n != "Annotator" && n != "FEN").cloned().collect();
+            // The export adds `Annotator`, and `GameType` and `Result` where the record had none.
+            let added = |n: &str| rec.tags.iter().all(|(t, _)| t != n) && ["GameType", "Result"].contains(&n);
+            let tags: Vec<_> =
+                back.tags.iter().filter(|(n, _)| n != "Annotator" && n != "FEN" && !added(n)).cloned().collect();
             let want: Vec<_> = rec.tags.iter().filter(|(n, _)| n != "FEN").cloned().collect();
             assert_eq!(tags, want);
             assert_eq!(back.start.to_fen(), rec.start.to_fen());
             assert_eq!(back.moves, rec.moves);
             assert_eq!(back.result, rec.result);
         }
+    }
+
+    #[test]
+    fn the_export_names_its_game_and_one_result() {
+        // Found by an audit: a game read without `GameType` was written without one (a reader took it for
+        // international draughts), and its `Result` tag could say another result than its moves' end.
+        let rec = parse("[Result \"1-0\"]\n\n1. 11-15 23-19 0-1\n").remove(0).unwrap();
+        let text = Checkers::export_record(&rec, &[]).unwrap();
+        assert!(text.starts_with("[GameType \"21\"]\n"), "{text}");
+        assert!(text.contains("[Result \"0-1\"]\n") && !text.contains("1-0"), "{text}");
+        assert!(text.trim_end().ends_with(" 0-1"), "{text}");
+        let rec = parse("[GameType \"21\"]\n\n1. 11-15 *\n").remove(0).unwrap();
+        let text = Checkers::export_record(&rec, &[]).unwrap();
+        assert_eq!(text.matches("GameType").count(), 1, "{text}");
+        assert!(text.contains("[Result \"*\"]\n"), "{text}");
     }
 
     #[test]

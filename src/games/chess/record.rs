@@ -58,15 +58,16 @@ fn game(index: usize, raw: pgn::RawGame) -> Result<GameRecord<Chess>, RecordErro
 /// Write an annotated game: the record's tags (the Seven Tag Roster completed, `SetUp`/`FEN` for a set-up
 /// position, an `Annotator` tag added), SAN moves, each note's NAG, comment and better line, the result.
 pub fn export(record: &GameRecord<Chess>, notes: &[PlyNote<super::Move>]) -> String {
-    let result = record.result.as_deref().unwrap_or("*");
+    let result = pgn::export_result(record.result.as_deref(), &record.tags, pgn::PGN_RESULTS);
     let has = |tags: &[(String, String)], name: &str| tags.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let find = |name: &str| record.tags.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
     // The Seven Tag Roster first and in its order (as PGN's export format asks), the record's values where it
-    // has them; then the record's other tags as they came.
-    let roster = ROSTER.iter().copied().chain([("Result", result)]);
+    // has them (the result the one written after the moves); then the record's other tags as they came.
+    let roster = ROSTER.iter().copied().chain([("Result", result.as_str())]);
     let mut tags: Vec<(String, String)> = Vec::with_capacity(record.tags.len() + 10);
     for (name, placeholder) in roster.clone() {
-        tags.push((name.to_string(), find(name).unwrap_or_else(|| placeholder.to_string())));
+        let value = if name == "Result" { None } else { find(name) };
+        tags.push((name.to_string(), value.unwrap_or_else(|| placeholder.to_string())));
     }
     let set_up = record.start.position_key() != Chess::start().position_key();
     for (name, value) in &record.tags {
@@ -84,5 +85,5 @@ pub fn export(record: &GameRecord<Chess>, notes: &[PlyNote<super::Move>]) -> Str
     }
     let tags = pgn::export_tags(&tags);
     let first = u32::from(record.start.board().fullmove_number());
-    pgn::write_game(&tags, &record.start, first, &record.moves, notes, result, |g, m| g.move_to_san(m))
+    pgn::write_game(&tags, &record.start, first, &record.moves, notes, &result, |g, m| g.move_to_san(m))
 }

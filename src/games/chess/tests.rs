@@ -581,6 +581,20 @@ mod records {
             .collect();
         assert_eq!(names, ["Event", "Site", "Date", "Round", "White", "Black", "Result", "Custom", "Annotator"], "{text}");
         assert!(text.contains("[Event \"E\"]\n") && text.contains("[Result \"1-0\"]\n"), "{text}");
+        // The Result tag says what the moves end with (found by an audit: `[Result "1-0"]` over moves ending
+        // `0-1` was kept, and python-chess read the tag); where the moves end without a result, the tag's when
+        // it is one.
+        for (input, want) in [
+            ("[Result \"1-0\"]\n\n1. e4 e5 0-1\n", "0-1"),
+            ("[Result \"white wins\"]\n\n1. e4 e5 *\n", "*"),
+            ("[Result \"1/2-1/2\"]\n\n1. e4 e5 *\n", "1/2-1/2"),
+            ("[Result \"1-0\"]\n\n1. e4 e5\n", "1-0"),
+            ("\n1. e4 e5 1-0\n", "1-0"),
+        ] {
+            let text = Chess::export_record(parse(input)[0].as_ref().unwrap(), &[]).unwrap();
+            assert!(text.contains(&format!("[Result \"{want}\"]\n")), "{input}: {text}");
+            assert!(text.trim_end().ends_with(&format!(" {want}")), "{input}: {text}");
+        }
     }
 
     #[test]

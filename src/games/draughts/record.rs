@@ -45,5 +45,5 @@ fn parse_guide(text: &str, budget: &mut RecordBudget) -> Result<Records<Draughts
 
 /// Write an annotated game as PDN, moves in the shortest unambiguous PDN.
 pub fn export(record: &GameRecord<Draughts>, notes: &[PlyNote<Move>]) -> String {
-    pgn::export_pdn(record, notes, |g: &Draughts, m| g.pdn_move(m))
+    pgn::export_pdn(record, notes, "20", |g: &Draughts, m| g.pdn_move(m))
 }
