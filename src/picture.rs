@@ -375,6 +375,9 @@ impl Scene {
             .attr("data-game", game)
             .attr("data-position", position)
             .attr("data-flipped", flipped)
+            // Named as an image to assistive technology, with the title's text.
+            .attr("role", "img")
+            .attr("aria-label", format!("{game} board: {position}"))
             .child(Element::new("title").text(format!("{game}: {position}")));
         for (class, layer) in [
             ("board", &self.board),

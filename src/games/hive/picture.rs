@@ -43,28 +43,66 @@ fn offset(from: u16, c: u16) -> (i32, i32) {
     (d - 32 * r, r)
 }
 
-/// How cells map to coordinates in one position: through the occupied cell nearest the first piece's cell,
-/// so that a hive that has wandered far is still drawn in one piece.
-#[derive(Clone, Copy)]
+/// The axial step of each direction of [`nb`] (0 north-west of a point-top hexagon, clockwise: `(0, -1)`,
+/// `(1, -1)`, `(1, 0)`, `(0, 1)`, `(-1, 1)`, `(-1, 0)`).
+const STEPS: [(i32, i32); 6] = [(0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0)];
+
+/// How cells map to coordinates in one position. The occupied cell nearest the first piece's cell is placed by
+/// its offset from that cell; every other occupied cell by a walk through the hive from it, step by step, and
+/// an empty cell next to the hive one step from an occupied neighbour. The grid wraps every 32 columns, so an
+/// offset alone could not place a hive spanning 16 columns or more from the anchor (found by an audit: a hive
+/// stretched east was drawn as two islands); the hive is connected and spans fewer than 32 cells, so the walk
+/// places every cell where the game means it.
+#[derive(Clone)]
 struct Frame {
     anchor: u16,
     at: (i32, i32),
+    placed: std::collections::HashMap<u16, (i32, i32)>,
 }
 
 impl Frame {
     fn of(b: &Board) -> Frame {
         let dist = |(q, r): (i32, i32)| q.abs().max(r.abs()).max((q + r).abs());
-        let anchor = (0..PIECES as u8)
-            .filter(|&p| b.enabled(p) && b.in_play(p))
-            .map(|p| b.pos(p))
-            .min_by_key(|&c| (dist(offset(ORIGIN, c)), c))
-            .unwrap_or(ORIGIN);
-        Frame { anchor, at: offset(ORIGIN, anchor) }
+        let occupied: std::collections::HashSet<u16> =
+            (0..PIECES as u8).filter(|&p| b.enabled(p) && b.in_play(p)).map(|p| b.pos(p)).collect();
+        let anchor = occupied.iter().copied().min_by_key(|&c| (dist(offset(ORIGIN, c)), c)).unwrap_or(ORIGIN);
+        let at = offset(ORIGIN, anchor);
+        let mut placed = std::collections::HashMap::with_capacity(occupied.len());
+        if occupied.contains(&anchor) {
+            placed.insert(anchor, at);
+            let mut queue = std::collections::VecDeque::from([anchor]);
+            while let Some(c) = queue.pop_front() {
+                let (q, r) = placed[&c];
+                for (d, (dq, dr)) in STEPS.iter().enumerate() {
+                    let n = nb(c, d);
+                    if occupied.contains(&n) && !placed.contains_key(&n) {
+                        placed.insert(n, (q + dq, r + dr));
+                        queue.push_back(n);
+                    }
+                }
+            }
+        }
+        Frame { anchor, at, placed }
     }
 
     fn coords(&self, c: u16) -> (i32, i32) {
-        let (dq, dr) = offset(self.anchor, c);
-        (self.at.0 + dq, self.at.1 + dr)
+        if let Some(&at) = self.placed.get(&c) {
+            return at;
+        }
+        // An empty cell: from an occupied neighbour, the nearest to the anchor (any would do).
+        let beside = (0..6)
+            .filter_map(|d| {
+                let from = nb(c, d);
+                let (q, r) = *self.placed.get(&from)?;
+                // `c` is the neighbour of `from` in the opposite direction.
+                let (dq, dr) = STEPS[(d + 3) % 6];
+                Some((q + dq, r + dr))
+            })
+            .min_by_key(|&(q, r)| ((q - self.at.0).abs() + (r - self.at.1).abs(), q, r));
+        beside.unwrap_or_else(|| {
+            let (dq, dr) = offset(self.anchor, c);
+            (self.at.0 + dq, self.at.1 + dr)
+        })
     }
 }
 
@@ -220,5 +258,47 @@ mod tests {
         let far = (ORIGIN + 15 * 32 + 15) % CELLS as u16;
         assert_eq!(offset(far, nb(far, 2)), (1, 0));
         assert_eq!(offset(far, nb(nb(far, 3), 3)), (0, 2));
+    }
+
+    /// Found by an audit: a hive stretched 16 columns east of its anchor was drawn as two islands (the grid
+    /// wraps every 32 columns), its last piece and the arrows to it on the wrong hexes.
+    #[test]
+    fn a_hive_stretched_far_is_drawn_in_one_piece() {
+        use crate::game::Game;
+        let moves = "wB1;bL wB1-;wB2 \\wB1;bS1 bL-;wQ /wB2;bP bS1-;wG1 -wQ;bQ bP/;wM \\wG1;bM bQ-;wA1 wM/;\
+                     bB1 bM/;wA1 bB1-;bG1 -bQ;wP wA1/;bA1 bQ\\;wA2 wP/;bA1 wA2-;wG2 wP\\;bS2 bA1/;wG2 -bB1;\
+                     bB2 bS2-;wG3 \\wB2;bA2 bB2-;wL wG3/;bG2 bA2/;wL wB2/;bA3 bG2/;wA3 /wM;bG3 bA3/";
+        let game = Hive::parse_position(&format!("Base+MLP;InProgress;White[16];{moves}"), None).expect("the game");
+        let svg = draw(&game, &View::default()).to_svg("hive", "", false, 480);
+        let hex = |piece: &str| -> (i32, i32) {
+            let at = svg.find(&format!("data-piece=\"{piece}\"")).unwrap_or_else(|| panic!("{piece} drawn"));
+            let rest = &svg[at..];
+            let value = rest.split("data-hex=\"").nth(1).and_then(|v| v.split('"').next()).expect("its hex");
+            parse_name(value).expect("a hex name")
+        };
+        // bA3 stands on 15,-7 and bG3 was placed north-east of it.
+        let (q, r) = hex("bA3");
+        assert_eq!(hex("bG3"), (q + 1, r - 1));
+        // Every piece on top of a cell touches another one: the hive is drawn connected.
+        let tops: Vec<(i32, i32)> = svg
+            .split("data-piece=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split("data-hex=\"").nth(1)?.split('"').next().and_then(parse_name))
+            .collect();
+        assert!(tops.len() > 20, "{svg}");
+        for &(q, r) in &tops {
+            let touches = STEPS.iter().any(|(dq, dr)| tops.contains(&(q + dq, r + dr)));
+            assert!(touches, "{q},{r} is drawn apart from the hive");
+        }
+        // The arrow of a move to that end of the hive names the hexes the picture draws.
+        let mut list = Vec::new();
+        game.generate_moves(&mut list);
+        for m in list {
+            for square in move_squares(&game, m) {
+                let (q, r) = parse_name(&square).expect("a hex name");
+                let near = STEPS.iter().any(|(dq, dr)| tops.contains(&(q + dq, r + dr))) || tops.contains(&(q, r));
+                assert!(near, "{}: {square} is away from the hive", game.format_move(m));
+            }
+        }
     }
 }
