@@ -74,7 +74,7 @@ pub enum Score {
 
 /// A position or move text that could not be read, naming the offending token.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-#[error("{message}: `{token}`")]
+#[error("{}: `{token}`", message.trim_end_matches('.'))]
 pub struct NotationError {
     /// The bad token, as it appeared in the input (shortened when very long).
     pub token: String,
