@@ -249,6 +249,15 @@ fn transcript_and_bad_lines() {
     e.quiet("setoption usemillisec true");
     let (_, best, _) = e.go("go time 2000 increment 100 opptime 2000 oppincrement 100");
     replay(g.clone(), &[best.as_deref().expect("a move")]);
+    // A clock that cannot be read is said so, and the search still ends by itself (found by an audit: it was an
+    // endless search, and a GUI playing a game waited for ever).
+    for go in ["go time nan", "go opptime 5", "go movestogo 5"] {
+        e.send(go);
+        let out = e.until("bestmove");
+        assert!(out.iter().any(|l| l.contains("no clock of the side to move")), "{go}: {out:?}");
+        let best = out.last().and_then(|l| l.split_whitespace().nth(1)).expect("a move").to_string();
+        replay(g.clone(), &[&best]);
+    }
     // The root is not kept in the table; the position after the best move is.
     let out = e.ask(&format!("probe startpos moves h2e2 h9g7 {}", best.expect("a move")));
     assert!(out.len() == 1 && out[0].starts_with("pophash ") && out[0].contains("bound "), "{out:?}");

@@ -152,9 +152,10 @@ impl CheckersConfig {
     fn limits(&self) -> Limits {
         let depth = (self.depth > 0).then_some(self.depth);
         // Only 0 means no time limit: a positive time too small for a millisecond is one millisecond (it was
-        // rounded to zero and searched without end).
+        // rounded to zero and searched without end). The answer comes within the time (found by an audit: it
+        // came a few milliseconds after).
         let movetime = (self.time > 0.0)
-            .then(|| Duration::try_from_secs_f32(self.time).unwrap_or(Duration::ZERO).max(Duration::from_millis(1)));
+            .then(|| crate::search::answer_within(Duration::try_from_secs_f32(self.time).unwrap_or(Duration::ZERO)));
         let nodes = (self.nodes > 0).then_some(u64::from(self.nodes));
         if depth.is_none() && movetime.is_none() && nodes.is_none() {
             Limits::infinite()

@@ -439,7 +439,8 @@ impl HubSession {
             limits.clock = Some(Clock {
                 remaining: (time + inc).max(Duration::from_millis(1)),
                 increment: inc,
-                moves_to_go: moves.map(|m| m.clamp(1, 1000) as u32),
+                // Zero moves is no count at all (as UCI's and UCCI's `movestogo 0`), not the last move.
+                moves_to_go: moves.filter(|&m| m > 0).map(|m| m.min(1000) as u32),
             });
         }
         self.limits = limits;
@@ -655,6 +656,11 @@ mod tests {
         assert_eq!(s.game().to_hub(), START);
         says(&mut s, "level depth=x", &["error message=\"level depth= needs a whole number, not `x`\""]);
         says(&mut s, "level time=soon", &["error message=\"level time= needs a number of seconds, not `soon`\""]);
+        // Zero moves is no count (found by an audit: it was the last move before a control, the whole clock).
+        says(&mut s, "level moves=0 time=60", &[]);
+        assert_eq!(s.limits.clock.map(|c| c.moves_to_go), Some(None));
+        says(&mut s, "level moves=40 time=60", &[]);
+        assert_eq!(s.limits.clock.map(|c| c.moves_to_go), Some(Some(40)));
         says(&mut s, "pos moves=\"32-28", &["error message=\"unclosed quote in the value of `moves`\""]);
         assert_eq!(s.config(), &HubConfig { threads: 2, hash_mb: 64, engine: None });
         assert!(s.on_line("quit").quit);

@@ -406,8 +406,11 @@ impl UcciSession {
         let mut lines = Vec::new();
         let mut warn = |text: String| lines.push(ERRORS.line(&SessionError::command(format!("go: {text}, ignored"))));
         let mut i = 0;
+        // A clock was meant (a word of one came), whether or not it could be read.
+        let mut clocked = false;
         while i < args.len() {
             let word = args[i];
+            clocked |= matches!(word, "time" | "increment" | "opptime" | "oppincrement" | "movestogo" | "oppmovestogo");
             // UCCI's own spelling of an endless search.
             if word == "depth" && args.get(i + 1) == Some(&"infinite") {
                 limits.infinite = true;
@@ -453,8 +456,16 @@ impl UcciSession {
         if let Some(t) = time {
             limits.clock = Some(Clock { remaining: t.max(Duration::from_millis(1)), increment: inc, moves_to_go });
         }
-        if limits.depth.is_none() && limits.nodes.is_none() && limits.clock.is_none() {
-            limits.infinite = true;
+        // `go` alone is an endless search (until `stop`); a clock that could not be read is not: a GUI playing
+        // a game would wait for ever (found by an audit: `go time nan`, `go opptime 5`), so the search has the
+        // depth a `go` without limits has elsewhere.
+        if limits.depth.is_none() && limits.nodes.is_none() && limits.clock.is_none() && !limits.infinite {
+            if clocked {
+                let why = format!("go: no clock of the side to move: searching to depth {}", Limits::DEFAULT_DEPTH);
+                lines.push(ERRORS.line(&SessionError::command(why)));
+            } else {
+                limits.infinite = true;
+            }
         }
         // No legal move, or every one banned: nothing to play.
         let legal = self.game.legal_moves();

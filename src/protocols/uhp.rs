@@ -460,9 +460,10 @@ impl UhpSession {
                 let time = parse_time(value).ok_or_else(|| {
                     SessionError::Command(format!("Unable to parse the time '{}': hh:mm:ss is needed.", shorten(value)))
                 })?;
+                // UHP's time is the engine's limit: the answer comes within it.
                 Limits {
                     depth: Some(MAX_DEPTH),
-                    movetime: Some(time.max(Duration::from_millis(1))),
+                    movetime: Some(crate::search::answer_within(time)),
                     ..Limits::default()
                 }
             }

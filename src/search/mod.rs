@@ -35,6 +35,7 @@ use std::time::Duration;
 pub use crate::game::Score;
 use crate::game::{Game, GameEnd};
 pub use params::SearchTuning;
+pub use time::answer_within;
 pub use tt::TranspositionTable;
 
 /// The largest MultiPV count a search accepts.

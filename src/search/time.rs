@@ -4,8 +4,19 @@ use std::time::{Duration, Instant};
 
 use super::Limits;
 
-/// Kept back from every clock allocation for the protocol round trip and the process scheduler.
+/// Kept back from every clock allocation for the protocol round trip and the process scheduler: this, or a
+/// twentieth of the clock when that is more (a GUI's and the machine's delays grow with what they have to do,
+/// and a loaded machine stalls a process for tens of milliseconds).
 const OVERHEAD: Duration = Duration::from_millis(30);
+
+/// A limit on a move's time that the answer must come within (the Checkers Protocol's and UHP's time
+/// limits): what the search may take, so that the answer reaches the program in time. The search stops a few
+/// milliseconds after its deadline and the answer takes its way out: a little is kept back (a quarter of a
+/// very short limit, 5 ms and a fiftieth of a longer one).
+pub fn answer_within(limit: Duration) -> Duration {
+    let kept = (limit / 4).min(Duration::from_millis(5) + limit / 50);
+    limit.saturating_sub(kept).max(Duration::from_millis(1))
+}
 
 /// The deadlines of one search.
 #[derive(Clone, Copy, Debug)]
@@ -25,12 +36,13 @@ impl TimeBudget {
         let mut soft = None;
         let mut hard = limits.movetime;
         if let Some(clock) = limits.clock {
-            let left = clock.remaining.saturating_sub(OVERHEAD);
+            let left = clock.remaining.saturating_sub(OVERHEAD.max(clock.remaining / 20));
             let moves = clock.moves_to_go.unwrap_or(30).clamp(1, 60);
             // A share of the remaining time plus most of the increment; never more than half of what is left
-            // on a sudden-death clock (all of it, less the overhead, on the last move before a time control).
+            // on a sudden-death clock, nor more than four fifths on the last move before a time control (found
+            // by an audit: the whole clock less 30 ms was used there, a loss on time for any delay beyond).
             let share = left / moves + clock.increment * 3 / 4;
-            let cap = if moves == 1 { left } else { left / 2 };
+            let cap = if moves == 1 { left * 4 / 5 } else { left / 2 };
             let target = share.min(cap);
             let max = (target * 4).min(cap).max(target);
             soft = Some(target);
@@ -88,8 +100,23 @@ mod tests {
             ..Limits::default()
         };
         let b = TimeBudget::new(&limits, Instant::now());
-        assert!(b.hard.expect("hard") <= Duration::from_secs(10));
+        assert!(b.hard.expect("hard") <= Duration::from_secs(8));
         assert!(b.soft.expect("soft") > Duration::from_secs(5));
+        // A short clock keeps its margin too.
+        let short = Limits {
+            clock: Some(Clock { remaining: Duration::from_secs(1), increment: Duration::ZERO, moves_to_go: Some(1) }),
+            ..Limits::default()
+        };
+        assert!(TimeBudget::new(&short, Instant::now()).hard.expect("hard") <= Duration::from_millis(800));
+    }
+
+    #[test]
+    fn an_answer_within_a_limit_keeps_a_little_back() {
+        assert_eq!(answer_within(Duration::from_secs(1)), Duration::from_millis(975));
+        assert_eq!(answer_within(Duration::from_millis(20)), Duration::from_millis(15));
+        assert_eq!(answer_within(Duration::from_millis(1)), Duration::from_millis(1));
+        assert_eq!(answer_within(Duration::ZERO), Duration::from_millis(1));
+        assert_eq!(answer_within(Duration::from_secs(60)), Duration::from_millis(58_795));
     }
 
     #[test]
