@@ -315,6 +315,11 @@ pub fn parse_san(board: &Board, text: &str) -> Result<Move, NotationError> {
             _ => return Err(NotationError::new(text, "not a move")),
         }
     }
+    // A pawn move without its file is a push on the destination's file: `d5` is never `exd5` (found by an audit:
+    // it was read as the capture, so a corrupt record was silently read as another game).
+    if piece == Piece::Pawn && from_file.is_none() {
+        from_file = Some(to.file());
+    }
     if piece == Piece::Pawn && to.rank() == Rank::Eighth.relative_to(board.side_to_move()) && promotion.is_none() {
         return Err(NotationError::new(text, "a pawn reaching the last rank must name its promotion (=Q)"));
     }

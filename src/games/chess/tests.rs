@@ -138,6 +138,15 @@ fn san_details() {
     let g = game("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2");
     assert_eq!(g.move_to_san(g.parse_move("e5d6").expect("ep")), "exd6");
     assert_eq!(g.parse_move("exd6 e.p."), g.parse_move("e5d6"));
+    // A pawn move without its file is a push on that file, never a capture from the next one (found by an
+    // audit: `d6` and `xd6` were read as `exd6`, and a corrupt PGN as another game).
+    for t in ["d6", "xd6", "d6 e.p."] {
+        assert!(g.parse_move(t).is_err(), "{t}");
+    }
+    let g = game("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 2");
+    assert!(g.parse_move("d5").is_err());
+    assert_eq!(g.parse_move("exd5").map(|m| g.move_to_uci(m)), Ok("e4d5".to_string()));
+    assert_eq!(g.parse_move("e5").map(|m| g.move_to_uci(m)), Ok("e4e5".to_string()));
     let g = Chess::start();
     assert_eq!(g.parse_move("e5").unwrap_err().message, "illegal move");
     assert_eq!(g.parse_move("e2e5").unwrap_err().message, "illegal move");
