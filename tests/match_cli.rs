@@ -249,6 +249,32 @@ fn an_engine_that_cannot_start_stops_the_match_saying_why() {
     ]);
     // Not two forfeits scored as a sweep with success: no game is played, the exit says why.
     assert!(!run.ok, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    // A record file of an earlier match is kept as it was, and none is made (found by an audit: it was emptied).
+    let kept = dir.join("kept.pgn");
+    std::fs::write(&kept, "[Event \"earlier\"]\n\n1. e4 *\n").unwrap();
+    let made = dir.join("made.pgn");
+    for output in [&kept, &made] {
+        let run = kibitz(&[
+            "match",
+            "kibitz",
+            "ghost",
+            "--game",
+            "chess",
+            "--games",
+            "2",
+            "--depth",
+            "1",
+            "--sprt",
+            "-5,5",
+            "--engines",
+            engines.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+        ]);
+        assert!(!run.ok && run.stderr.contains("ghost could not start"), "{}", run.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "[Event \"earlier\"]\n\n1. e4 *\n");
+    assert!(!made.exists());
     assert!(!run.stdout.lines().any(|l| l.starts_with("game ")), "{}", run.stdout);
     assert!(run.stderr.contains("ghost could not start: engine `"), "{}", run.stderr);
     assert!(run.stderr.contains("could not be started"), "{}", run.stderr);
@@ -405,6 +431,46 @@ fn wait_thinking(dir: &Path, child: &mut Child) -> u32 {
     let engine: u32 = std::fs::read_to_string(dir.join("pid")).unwrap().trim().parse().unwrap();
     assert!(common::running(engine));
     engine
+}
+
+/// An engine that answers `bestmove (none)` where it has moves loses the game, told as giving no move (found by
+/// an audit: it was "an illegal move `(none)`").
+#[cfg(target_os = "linux")]
+#[test]
+fn an_engine_that_gives_no_move_loses_saying_so() {
+    let dir = tempdir("kibitz-nomove");
+    let script = dir.join("none.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n\
+         while read -r line; do\n\
+           case \"$line\" in\n\
+             uci) echo 'id name none'; echo uciok ;;\n\
+             isready) echo readyok ;;\n\
+             go*) echo 'bestmove (none)' ;;\n\
+             quit) exit 0 ;;\n\
+           esac\n\
+         done\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let engines = dir.join("engines.toml");
+    let toml = format!(
+        "[[engine]]\nname = \"none\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = \"{}\"\n",
+        script.display()
+    );
+    std::fs::write(&engines, toml).unwrap();
+    let pgn = dir.join("games.pgn");
+    let words = ["match", "kibitz", "none", "--game", "chess", "--games", "2", "--depth", "1", "--seed", "3", "-o"];
+    let mut args: Vec<&str> = words.to_vec();
+    args.extend([pgn.to_str().unwrap(), "--engines", engines.to_str().unwrap()]);
+    let run = kibitz(&args);
+    assert!(run.ok, "{}", run.stderr);
+    assert_eq!(wdl(&run.stdout), (2, 0, 0), "{}", run.stdout);
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert!(text.contains("no move"), "{text}");
+    assert!(!text.contains("illegal move"), "{text}");
 }
 
 /// Wait until process `pid` is gone (10 s at most).

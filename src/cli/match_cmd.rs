@@ -64,8 +64,9 @@ pub struct MatchArgs {
     /// Games played at once.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
-    /// Stop early when a sequential probability ratio test decides: `elo0,elo1[,alpha,beta]` (0.05 each).
-    #[arg(long)]
+    /// Stop early when a sequential probability ratio test decides: `elo0,elo1[,alpha,beta]` (0.05 each);
+    /// `elo0` may be negative (`--sprt -5,0`).
+    #[arg(long, allow_hyphen_values = true)]
     pub sprt: Option<String>,
     /// Write the games here, in the game's record format.
     #[arg(short, long)]
@@ -225,8 +226,10 @@ fn play<G: Game>(
             }
         }
     };
+    // The file is checked now but emptied only when the first game is written: a match that fails before it
+    // (an engine that does not start) leaves an earlier file as it was (found by an audit).
     let mut output = match &args.output {
-        Some(path) => Some(File::create(path).with_context(|| format!("cannot write {}", path.display()))?),
+        Some(path) => Some(Output::open(path)?),
         None => None,
     };
     outln!("match: {a_name} vs {b_name}, {}, {} games, {}, openings: {source}", G::NAME, args.games, describe(&limits));
@@ -306,7 +309,7 @@ fn play<G: Game>(
         bar.set_message(running_figures(&tally, &a_name));
         if let Some(out) = output.as_mut() {
             let text = game.record_text(&a_name, &b_name);
-            if let Err(e) = writeln!(out, "{}\n", text.trim_end()).and_then(|()| out.flush()) {
+            if let Err(e) = out.write_game(text.trim_end()) {
                 write_error.get_or_insert(e);
             }
         }
@@ -322,6 +325,45 @@ fn play<G: Game>(
         return Err(anyhow!(e).context(format!("cannot write {}", path.display())));
     }
     Ok(())
+}
+
+/// The match's record file: opened (and so checked) before the match, emptied at its first game; a file made
+/// for the match and never written is removed again.
+struct Output {
+    file: File,
+    path: PathBuf,
+    written: bool,
+    made: bool,
+}
+
+impl Output {
+    fn open(path: &std::path::Path) -> Result<Output> {
+        let made = !path.exists();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(Output { file, path: path.to_path_buf(), written: false, made })
+    }
+
+    fn write_game(&mut self, text: &str) -> std::io::Result<()> {
+        if !self.written {
+            self.file.set_len(0)?;
+            self.written = true;
+        }
+        writeln!(self.file, "{text}\n")?;
+        self.file.flush()
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if self.made && !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// The progress bar's message: the tally, the score and the Elo so far, from A's side.

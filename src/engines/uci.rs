@@ -290,6 +290,18 @@ impl UciEngine {
 
         let mut words = best_text.split_whitespace().skip(1);
         let best_token = words.next().unwrap_or("");
+        if matches!(best_token, "" | "(none)" | "0000") {
+            // No move where the position has some (a position without one is not searched): a resignation in
+            // all but name, told as such rather than as an illegal move.
+            let error = EngineError::Protocol {
+                engine: self.name.clone(),
+                message: format!(
+                    "answered `bestmove {best_token}`, no move, in {} where it has legal moves",
+                    position.uci_position().unwrap_or_default()
+                ),
+            };
+            return Err(self.process.fail(error));
+        }
         let best = position.parse_uci_move(best_token).map_err(|e| {
             let error = EngineError::IllegalMove {
                 engine: self.name.clone(),

@@ -78,10 +78,11 @@ impl Tally {
         let n = self.games() as f64;
         let margin = Z95 * (self.variance()? / n).sqrt();
         let (mut low, mut high) = (s - margin, s + margin);
-        // An end at or past 0% or 100% (for a sweep both ends sit on its score): the variance is underestimated,
-        // and the interval is Wilson's instead, both ends.
+        // An end at or past 0% or 100% (for a sweep both ends sit on its score), or no spread at all (every game
+        // scored alike, all draws say): the variance is underestimated, and the interval is Wilson's instead,
+        // both ends (found by an audit: six draws gave an interval of +0.0 to +0.0).
         let outside = |end: f64| !(end > 0.0 && end < 1.0);
-        if outside(low) || outside(high) {
+        if outside(low) || outside(high) || margin <= 0.0 {
             let z2 = Z95 * Z95;
             let centre = (s + z2 / (2.0 * n)) / (1.0 + z2 / n);
             let half = Z95 * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
@@ -374,6 +375,12 @@ mod tests {
         assert!(close(e.elo, 70.437, 0.001), "{e:?}");
         assert!(close(e.low, 10.125, 0.01), "{e:?}");
         assert!(close(e.high, 135.301, 0.01), "{e:?}");
+        // Every game drawn: no spread, so Wilson's interval (found by an audit: +0.0 to +0.0 after six draws).
+        // n = 6, z² = 3.841459: centre 0.5; half = z·sqrt(0.25/6 + z²/144) / (1 + z²/6) = 0.312385;
+        // 0.187615 → -400·log10(1/0.187615 - 1) = -400·log10(4.330063) = -254.6.
+        let e = Tally::new(0, 6, 0).elo().unwrap();
+        assert_eq!(e.elo, 0.0);
+        assert!(close(e.high, 254.6, 0.1) && close(e.low, -254.6, 0.1), "{e:?}");
     }
 
     #[test]
