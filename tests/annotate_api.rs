@@ -302,6 +302,41 @@ fn stored_positions(db: &Path, job: &str) -> Vec<(i64, i64, String)> {
     })
 }
 
+/// Another program's write lock on the store file (`BEGIN EXCLUSIVE` on a connection of its own), taken before
+/// this returns and held until [`WriteLock::release`] or for `longest`.
+struct WriteLock {
+    release: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+fn hold_write_lock(db: std::path::PathBuf, longest: Duration) -> WriteLock {
+    use sqlx::Connection;
+    let (locked, is_locked) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async {
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
+            let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
+            sqlx::query("BEGIN EXCLUSIVE").execute(&mut conn).await.expect("lock");
+            locked.send(()).expect("tell");
+            let _ = tokio::task::spawn_blocking(move || released.recv_timeout(longest)).await;
+            sqlx::query("COMMIT").execute(&mut conn).await.expect("unlock");
+            conn.close().await.expect("close");
+        })
+    });
+    is_locked.recv().expect("the lock");
+    WriteLock { release, thread }
+}
+
+impl WriteLock {
+    /// Give the lock up (if it is still held) and wait until it is.
+    fn release(self) {
+        let _ = self.release.send(());
+        self.thread.join().expect("the locker");
+    }
+}
+
 /// A job on the draughts fixture at 60 ms a position, long enough to be caught midway: its id and positions.
 fn draughts_job(server: &Server) -> (String, u64) {
     let accepted = create(server, &json!({ "game": "draughts", "text": fixture("draughts.pdn"), "movetime_ms": 60 }));
@@ -311,30 +346,15 @@ fn draughts_job(server: &Server) -> (String, u64) {
 
 #[test]
 fn a_store_locked_for_a_while_delays_a_job_without_failing_it() {
-    use sqlx::Connection;
     let dir = TempDir::new("annotate-locked");
     let server = Server::start_on(&dir, &["--workers", "1"]);
     let (id, total) = draughts_job(&server);
     // Another program holds the file's write lock for 16 s, longer than the store waits for it (5 s) twice over
     // (a cache write and then the job's own queue behind the one writer): the job's next write fails, and the
     // job is run again from what is stored rather than failed.
-    let db = dir.db();
-    let (locked, is_locked) = std::sync::mpsc::channel();
-    let locker = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        runtime.block_on(async {
-            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
-            let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
-            sqlx::query("BEGIN EXCLUSIVE").execute(&mut conn).await.expect("lock");
-            locked.send(()).expect("tell");
-            tokio::time::sleep(Duration::from_secs(16)).await;
-            sqlx::query("COMMIT").execute(&mut conn).await.expect("unlock");
-            conn.close().await.expect("close");
-        })
-    });
-    is_locked.recv().expect("the lock");
+    let lock = hold_write_lock(dir.db(), Duration::from_secs(16));
     let view = wait_done(&server, &id);
-    locker.join().expect("the locker");
+    lock.release();
     assert_eq!(view["status"], json!("done"), "{view}");
     assert_eq!(view["progress"]["done"].as_u64(), Some(total), "{view}");
     // The store did fail meanwhile: the job was run again, not merely slowed.
@@ -347,28 +367,12 @@ fn a_store_locked_for_a_while_delays_a_job_without_failing_it() {
 #[test]
 fn a_job_waits_out_a_store_locked_for_long_and_finishes_once_it_answers() {
     // The embedded store's outages used to be tried three times (some 30 s), then the job was failed for good.
-    use sqlx::Connection;
     let dir = TempDir::new("annotate-locked-long");
     let server = Server::start_on(&dir, &["--workers", "1"]);
     let (id, total) = draughts_job(&server);
     wait_status(&server, &id, |v| v["status"] == json!("running"));
     // Another program holds the write lock through more runs of the job than were ever tried before.
-    let db = dir.db();
-    let (locked, is_locked) = std::sync::mpsc::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let locker = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        runtime.block_on(async {
-            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
-            let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
-            sqlx::query("BEGIN EXCLUSIVE").execute(&mut conn).await.expect("lock");
-            locked.send(()).expect("tell");
-            let _ = tokio::task::spawn_blocking(move || released.recv_timeout(Duration::from_secs(240))).await;
-            sqlx::query("COMMIT").execute(&mut conn).await.expect("unlock");
-            conn.close().await.expect("close");
-        })
-    });
-    is_locked.recv().expect("the lock");
+    let lock = hold_write_lock(dir.db(), Duration::from_secs(240));
     let deadline = Instant::now() + JOB_DEADLINE;
     while server.stderr().matches("the store failed; trying again").count() < 4 {
         assert!(Instant::now() < deadline, "the job was not tried a fourth time: {}", server.stderr());
@@ -376,8 +380,7 @@ fn a_job_waits_out_a_store_locked_for_long_and_finishes_once_it_answers() {
         assert_eq!(status, json!("running"), "the job gave up while the store was locked: {}", server.stderr());
         std::thread::sleep(Duration::from_millis(200));
     }
-    release.send(()).expect("release");
-    locker.join().expect("the locker");
+    lock.release();
     let view = wait_done(&server, &id);
     assert_eq!(view["status"], json!("done"), "{view}");
     assert_eq!(view["progress"]["done"].as_u64(), Some(total), "{view}");
@@ -391,7 +394,6 @@ fn a_job_waits_out_a_store_locked_for_long_and_finishes_once_it_answers() {
 /// start).
 #[test]
 fn a_jobs_failure_is_stored_once_a_locked_store_answers() {
-    use sqlx::Connection;
     let dir = TempDir::new("annotate-fail-locked");
     let server = Server::start_on(&dir, &["--workers", "1"]);
     let body = json!({ "game": "draughts", "text": "[GameType \"20\"]\n\n1. 32-28 19-23 *\n", "depth": 2 });
@@ -401,22 +403,7 @@ fn a_jobs_failure_is_stored_once_a_locked_store_answers() {
     let sql = format!("UPDATE annotation_jobs SET settings = 'not json', status = 'queued' WHERE id = '{id}'");
     assert_eq!(sqlite_execute(&dir.db(), &sql), 1);
 
-    let db = dir.db();
-    let (locked, is_locked) = std::sync::mpsc::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let locker = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        runtime.block_on(async {
-            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
-            let mut conn = sqlx::SqliteConnection::connect_with(&options).await.expect("open the file");
-            sqlx::query("BEGIN EXCLUSIVE").execute(&mut conn).await.expect("lock");
-            locked.send(()).expect("tell");
-            let _ = tokio::task::spawn_blocking(move || released.recv_timeout(Duration::from_secs(240))).await;
-            sqlx::query("COMMIT").execute(&mut conn).await.expect("unlock");
-            conn.close().await.expect("close");
-        })
-    });
-    is_locked.recv().expect("the lock");
+    let lock = hold_write_lock(dir.db(), Duration::from_secs(240));
     // The server starts (reads go on under WAL) and resumes the job, which fails at once.
     let server = Server::start_on(&dir, &["--workers", "1"]);
     let deadline = Instant::now() + JOB_DEADLINE;
@@ -425,8 +412,7 @@ fn a_jobs_failure_is_stored_once_a_locked_store_answers() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(server.get(&format!("/v1/annotations/{id}")).json()["status"], json!("queued"));
-    release.send(()).expect("release");
-    locker.join().expect("the locker");
+    lock.release();
     let view = wait_status(&server, &id, |v| v["status"] != json!("queued") && v["status"] != json!("running"));
     assert_eq!(view["status"], json!("failed"), "{view}");
     assert!(view["error"].as_str().is_some_and(|e| e.starts_with("stored settings:")), "{view}");

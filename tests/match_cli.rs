@@ -234,50 +234,27 @@ fn an_engine_that_cannot_start_stops_the_match_saying_why() {
         "[[engine]]\nname = \"ghost\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = \"/nonexistent/engine\"\n",
     )
     .unwrap();
-    let run = kibitz(&[
-        "match",
-        "kibitz",
-        "ghost",
-        "--game",
-        "chess",
-        "--games",
-        "2",
-        "--depth",
-        "1",
-        "--engines",
-        engines.to_str().unwrap(),
-    ]);
+    let engines = engines.to_str().unwrap();
+    let match_args =
+        ["match", "kibitz", "ghost", "--game", "chess", "--games", "2", "--depth", "1", "--engines", engines];
+    let run = kibitz(&match_args);
     // Not two forfeits scored as a sweep with success: no game is played, the exit says why.
     assert!(!run.ok, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.lines().any(|l| l.starts_with("game ")), "{}", run.stdout);
+    assert!(run.stderr.contains("ghost could not start: engine `"), "{}", run.stderr);
+    assert!(run.stderr.contains("could not be started"), "{}", run.stderr);
     // A record file of an earlier match is kept as it was, and none is made (found by an audit: it was emptied).
     let kept = dir.join("kept.pgn");
     std::fs::write(&kept, "[Event \"earlier\"]\n\n1. e4 *\n").unwrap();
     let made = dir.join("made.pgn");
     for output in [&kept, &made] {
-        let run = kibitz(&[
-            "match",
-            "kibitz",
-            "ghost",
-            "--game",
-            "chess",
-            "--games",
-            "2",
-            "--depth",
-            "1",
-            "--sprt",
-            "-5,5",
-            "--engines",
-            engines.to_str().unwrap(),
-            "-o",
-            output.to_str().unwrap(),
-        ]);
+        let mut args = match_args.to_vec();
+        args.extend(["--sprt", "-5,5", "-o", output.to_str().unwrap()]);
+        let run = kibitz(&args);
         assert!(!run.ok && run.stderr.contains("ghost could not start"), "{}", run.stderr);
     }
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "[Event \"earlier\"]\n\n1. e4 *\n");
     assert!(!made.exists());
-    assert!(!run.stdout.lines().any(|l| l.starts_with("game ")), "{}", run.stdout);
-    assert!(run.stderr.contains("ghost could not start: engine `"), "{}", run.stderr);
-    assert!(run.stderr.contains("could not be started"), "{}", run.stderr);
 }
 
 /// The program if it is installed; `None` (with a message) if not, unless KIBITZ_ORACLE=1 requires it.

@@ -95,8 +95,7 @@ pub fn rate_limited(limited: Limited) -> Problem {
 
 /// 401 with `WWW-Authenticate: Bearer`.
 fn unauthorized(detail: impl Into<String>, invalid: bool) -> Response {
-    let mut response =
-        Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", "An API key is required", detail).into_response();
+    let mut response = Problem::unauthorized(detail).into_response();
     let challenge =
         if invalid { r#"Bearer realm="kibitz", error="invalid_token""# } else { r#"Bearer realm="kibitz""# };
     response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));

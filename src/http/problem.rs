@@ -95,6 +95,11 @@ impl Problem {
         p
     }
 
+    /// No valid API key: 401 (the HTTP answer adds its `WWW-Authenticate` challenge).
+    pub fn unauthorized(detail: impl Into<String>) -> Self {
+        Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", "An API key is required", detail)
+    }
+
     /// Something the request needs is not available now (the store, a shutting-down server): 503 with
     /// Retry-After.
     pub fn unavailable(detail: impl Into<String>) -> Self {

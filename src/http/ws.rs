@@ -132,12 +132,7 @@ async fn key_revoked(state: &AppState, client: Option<&Client>) -> Option<Proble
             tracing::debug!(%error, "cannot look a socket's key up again");
             None
         }
-        Err(e) => Some(Problem::new(
-            axum::http::StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "An API key is required",
-            format!("{e}: this socket is closed"),
-        )),
+        Err(e) => Some(Problem::unauthorized(format!("{e}: this socket is closed"))),
     }
 }
 

@@ -1114,6 +1114,16 @@ mod tests {
         // One worker, two endless searches: they take turns in long slices, and a search that ends, arriving
         // while one of them is paused, is not kept waiting by it.
         let pool = sliced(1, 4);
+        let (first, second) = two_endless(&pool);
+        // The second runs: the first has yielded and waits, paused.
+        let finite = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
+        assert!(finite.wait_timeout(WAIT), "a search arriving while an endless one was paused never ran");
+        assert!(!first.wait_timeout(Duration::ZERO) && !second.wait_timeout(Duration::ZERO));
+        stop_both(first, second);
+    }
+
+    /// Two endless searches on `pool`, once the second has reported (so both have had the worker).
+    fn two_endless(pool: &Pool) -> (JobHandle, JobHandle) {
         let (tx, rx) = mpsc::channel();
         let first = pool.submit(request("100001", Limits::infinite(), Priority::Normal), |_| {}).expect("runs");
         let second = pool
@@ -1122,10 +1132,10 @@ mod tests {
             })
             .expect("queued");
         first_info(&rx);
-        // The second runs: the first has yielded and waits, paused.
-        let finite = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("queued");
-        assert!(finite.wait_timeout(WAIT), "a search arriving while an endless one was paused never ran");
-        assert!(!first.wait_timeout(Duration::ZERO) && !second.wait_timeout(Duration::ZERO));
+        (first, second)
+    }
+
+    fn stop_both(first: JobHandle, second: JobHandle) {
         for endless in [first, second] {
             endless.stop();
             assert!(endless.wait_timeout(WAIT));
@@ -1138,24 +1148,14 @@ mod tests {
     #[test]
     fn endless_searches_taking_turns_hold_no_place_in_the_queue() {
         let pool = sliced(1, 1);
-        let (tx, rx) = mpsc::channel();
-        let first = pool.submit(request("100001", Limits::infinite(), Priority::Normal), |_| {}).expect("runs");
-        let second = pool
-            .submit(request("100002", Limits::infinite(), Priority::Normal), move |e| {
-                let _ = tx.send(e);
-            })
-            .expect("queued");
-        first_info(&rx);
+        let (first, second) = two_endless(&pool);
         // Both have run: on the one worker, one of them at least waits for its next slice.
         let stats = pool.stats();
         assert_eq!(stats.queued, 0, "{stats:?}");
         assert!((1..=2).contains(&stats.paused), "{stats:?}");
         let finite = pool.submit(request("9", Limits::depth(3), Priority::Normal), |_| {}).expect("a place");
         assert!(finite.wait_timeout(WAIT), "the search never ran");
-        for endless in [first, second] {
-            endless.stop();
-            assert!(endless.wait_timeout(WAIT));
-        }
+        stop_both(first, second);
     }
 
     #[test]

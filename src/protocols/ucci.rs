@@ -410,7 +410,7 @@ impl UcciSession {
         let mut clocked = false;
         while i < args.len() {
             let word = args[i];
-            clocked |= matches!(word, "time" | "increment" | "opptime" | "oppincrement" | "movestogo" | "oppmovestogo");
+            clocked |= TIMES.contains(&word) || matches!(word, "movestogo" | "oppmovestogo");
             // UCCI's own spelling of an endless search.
             if word == "depth" && args.get(i + 1) == Some(&"infinite") {
                 limits.infinite = true;
