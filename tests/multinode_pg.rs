@@ -389,6 +389,11 @@ fn a_job_beyond_a_servers_room_goes_to_an_idle_server_that_can_run_it() {
     assert!(logged(&b, &["taking up annotation job", &other]), "{}", b.stderr());
     assert!(!logged(&a, &["taking up annotation job", &other]), "{}", a.stderr());
     assert!(logged(&b, &["lacks the job's engine", &external, "ext"]), "{}", b.stderr());
+    // Its view, on either server, says why it waits.
+    let waiting = b.get(&format!("/v1/annotations/{external}")).json();
+    assert_eq!(waiting["status"], json!("queued"), "{waiting}");
+    let why = waiting["waiting"].as_str().unwrap_or_else(|| panic!("no reason to wait: {waiting}"));
+    assert!(why.contains("no chess engine `ext`"), "{why}");
     let first = a.get(&format!("/v1/annotations/{long}")).json();
     assert_eq!(first["status"], json!("running"), "the first job ended before B took the third: make it longer");
 
@@ -396,6 +401,7 @@ fn a_job_beyond_a_servers_room_goes_to_an_idle_server_that_can_run_it() {
     let view = wait_over(&a, &external);
     assert_eq!((&view["status"], view["progress"]["done"].as_u64()), (&json!("done"), Some(external_total)), "{view}");
     assert!(logged(&a, &["taking up annotation job", &external]), "{}", a.stderr());
+    assert_eq!(view.get("waiting"), None, "{view}");
     assert_eq!(wait_over(&a, &long)["status"], json!("done"));
     let rows = stored(&cluster, &db, &external);
     assert_eq!(rows.len() as u64, external_total);

@@ -93,6 +93,10 @@ pub struct JobView {
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why nobody runs the job, while it is not over, when a server that let it go said (several servers on
+    /// PostgreSQL: one lacking the job's external engine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<String>,
     pub engine: String,
     pub created_ms: i64,
     pub updated_ms: i64,
@@ -223,6 +227,7 @@ pub fn job_view<G: Game>(job: &JobRow, games: &[JobGameRow], positions: &[Positi
         game: job.game.clone(),
         status: job.status.as_str(),
         error: job.error.clone(),
+        waiting: job.waiting.clone().filter(|_| !job.status.is_final()),
         engine: job.engine.clone(),
         created_ms: job.created_ms,
         updated_ms: job.updated_ms,

@@ -306,7 +306,7 @@ impl Annotator {
                     Ok(None) => continue,
                     Err(error) => {
                         debug!(%error, job = %id, "cannot read a claimed job; it is released");
-                        let _ = inner.store.release_job(&id, &inner.config.node).await;
+                        let _ = inner.store.release_job(&id, &inner.config.node, None).await;
                         break;
                     }
                 };
@@ -314,7 +314,12 @@ impl Annotator {
                     Ok(kind) => {
                         if let Some(missing) = self.missing_engine(kind, &job.settings) {
                             info!(job = %id, engine = %missing, "this server lacks the job's engine; it is left to a server that has it");
-                            let _ = inner.store.release_job(&id, &inner.config.node).await;
+                            let why = format!(
+                                "node `{}` has no {} engine `{missing}`: the job waits for a node that has it",
+                                inner.config.node,
+                                kind.name()
+                            );
+                            let _ = inner.store.release_job(&id, &inner.config.node, Some(&why)).await;
                             unrunnable.insert(id.clone(), Instant::now());
                             skip.push(id);
                             continue;
@@ -445,7 +450,7 @@ impl Annotator {
                         debug!(status = %status, "annotation job task ends");
                         if status == JobStatus::Running {
                             // Stopped by the shutdown: let another server take it at once.
-                            let _ = inner.store.release_job(&id, &inner.config.node).await;
+                            let _ = inner.store.release_job(&id, &inner.config.node, None).await;
                         }
                     }
                     // A shared store that failed (an outage): the job is not at fault. Let it go; a server (this
@@ -454,7 +459,7 @@ impl Annotator {
                         if inner.store.is_shared() && !*inner.shutdown.borrow() =>
                     {
                         warn!(%error, "annotation job stopped: the store failed; it resumes when the store answers");
-                        let _ = inner.store.release_job(&id, &inner.config.node).await;
+                        let _ = inner.store.release_job(&id, &inner.config.node, None).await;
                     }
                     Some(Err(error)) => {
                         warn!(%error, "annotation job failed");
@@ -488,7 +493,7 @@ impl Annotator {
                             }
                         }
                         if *inner.shutdown.borrow() {
-                            let _ = inner.store.release_job(&id, &inner.config.node).await;
+                            let _ = inner.store.release_job(&id, &inner.config.node, None).await;
                         }
                     }
                 }

@@ -398,6 +398,7 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
         }
     }
     let mut bars: Option<Bars> = None;
+    let mut waiting: Option<String> = None;
     let view = loop {
         let status = base.patiently("GET", &format!("/v1/annotations/{id}"), None, false).await;
         let value: Value = status.and_then(|s| s.json_ok(200)).with_context(|| format!("annotation job {id}"))?;
@@ -407,6 +408,11 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
             Bars::new(args.quiet, &totals)
         });
         bars.update(&view);
+        if view.waiting.is_some() && view.waiting != waiting {
+            // Said once each time it changes (a job no node can run waits until one can, or until cancelled).
+            bars.multi.suspend(|| kibitz::errln!("annotation job {id}: {}", view.waiting.as_deref().unwrap_or("")));
+        }
+        waiting.clone_from(&view.waiting);
         if matches!(view.status, "done" | "failed" | "cancelled") {
             bars.finish();
             break view;
@@ -492,6 +498,7 @@ fn view_from_json(value: &Value, sides: [&'static str; 2]) -> Result<JobView> {
         game: value["game"].as_str().unwrap_or("").to_string(),
         status,
         error: value["error"].as_str().map(str::to_string),
+        waiting: value["waiting"].as_str().map(str::to_string),
         engine: value["engine"].as_str().unwrap_or("").to_string(),
         created_ms: 0,
         updated_ms: 0,

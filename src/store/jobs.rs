@@ -95,6 +95,9 @@ pub struct JobRow {
     pub updated_ms: i64,
     /// The API key (its name) that made the job, if any.
     pub owner: Option<String>,
+    /// Why nobody runs the job, when a server that let it go said (PostgreSQL only; see
+    /// [`crate::store::Store::release_job`]).
+    pub waiting: Option<String>,
 }
 
 /// A stored game of a job.

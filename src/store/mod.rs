@@ -509,12 +509,13 @@ impl Store {
     }
 
     /// Give up `owner`'s lease on job `id` so that another server may claim it at once (a server shutting
-    /// down); true when it was held. On SQLite nothing to give up (false).
-    pub async fn release_job(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+    /// down, one that cannot run it); true when it was held. `waiting` says why the job waits, for its view
+    /// (a server lacking its engine), until a server claims it. On SQLite nothing to give up (false).
+    pub async fn release_job(&self, id: &str, owner: &str, waiting: Option<&str>) -> Result<bool, StoreError> {
         self.check_open()?;
         match &self.inner.backend {
             Backend::Sqlite(_) => Ok(false),
-            Backend::Postgres(backend) => backend.release_job(id, owner).await,
+            Backend::Postgres(backend) => backend.release_job(id, owner, waiting).await,
         }
     }
 

@@ -55,7 +55,7 @@ const DELETE_CORRUPT: &str = "DELETE FROM analysis_cache WHERE id = $1 AND revis
 /// Take the oldest job nobody holds (no owner, or a lease run out) but those of `$3`, skipping rows another
 /// server is claiming at this moment.
 const CLAIM: &str = concat!(
-    "UPDATE annotation_jobs SET owner = $1, lease_until_ms = ",
+    "UPDATE annotation_jobs SET owner = $1, waiting = NULL, lease_until_ms = ",
     db_now_ms!(),
     " + $2 WHERE id = (SELECT id FROM annotation_jobs WHERE status IN ('queued', 'running') \
      AND NOT (id = ANY($3)) AND (owner IS NULL OR lease_until_ms < ",
@@ -69,7 +69,9 @@ const RENEW: &str = concat!(
     " + $3 WHERE id = $1 AND owner = $2 RETURNING status"
 );
 
-const RELEASE: &str = "UPDATE annotation_jobs SET owner = NULL, lease_until_ms = 0 WHERE id = $1 AND owner = $2";
+/// Let a job go, saying why it waits (`$3`, NULL when it waits for nothing but a server's room).
+const RELEASE: &str =
+    "UPDATE annotation_jobs SET owner = NULL, lease_until_ms = 0, waiting = $3 WHERE id = $1 AND owner = $2";
 
 pub(crate) struct PostgresBackend {
     pool: PgPool,
@@ -430,8 +432,8 @@ impl PostgresBackend {
 
     pub(crate) async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms, key_name FROM annotation_jobs \
-             WHERE id = $1",
+            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms, key_name, waiting \
+             FROM annotation_jobs WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&mut *self.conn().await?)
@@ -450,6 +452,7 @@ impl PostgresBackend {
             created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
             updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
             owner: row.try_get("key_name").map_err(|e| corrupt(e.to_string()))?,
+            waiting: row.try_get("waiting").map_err(|e| corrupt(e.to_string()))?,
         }))
     }
 
@@ -707,10 +710,16 @@ impl PostgresBackend {
         status.parse::<JobStatus>().map(Some).map_err(|e| StoreError::Corrupt { what: format!("job {id}: {e}") })
     }
 
-    /// Give up `owner`'s lease on a job (another server may claim it at once); true when it was held.
-    pub(crate) async fn release_job(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
-        let done =
-            sqlx::query(RELEASE).bind(id).bind(owner).execute(&mut *self.conn().await?).await.map_err(query_error)?;
+    /// Give up `owner`'s lease on a job (another server may claim it at once), noting why it waits; true when
+    /// it was held.
+    pub(crate) async fn release_job(&self, id: &str, owner: &str, waiting: Option<&str>) -> Result<bool, StoreError> {
+        let done = sqlx::query(RELEASE)
+            .bind(id)
+            .bind(owner)
+            .bind(waiting)
+            .execute(&mut *self.conn().await?)
+            .await
+            .map_err(query_error)?;
         Ok(done.rows_affected() > 0)
     }
 

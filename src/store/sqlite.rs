@@ -439,6 +439,7 @@ impl SqliteBackend {
             created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
             updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
             owner: row.try_get("key_name").map_err(|e| corrupt(e.to_string()))?,
+            waiting: None,
         }))
     }
 

@@ -314,7 +314,7 @@ async fn job_leases(ctx: &Ctx) {
     if !store.is_shared() {
         assert_eq!(store.claim_job("n1", lease, &[]).await.ok(), Some(None));
         assert_eq!(store.renew_job("a", "n1", lease).await.ok(), Some(Some(JobStatus::Queued)));
-        assert_eq!(store.release_job("a", "n1").await.ok(), Some(false));
+        assert_eq!(store.release_job("a", "n1", None).await.ok(), Some(false));
         store.close().await;
         return;
     }
@@ -331,13 +331,20 @@ async fn job_leases(ctx: &Ctx) {
     assert_eq!(other.claim_job("n2", lease, &[]).await.ok(), Some(Some("b".to_string())));
     assert_eq!(store.renew_job("b", "n1", lease).await.ok(), Some(None));
     // Released: claimable at once. Cancelled: the holder sees it at renewal, and nobody claims it again.
-    assert_eq!(other.release_job("a", "n2").await.ok(), Some(true));
-    assert_eq!(other.release_job("a", "n2").await.ok(), Some(false));
+    let waiting = |id: &'static str| {
+        let store = store.clone();
+        async move { store.job(id).await.expect("read").expect("the job").waiting }
+    };
+    assert_eq!(other.release_job("a", "n2", Some("n2 lacks its engine")).await.ok(), Some(true));
+    assert_eq!(waiting("a").await.as_deref(), Some("n2 lacks its engine"));
+    assert_eq!(other.release_job("a", "n2", None).await.ok(), Some(false));
+    assert_eq!(waiting("a").await.as_deref(), Some("n2 lacks its engine"), "only the holder's release writes");
     // A server that cannot run `a` (it lacks its engine) passes it over.
     assert_eq!(store.claim_job("n1", lease, &["a".to_string()]).await.ok(), Some(None));
     assert_eq!(store.set_job_status("b", &[JobStatus::Queued], JobStatus::Cancelled, None).await.ok(), Some(true));
     assert_eq!(other.renew_job("b", "n2", lease).await.ok(), Some(Some(JobStatus::Cancelled)));
     assert_eq!(store.claim_job("n1", lease, &[]).await.ok(), Some(Some("a".to_string())));
+    assert_eq!(waiting("a").await, None, "a claim clears why the job waited");
     assert_eq!(store.claim_job("n1", lease, &[]).await.ok(), Some(None));
     // Many claimers at once never share a job.
     for i in 0..6 {
