@@ -173,8 +173,13 @@ pub fn draw_board(
         let centre = (x + UNIT / 2.0, y + UNIT / 2.0);
         scene.square(&name, picture::rect(x, y, UNIT, UNIT, DARK), centre);
         scene.decor(
-            picture::label(x + UNIT * 0.17, y + UNIT * 0.15, UNIT * 0.2, "#f3e3c3", &name)
-                .attr("font-weight", "normal"),
+            picture::label(x + UNIT * NUMBER_AT.0, y + UNIT * NUMBER_AT.1, UNIT * NUMBER_SIZE, "#f3e3c3", &name)
+                .attr("font-weight", "normal")
+                .attr("text-anchor", "start")
+                // Outlined in the square's colour: readable on a highlighted square too.
+                .attr("stroke", DARK)
+                .num("stroke-width", UNIT * 0.05)
+                .attr("paint-order", "stroke"),
         );
         if let Some((colour, king)) = piece(sq) {
             let (code, fill, stroke) = match colour {
@@ -182,11 +187,18 @@ pub fn draw_board(
                 Colour::Black => (if king { "BK" } else { "B" }, picture::DARK_PIECE, "#000000"),
             };
             let disc = Disc { fill, stroke, label: "", label_fill: stroke, crowned: king };
-            scene.piece(picture::disc_piece(code, &name, centre, UNIT * 0.38, disc));
+            scene.piece(picture::disc_piece(code, &name, centre, UNIT * DISC_RADIUS, disc));
         }
     }
     scene
 }
+
+/// Where a square's number starts (its left end, its middle height) and its size, in squares from the square's
+/// top-left corner; the radius of a piece. The number stays clear of the piece: see the test
+/// `square_numbers_stay_clear_of_the_pieces`.
+const NUMBER_AT: (f64, f64) = (0.035, 0.11);
+const NUMBER_SIZE: f64 = 0.18;
+const DISC_RADIUS: f64 = 0.38;
 
 /// The top-left corner of square `sq` (1-based) on an `n` x `n` numbered board: square 1 is the second
 /// square of the top row; rows alternate between starting on a dark square and not.
@@ -198,4 +210,22 @@ fn square_corner(n: usize, sq: u8, flip: bool, unit: f64) -> (f64, f64) {
     let col = if row.is_multiple_of(2) { 2 * k + 1 } else { 2 * k };
     let (col, row) = if flip { (n - 1 - col, n - 1 - row) } else { (col, row) };
     (col as f64 * unit, row as f64 * unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DISC_RADIUS, NUMBER_AT, NUMBER_SIZE};
+
+    /// The pictures' numbers were drawn where the pieces covered part of them (they lie under the pieces'
+    /// layer): a two-digit number's box, with the digits of a wide sans-serif face (DejaVu Sans, what
+    /// Debian's browsers draw `sans-serif` with: 0.64 of the size wide, 0.73 high), must stay outside the
+    /// disc and its outline.
+    #[test]
+    fn square_numbers_stay_clear_of_the_pieces() {
+        let (width, height) = (2.0 * 0.64 * NUMBER_SIZE, 0.73 * NUMBER_SIZE);
+        let nearest = (NUMBER_AT.0 + width, NUMBER_AT.1 + height / 2.0);
+        let gap = ((0.5 - nearest.0).powi(2) + (0.5 - nearest.1).powi(2)).sqrt() - DISC_RADIUS * 1.04;
+        assert!(gap > 0.0, "the number's box reaches {gap} into the piece");
+        assert!(NUMBER_AT.0 >= 0.0 && NUMBER_AT.1 - height / 2.0 >= 0.0, "the number leaves its square");
+    }
 }
