@@ -394,6 +394,10 @@ fn a_job_beyond_a_servers_room_goes_to_an_idle_server_that_can_run_it() {
     assert_eq!(waiting["status"], json!("queued"), "{waiting}");
     let why = waiting["waiting"].as_str().unwrap_or_else(|| panic!("no reason to wait: {waiting}"));
     assert!(why.contains("no chess engine `ext`"), "{why}");
+    let mut ws = b.ws();
+    ws.send(&json!({ "type": "subscribe", "id": "w", "job": external }));
+    let progress = ws.recv();
+    assert_eq!((&progress["status"], &progress["waiting"]), (&json!("queued"), &json!(why)), "{progress}");
     let first = a.get(&format!("/v1/annotations/{long}")).json();
     assert_eq!(first["status"], json!("running"), "the first job ended before B took the third: make it longer");
 

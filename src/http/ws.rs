@@ -411,11 +411,11 @@ async fn subscribe(
             let mut sent: Option<JobProgress> = None;
             loop {
                 let now = rx.borrow_and_update().clone();
-                let state = (now.status, now.done, now.total);
+                let state = JobProgress { status: now.status, done: now.done, total: now.total, waiting: None };
                 // A job that has not counted its positions yet has nothing to say.
                 let counted = now.total > 0 || now.status != "queued";
-                if counted && sent != Some(state) {
-                    if tx.send(Outgoing::Text(message(&id, &job, state))).await.is_err() {
+                if counted && sent.as_ref() != Some(&state) {
+                    if tx.send(Outgoing::Text(message(&id, &job, &state))).await.is_err() {
                         return;
                     }
                     sent = Some(state);
@@ -447,22 +447,33 @@ async fn subscribe(
         }
         Err(e) => return Followed::Reply(error_text(Some(&id), &Problem::from(e))),
     };
-    if is_over(now.0) || !store.is_shared() {
-        return Followed::Reply(message(&id, &job, now));
+    if is_over(now.status) || !store.is_shared() {
+        return Followed::Reply(message(&id, &job, &now));
     }
     Followed::Task(tokio::spawn(async move {
-        if tx.send(Outgoing::Text(message(&id, &job, now))).await.is_err() {
+        if tx.send(Outgoing::Text(message(&id, &job, &now))).await.is_err() {
             return;
         }
         follow_stored(&store, &id, &job, &tx, Some(now), total).await;
     }))
 }
 
-/// A job's status, positions done and positions in all.
-type JobProgress = (&'static str, u64, u64);
+/// A job's status, positions done and positions in all, and why nobody runs it when a server said
+/// ([`crate::store::JobRow::waiting`]).
+#[derive(Clone, Debug, PartialEq)]
+struct JobProgress {
+    status: &'static str,
+    done: u64,
+    total: u64,
+    waiting: Option<String>,
+}
 
-fn message(id: &str, job: &str, (status, done, total): JobProgress) -> String {
-    json!({"type": "progress", "id": id, "job": job, "status": status, "done": done, "total": total}).to_string()
+fn message(id: &str, job: &str, p: &JobProgress) -> String {
+    let mut m = json!({"type": "progress", "id": id, "job": job, "status": p.status, "done": p.done, "total": p.total});
+    if let Some(why) = &p.waiting {
+        m["waiting"] = json!(why);
+    }
+    m.to_string()
 }
 
 fn is_over(status: &str) -> bool {
@@ -486,7 +497,8 @@ async fn stored_progress(
         }
     };
     let done = store.job_position_count(job).await?;
-    Ok(Some((row.status.as_str(), done, all)))
+    let waiting = row.waiting.filter(|_| !row.status.is_final());
+    Ok(Some(JobProgress { status: row.status.as_str(), done, total: all, waiting }))
 }
 
 /// Send a job's stored progress every [`STORE_POLL`] when it changed (`sent` was the last sent), until the
@@ -505,13 +517,14 @@ async fn follow_stored(
             _ = tx.closed() => return,
         }
         let Ok(Some(now)) = stored_progress(store, job, &mut total).await else { continue };
-        if sent != Some(now) {
-            if tx.send(Outgoing::Text(message(id, job, now))).await.is_err() {
+        let over = is_over(now.status);
+        if sent.as_ref() != Some(&now) {
+            if tx.send(Outgoing::Text(message(id, job, &now))).await.is_err() {
                 return;
             }
             sent = Some(now);
         }
-        if is_over(now.0) {
+        if over {
             return;
         }
     }
