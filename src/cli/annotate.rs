@@ -408,11 +408,11 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
             Bars::new(args.quiet, &totals)
         });
         bars.update(&view);
-        if view.waiting.is_some() && view.waiting != waiting {
-            // Said once each time it changes (a job no node can run waits until one can, or until cancelled).
-            bars.multi.suspend(|| kibitz::errln!("annotation job {id}: {}", view.waiting.as_deref().unwrap_or("")));
+        if let Some(why) = view.waiting.as_ref().filter(|&why| waiting.as_ref() != Some(why)) {
+            // Said once for each new reason (a job no node can run waits until one can, or until cancelled).
+            bars.multi.suspend(|| kibitz::errln!("annotation job {id}: {why}"));
+            waiting = Some(why.clone());
         }
-        waiting.clone_from(&view.waiting);
         if matches!(view.status, "done" | "failed" | "cancelled") {
             bars.finish();
             break view;
