@@ -2,8 +2,9 @@
 //! Zobrist hashing); notations, draw rules, evaluation and search hooks are ours.
 //!
 //! White is `Side::First`. The game ends by checkmate, stalemate (a draw), threefold repetition, the 50-move
-//! rule (100 plies without a capture or a pawn move, unless the last move mated) and insufficient material
-//! (K v K, K+minor v K, and kings with bishops all on one colour of square).
+//! rule (100 plies without a capture or a pawn move, unless the position is mate or stalemate) and insufficient
+//! material (K v K, K+minor v K, and kings with bishops all on one colour of square; also said of a stalemate
+//! with such material, as python-chess says).
 //!
 //! Moves are `cozy_chess::Move`, where castling is "king takes own rook"; the notations convert it to the
 //! standard `e1g1` / `O-O` (or keep king-takes-rook in Chess960 positions, as UCI does).
@@ -244,8 +245,10 @@ impl Chess {
         b.pieces(Piece::Pawn).has(m.from) && m.from.file() != m.to.file() && !b.occupied().has(m.to)
     }
 
-    fn mate_on_board(&self) -> bool {
-        !self.board.checkers().is_empty() && !self.board.generate_moves(|_| true)
+    /// Whether the side to move has a legal move (else the game is mated or stalemated, which ends it at once,
+    /// before the 50-move rule, which is a draw to claim: FIDE 5.1.1, 5.2.1, 9.3).
+    fn has_move(&self) -> bool {
+        self.board.generate_moves(|_| true)
     }
 }
 
@@ -586,7 +589,8 @@ impl Game for Chess {
         if rev >= 4 && self.history.is_draw(repetition_hash(&self.board), rev as usize, plies_since_root) {
             return Some(GameEnd::draw("threefold repetition"));
         }
-        if rev >= FIFTY_MOVE_PLIES && !self.mate_on_board() {
+        // A position without a move is mate or stalemate whatever the clock: `no_move_end` names it.
+        if rev >= FIFTY_MOVE_PLIES && self.has_move() {
             return Some(GameEnd::draw("50-move rule"));
         }
         if self.insufficient_material() {

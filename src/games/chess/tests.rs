@@ -256,6 +256,12 @@ fn the_end_of_the_game() {
     let mut g = game("6k1/5ppp/8/8/8/8/8/R5K1 w - - 99 80");
     play(&mut g, "Ra8");
     assert_eq!(g.outcome().map(|e| e.outcome), Some(Outcome::Win(Side::First)));
+    // A stalemate is one whatever the clock (found by an audit: "50-move rule" was said; python-chess says
+    // stalemate). With a lone minor piece it is said to be insufficient material, as python-chess says.
+    let g = game("7k/5Q2/6K1/8/8/8/8/8 b - - 100 80");
+    assert_eq!(g.outcome(), Some(GameEnd::draw("stalemate")));
+    let g = game("k7/2K5/8/8/8/4B3/8/8 b - - 0 60");
+    assert_eq!(g.outcome(), Some(GameEnd::draw("insufficient material")));
     // Insufficient material.
     // Bishops all on one colour of square draw however many there are (three here, on dark squares).
     for fen in [
