@@ -31,8 +31,9 @@
 //!   0-[`MAX_LIST`]: a larger one, or one that is not a number, gets `ERROR` at once and no lines are read for
 //!   it (so a huge count cannot swallow the commands after it). A `LOAD` cut short by the end of input changes
 //!   nothing.
-//! * `BAN` replaces the banned moves; they hold for the next `AI` or `HINTS` only and are forgotten when the
-//!   board changes. If every legal move is banned, `AI` and `HINTS` answer `ERROR`.
+//! * `BAN` replaces the banned moves; they hold for the next `AI` or `HINTS` that answers (an aborted one, or
+//!   one answered `ERROR`, keeps them) and are forgotten when the board changes. If every legal move is
+//!   banned, `AI` and `HINTS` answer `ERROR`.
 //! * The game is over (for `AI` and `HINTS`, which answer `ERROR game over: ...`) when the side to move has no
 //!   legal move or the game's own rules end it (repetition, perpetual check, 60 moves without capture).
 //! * A line longer than 1 MiB is discarded and answered with `ERROR`. The end of input ends the plugin.
@@ -350,6 +351,7 @@ impl QianhongSession {
                     lines.push(Xiangqi::move_to_iccs(best));
                 }
                 lines.push("ENDHINTS".to_string());
+                self.banned.clear();
                 Reply { lines, quit: false }
             }
         }
@@ -460,6 +462,10 @@ impl QianhongSession {
 
     fn list_line(&mut self, line: &str) -> Reply {
         let Some(p) = &mut self.pending else { return Reply::none() };
+        if line.trim().is_empty() {
+            // Ignored here too, as everywhere: not one of the list's moves.
+            return Reply::none();
+        }
         p.remaining -= 1;
         // Kept only as far as an error would quote it: a list of long lines holds no memory.
         p.moves.push(shorten(line.trim()));
@@ -524,8 +530,8 @@ impl QianhongSession {
         if let Some(r) = Self::no_args(name, args) {
             return r;
         }
-        // The bans hold for this one search.
-        let banned = std::mem::take(&mut self.banned);
+        // The bans hold until a search answers (one aborted, or one that cannot start, keeps them).
+        let banned = self.banned.clone();
         if let Some(end) = self.game.outcome() {
             return error(format!("game over: {}", describe_end::<Xiangqi>(end)));
         }
@@ -780,6 +786,34 @@ mod tests {
         assert!(out.is_empty());
         errs(&mut s, "H2-E2", "BAN move 1 `H2-E2`");
         says(&mut s, "BAN 0", &["OK"]);
+    }
+
+    /// Found by an audit: a search aborted (or stopped by `LEVEL`) took the bans with it, and the host's next
+    /// `AI` played a banned move; an empty line in a list was read as one of its moves.
+    #[test]
+    fn bans_outlive_an_aborted_search_and_lists_skip_empty_lines() {
+        let (mut s, rx) = session();
+        says(&mut s, "LEVEL 8", &["OK - Set AI level to 8"]);
+        says(&mut s, "BAN 2", &[]);
+        says(&mut s, "", &[]);
+        says(&mut s, "H2-E2", &[]);
+        says(&mut s, "  ", &[]);
+        says(&mut s, "b2e2", &["OK"]);
+        assert_eq!(s.banned().len(), 2);
+        says(&mut s, "AI", &[]);
+        says(&mut s, "ABORT", &["ABORTED"]);
+        assert_eq!(s.banned().len(), 2, "an aborted search keeps the bans");
+        says(&mut s, "HINTS", &[]);
+        says(&mut s, "LEVEL 2", &["ABORTED", "OK - Set AI level to 2"]);
+        assert_eq!(s.banned().len(), 2, "a search stopped by another command keeps the bans");
+        says(&mut s, "AI", &[]);
+        let out = finish(&mut s, &rx);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0] != "H2-E2" && out[0] != "B2-E2", "banned move played: {out:?}");
+        assert!(s.banned().is_empty(), "an answered search uses the bans up");
+        says(&mut s, "LOAD 1", &[]);
+        says(&mut s, "", &[]);
+        says(&mut s, "H7-E7", &["OK"]);
     }
 
     #[test]
