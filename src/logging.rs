@@ -18,9 +18,17 @@ pub fn init(default: &str) {
     init_with(filter(default));
 }
 
-/// Log to stderr through `filter`. Call once, first thing in `main`.
+/// Log to stderr through `filter`. Call once, first thing in `main`. Colours only on a terminal (and not
+/// when `NO_COLOR` is set): a log written to a file or a pipe holds no escape codes.
 pub fn init_with(filter: EnvFilter) {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(colours()).with_env_filter(filter).init();
+}
+
+/// Whether text log lines are coloured: stderr is a terminal and `NO_COLOR` is unset or empty
+/// (<https://no-color.org>).
+fn colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// How log lines are written.

@@ -338,8 +338,8 @@ fn a_socket_follows_a_job_to_its_end_when_its_server_lets_it_go() {
     b.stop();
 }
 
-/// Whether a server's log has a line holding all of `parts` (the log's fields are coloured: each part is
-/// looked for alone).
+/// Whether a server's log has a line holding all of `parts` (each looked for alone: a line's message and
+/// fields lie in it in any order).
 fn logged(server: &Server, parts: &[&str]) -> bool {
     server.stderr().lines().any(|line| parts.iter().all(|part| line.contains(part)))
 }

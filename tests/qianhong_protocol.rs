@@ -137,6 +137,27 @@ fn info_prints_the_block_and_exits() {
     assert!(text.ends_with("ENDINFO\n"));
     let bad = exe().arg("-bogus").output().expect("run");
     assert!(!bad.status.success() && bad.stdout.is_empty());
+    // `kibitz engine qianhong` takes the same switches (found by an audit: `unknown argument`); no colour codes
+    // in a log that is not a terminal.
+    let kibitz = || Command::new(env!("CARGO_BIN_EXE_kibitz"));
+    let same = kibitz().args(["engine", "qianhong", "-info"]).output().expect("run engine -info");
+    assert!(same.status.success());
+    assert_eq!(String::from_utf8(same.stdout).expect("utf-8"), text);
+    let mut plugin = kibitz()
+        .args(["engine", "qianhong", "-PLUGIN"])
+        .env("KIBITZ_LOG", "debug")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run engine -plugin");
+    plugin.stdin.take().expect("stdin").write_all(b"LEVEL\nQUIT\n").expect("write");
+    let out = plugin.wait_with_output().expect("the plugin ends");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "5\nBYE\n");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!log.is_empty() && !log.contains('\u{1b}'), "{log}");
 }
 
 #[test]
