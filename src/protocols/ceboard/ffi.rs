@@ -104,7 +104,20 @@ pub struct IEngine {
     engine: Engine,
 }
 
-static IENGINE_VTBL: IEngineVtbl = IEngineVtbl {
+/// The function table as C++ compilers lay one out (Itanium C++ ABI, 2.5): two words before the functions, the
+/// offset to the object's top and its type information, which a host reads for `dynamic_cast` or `typeid` or
+/// a sanitizer's checks. Ours are those of a class compiled without run-time type information (0 and null);
+/// the object points at the first function, as C++ does.
+#[repr(C)]
+struct PrefixedVtbl {
+    offset_to_top: isize,
+    type_info: usize,
+    table: IEngineVtbl,
+}
+
+static IENGINE_TABLE: PrefixedVtbl = PrefixedVtbl { offset_to_top: 0, type_info: 0, table: IENGINE_VTBL };
+
+const IENGINE_VTBL: IEngineVtbl = IEngineVtbl {
     get_properties,
     start_game,
     end_game,
@@ -270,7 +283,7 @@ pub unsafe extern "C" fn LoadEngine(host: *mut ICEBoard20) -> *mut IEngine {
     }
     let made = catch_unwind(AssertUnwindSafe(|| {
         let engine = Engine::start(Box::new(FfiHost { this: host }), Config::from_env()).ok()?;
-        Some(Box::into_raw(Box::new(IEngine { vtbl: &IENGINE_VTBL, engine })))
+        Some(Box::into_raw(Box::new(IEngine { vtbl: &IENGINE_TABLE.table, engine })))
     }));
     match made {
         Ok(Some(p)) => p,
@@ -389,6 +402,9 @@ mod tests {
         assert_eq!(std::mem::size_of::<IEngineVtbl>(), 12 * std::mem::size_of::<usize>());
         assert_eq!(std::mem::size_of::<ICEBoard20Vtbl>(), 9 * std::mem::size_of::<usize>());
         assert_eq!(std::mem::offset_of!(IEngine, vtbl), 0);
+        // Found by an audit: the two words before the functions were whatever lay before the table.
+        assert_eq!(std::mem::offset_of!(PrefixedVtbl, table), 2 * std::mem::size_of::<usize>());
+        assert_eq!((IENGINE_TABLE.offset_to_top, IENGINE_TABLE.type_info), (0, 0));
     }
 
     #[test]

@@ -53,7 +53,7 @@ use crate::analysis::{Analysis, Request};
 use crate::game::{Game, GameEnd, Outcome, Score, Side};
 use crate::games::chess::{Chess, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
-use crate::search::{Clock, Event, Info, Limits, ScoreBound};
+use crate::search::{Clock, Done, Event, Info, Limits, ScoreBound};
 
 /// The name `GetProperties` reports (and `WhoPlays` announces).
 pub const ENGINE_NAME: &str = "kibitz";
@@ -209,6 +209,26 @@ fn search_sink(id: u64, tx: SyncSender<Msg>, progress: Arc<Progress>) -> impl Fn
             let _ = tx.send(Msg::Search(id, event));
         }
     }
+}
+
+/// The report of a search's answer: its best line as a main-line report, `None` without a line.
+fn final_report(done: &Done<Move>) -> Option<Info<Move>> {
+    let line = done.lines.first().filter(|l| !l.pv.is_empty())?;
+    Some(Info {
+        depth: line.depth,
+        seldepth: line.seldepth,
+        multipv: 1,
+        score: line.score,
+        bound: ScoreBound::Exact,
+        nodes: done.nodes,
+        nps: done.nps,
+        time_ms: done.time_ms,
+        pv: line.pv.clone(),
+        currmove: None,
+        currmovenumber: None,
+        neval: done.neval,
+        hashfull: 0,
+    })
 }
 
 /// Whether a report may go to the host at `now`: not when the host, taking `cost` as it did lately, would
@@ -548,6 +568,16 @@ impl Session {
             Event::Done(done) => {
                 let purpose = job.purpose;
                 self.job = None;
+                if purpose == Purpose::Analyze {
+                    // An analysis ends by itself only when nothing deeper is left to search (a mate found to
+                    // the end, a table already holding it): its last report was dropped with the answer (or
+                    // never sent, so quick was it), and the host would show nothing, or a stale line, for good.
+                    if let (true, Some(info)) = (self.messages, final_report(&done)) {
+                        let feedback = self.feedback(&info);
+                        self.host.engine_feedback(&feedback);
+                    }
+                    return;
+                }
                 if purpose != Purpose::Play {
                     return;
                 }

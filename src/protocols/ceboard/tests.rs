@@ -241,6 +241,32 @@ fn progress_reports_waiting_when_the_move_is_ready_are_dropped() {
     assert_eq!(stale, 0, "reports delivered once the move was ready: {calls:?}");
 }
 
+/// Found by an audit: an analysis that ends by itself (a mate found to the end) dropped its last report with
+/// its answer; when the engine thread read its queue only after the answer (a quick search, a warm table), the
+/// host got no report at all and showed nothing for the position.
+#[test]
+fn an_analysis_that_ends_by_itself_reports_its_line() {
+    let rec = Recorder::default();
+    let (mut session, rx) = held_session(&rec);
+    session.on_command(Command::GetMessages(true));
+    let fen = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1";
+    session.on_command(Command::StartGame { play_black: false, analyze: true, fen: Some(fen.into()) });
+    let held = hold_until_done(&rx);
+    release(&mut session, held, vec![]);
+    let reports: Vec<Feedback> = rec
+        .calls()
+        .into_iter()
+        .filter_map(|c| match c {
+            Call::Feedback(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let last = reports.last().unwrap_or_else(|| panic!("no report: {:?}", rec.calls()));
+    assert_eq!((last.eval.as_str(), last.pv.as_str()), ("#1", "Ra8#"), "{last:?}");
+    assert!(last.depth >= 1 && last.total_nodes > 0, "{last:?}");
+    assert!(!rec.calls().iter().any(|c| matches!(c, Call::Move(_))), "an analysis plays no move");
+}
+
 #[test]
 fn a_report_starts_only_when_the_host_can_take_it_before_the_move_is_due() {
     let now = Instant::now();
