@@ -184,10 +184,27 @@ impl GameType {
         s
     }
 
-    /// Read a GameTypeString (case-insensitive, canonical order of the expansion letters).
+    /// Read a GameTypeString (case-insensitive; the expansion letters in any order, each at most once, as
+    /// the spec's "any combination of M, L, P" allows: `Base+PM` is `Base+MP`).
     pub fn parse(text: &str) -> Option<GameType> {
         let t = text.trim();
-        GameType::all().into_iter().find(|g| g.name().eq_ignore_ascii_case(t))
+        let (base, letters) = t.split_once('+').unwrap_or((t, ""));
+        if !base.eq_ignore_ascii_case("Base") || (t.contains('+') && letters.is_empty()) {
+            return None;
+        }
+        let mut g = GameType::BASE;
+        for c in letters.chars() {
+            let slot = match c.to_ascii_uppercase() {
+                'M' => &mut g.mosquito,
+                'L' => &mut g.ladybug,
+                'P' => &mut g.pillbug,
+                _ => return None,
+            };
+            if std::mem::replace(slot, true) {
+                return None;
+            }
+        }
+        Some(g)
     }
 
 }
@@ -477,10 +494,14 @@ impl Board {
         }
     }
 
-    /// The hash of everything that decides the legal moves.
+    /// The hash of everything that decides the legal moves from here on. The ply count matters only while a
+    /// Queen is in hand before ply 8 (she must be placed by her side's fourth turn); after that, or once both
+    /// are placed, only the side to move does (an audit found a position repeated from ply 4 counted as new
+    /// at ply 8, so a threefold repetition came a cycle late).
     #[inline]
     pub fn hash(&self) -> u64 {
-        let t = if self.turn < 8 { self.turn as u64 } else { 8 + (self.turn & 1) as u64 };
+        let early = self.turn < 8 && !(self.in_play(queen_of(0)) && self.in_play(queen_of(1)));
+        let t = if early { self.turn as u64 } else { 8 + (self.turn & 1) as u64 };
         let mut h = self.zhash ^ t.wrapping_mul(SIDE_KEY);
         if self.game_type.pillbug && self.last != NO_PIECE {
             h ^= zkey(self.last, 0x3FF, 0xFF);

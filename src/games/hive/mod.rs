@@ -64,19 +64,31 @@ impl Hive {
     /// Read a GameString (`Base+MLP;InProgress;White[3];wS1;bS1 wS1-;...`) or a bare GameTypeString,
     /// replaying the moves with full legality checks. Errors name the move's index, its token and why it is
     /// illegal in Mzinga's words.
+    ///
+    /// The GameState must be what the moves give. `Draw` where the board says `InProgress` is read as a draw by
+    /// threefold repetition when the last position occurred a third time: the game then has that rule on (as
+    /// the engine or host that wrote it had), so that it is over and is written back as read.
     pub fn from_game_string(text: &str) -> Result<Hive, NotationError> {
         let parsed = notation::parse_game_string(text)?;
         let mut g = Hive::new(parsed.board.game_type());
         for m in parsed.moves {
             g.make(m);
         }
+        if let Some(claimed) = parsed.state {
+            let read = notation::state_word(&g.board);
+            if !claimed.eq_ignore_ascii_case(read) {
+                g.repetition = claimed.eq_ignore_ascii_case("Draw") && read == "InProgress";
+                if !g.repetition_draw() {
+                    return Err(NotationError::new(claimed, format!("the moves give GameState {read}")));
+                }
+            }
+        }
         Ok(g)
     }
 
     /// The full GameString: game type, state, turn and every move played.
     pub fn game_string(&self) -> String {
-        let moves: Vec<Move> = self.undo.iter().map(|u| u.mv).collect();
-        let text = notation::format_game_string(self.board.game_type(), &moves);
+        let text = notation::format_game_string(self.board.game_type(), &self.moves());
         if self.board.result().is_none() && self.repetition_draw() {
             // The board alone says InProgress: the repetition rule ended the game.
             text.replacen(";InProgress;", ";Draw;", 1)

@@ -1,7 +1,7 @@
 //! Hive game records: UHP GameStrings, one a line (blank lines and lines starting with `#` skipped). No
 //! annotated export: Hive has no common annotated format.
 
-use super::{Hive, notation};
+use super::Hive;
 use crate::game::{GameRecord, NotationError, ReadError, RecordBudget, RecordError, Records, gather_records};
 
 /// Read GameStrings, one a line.
@@ -20,7 +20,7 @@ pub fn parse(text: &str, format: Option<&str>, budget: &mut RecordBudget) -> Res
 }
 
 fn game(index: usize, line: usize, text: &str) -> Result<GameRecord<Hive>, RecordError> {
-    let parsed = notation::parse_game_string(text).map_err(|e| {
+    let game = Hive::from_game_string(text).map_err(|e| {
         // Move errors read "move N `token`: reason"; a reason in Mzinga's words (a sentence) is a move that
         // is well formed but not legal where it is played.
         let message = match e.message.split_once("`: ") {
@@ -31,9 +31,9 @@ fn game(index: usize, line: usize, text: &str) -> Result<GameRecord<Hive>, Recor
         };
         RecordError { index, line, token: e.token, message }
     })?;
-    let start = Hive::new(parsed.board.game_type());
+    let start = Hive::new(game.game_type());
     let state = text.split(';').nth(1).map(str::trim).unwrap_or("");
     let result =
         ["WhiteWins", "BlackWins", "Draw"].iter().find(|s| s.eq_ignore_ascii_case(state)).map(|s| s.to_string());
-    Ok(GameRecord { tags: Vec::new(), start, moves: parsed.moves, result, line })
+    Ok(GameRecord { tags: Vec::new(), start, moves: game.moves(), result, line })
 }

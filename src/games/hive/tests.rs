@@ -103,8 +103,12 @@ fn start_positions() {
         assert_eq!(game(&t.name()).game_type(), t);
     }
     assert_eq!(GameType::parse("base+mlp"), Some(GameType::MLP));
-    assert!(GameType::parse("Base+LM").is_none());
-    assert!(GameType::parse("Base+").is_none());
+    // Any order of the letters, as the spec's "any combination" reads (an audit found `Base+PLM` refused).
+    assert_eq!(GameType::parse("Base+PLM"), Some(GameType::MLP));
+    assert_eq!(GameType::parse("base+lm").map(GameType::name).as_deref(), Some("Base+ML"));
+    for bad in ["Base+", "Base+MM", "Base+X", "Base+M+L", "Bases", "+M", ""] {
+        assert!(GameType::parse(bad).is_none(), "{bad}");
+    }
 }
 
 #[test]
@@ -470,6 +474,30 @@ mod records {
         assert_eq!(games[1].as_ref().unwrap().start.game_type().name(), "Base+MLP");
         assert_eq!(Hive::EXPORT_FORMAT, None);
         assert!(Hive::export_record(games[0].as_ref().unwrap(), &[]).is_none());
+    }
+
+    /// Found by an audit: a game drawn by threefold repetition, as `kibitz match` and UHP engines with the rule
+    /// write it (`Draw` where the board alone says `InProgress`), could not be read back.
+    #[test]
+    fn a_draw_by_repetition_reads_back() {
+        let drawn = "Base;Draw;White[7];wS1;bS1 wS1-;wQ -wS1;bQ bS1-;wQ \\wS1;bQ bS1/;wQ -wS1;bQ bS1-;\
+                     wQ \\wS1;bQ bS1/;wQ -wS1;bQ bS1-";
+        let g = Hive::from_game_string(drawn).unwrap();
+        assert!(g.is_over() && g.repetition_rule());
+        assert_eq!(g.game_string(), drawn);
+        let games = Hive::parse_records(drawn, None, &mut crate::game::RecordBudget::new(10, 1_000)).unwrap();
+        let rec = games[0].as_ref().unwrap();
+        assert_eq!((rec.moves.len(), rec.result.as_deref()), (12, Some("Draw")));
+        // One shuffle fewer: the position has been seen twice, no draw.
+        let cut = "Base;Draw;White[5];wS1;bS1 wS1-;wQ -wS1;bQ bS1-;wQ \\wS1;bQ bS1/;wQ -wS1;bQ bS1-";
+        let e = Hive::from_game_string(cut).unwrap_err();
+        assert_eq!((e.token.as_str(), e.message.as_str()), ("Draw", "the moves give GameState InProgress"));
+        let open = Hive::from_game_string(&drawn.replacen(";Draw;", ";InProgress;", 1)).unwrap();
+        assert!(!open.is_over() && !open.repetition_rule());
+        // A lone direction mark is no reference.
+        let mut g = Hive::from_game_string("Base;InProgress;White[2];wS1;bS1 wS1-").unwrap();
+        let e = g.play_move_string("wQ -").unwrap_err();
+        assert_eq!(e.message, "a direction mark needs a reference piece");
     }
 
     #[test]
