@@ -3,25 +3,30 @@
 //!
 //! One reader thread reads the input into lines of at most [`MAX_LINE`] bytes (or the limit of a
 //! [`Transport`]; a longer line is discarded as it is read, never buffered, and answered with the session's
-//! error line) and sends them into a bounded channel. Lines end at `\n`, or at whatever byte the session's
-//! [`LineSession::is_separator`] says (GUIDE separates commands by any control character). When the input is a
-//! socket with a read timeout, each timeout is handed to the session as [`LineSession::on_idle`] (a partly read
-//! line is kept). Search events from the pool's workers go into the same channel through an [`EventSender`], so
-//! the session sees lines and events in one order, on one thread. An event the session allows to be dropped
-//! (a progress report) is dropped when the channel is full; any other event (the final answer) waits for
-//! room. The loop hands each item to the session and writes and flushes its reply. End of input behaves
-//! as the session says (usually like its quit command); so does a read error.
+//! error line) and sends them into the session's channel, at most [`CHANNEL_CAPACITY`] of them waiting (the
+//! reader then waits). Lines end at `\n`, or at whatever byte the session's [`LineSession::is_separator`] says
+//! (GUIDE separates commands by any control character). When the input is a socket with a read timeout, each
+//! timeout is handed to the session as [`LineSession::on_idle`] (a partly read line is kept). Search events
+//! from the pool's workers go into the same channel through an [`EventSender`], so the session sees lines and
+//! events in one order, on one thread. An event the session allows to be dropped (a progress report) is
+//! dropped when [`CHANNEL_CAPACITY`] of them wait; any other event (the final answer, one a search) is queued
+//! whatever waits: sending never blocks the pool's worker, so a peer that stops reading (its session blocked
+//! writing, its lines piling up) cannot hold a worker that every other client shares. The loop hands each item
+//! to the session and writes and flushes its reply. End of input behaves as the session says (usually like its
+//! quit command); so does a read error.
 //!
 //! The session knows nothing of threads or streams, so the same code runs on stdin/stdout, on a socket and in
 //! tests.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
 /// The longest input line accepted, in bytes (without the line end).
 pub const MAX_LINE: usize = 1 << 20;
 
-/// Items waiting for the session: lines and events together.
+/// Input items (lines) that may wait for the session, and droppable events (progress reports) likewise.
 pub const CHANNEL_CAPACITY: usize = 256;
 
 /// What a session answers to one line or event.
@@ -105,32 +110,36 @@ enum Item<E> {
     TooLong(usize),
     Idle,
     End,
-    Event(E),
+    /// An event, and whether it counts among the droppable ones waiting.
+    Event(E, bool),
 }
 
 /// The handle a session gives its searches to send events back into the loop. Cheap to clone.
 pub struct EventSender<E> {
-    tx: SyncSender<Item<E>>,
+    tx: Sender<Item<E>>,
     may_drop: fn(&E) -> bool,
+    /// Droppable events sent and not yet taken by the loop.
+    waiting: Arc<AtomicUsize>,
 }
 
 impl<E> Clone for EventSender<E> {
     fn clone(&self) -> Self {
-        EventSender { tx: self.tx.clone(), may_drop: self.may_drop }
+        EventSender { tx: self.tx.clone(), may_drop: self.may_drop, waiting: Arc::clone(&self.waiting) }
     }
 }
 
 impl<E: Send + 'static> EventSender<E> {
-    /// Queue an event. A droppable one is dropped if the channel is full; any other waits for room. Nothing
-    /// happens once the loop has ended.
+    /// Queue an event; never blocks. A droppable one is dropped while [`CHANNEL_CAPACITY`] of them wait; any
+    /// other is always queued. Nothing happens once the loop has ended.
     pub fn send(&self, event: E) {
-        if (self.may_drop)(&event) {
-            match self.tx.try_send(Item::Event(event)) {
-                Ok(()) | Err(TrySendError::Disconnected(_)) => {}
-                Err(TrySendError::Full(_)) => tracing::debug!("event queue full, a progress report dropped"),
-            }
-        } else {
-            let _ = self.tx.send(Item::Event(event));
+        let droppable = (self.may_drop)(&event);
+        if droppable && self.waiting.fetch_add(1, Ordering::AcqRel) >= CHANNEL_CAPACITY {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            tracing::debug!("event queue full, a progress report dropped");
+            return;
+        }
+        if self.tx.send(Item::Event(event, droppable)).is_err() && droppable {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
         }
     }
 }
@@ -226,9 +235,23 @@ impl LineReader {
     }
 }
 
+/// The reader's way into the session's channel: each item first takes a place of the [`CHANNEL_CAPACITY`]
+/// (`places`, a bounded channel of tokens the loop takes back), so the reader waits while that many wait.
+struct ReaderTx<E> {
+    tx: Sender<Item<E>>,
+    places: SyncSender<()>,
+}
+
+impl<E> ReaderTx<E> {
+    /// Queue an item once a place is free; false when the loop has ended.
+    fn send(&self, item: Item<E>) -> bool {
+        self.places.send(()).is_ok() && self.tx.send(item).is_ok()
+    }
+}
+
 /// The reader thread: lines into the channel until the input ends or the loop goes away. A read that times
 /// out (a socket's read timeout) is reported as idle, and reading goes on.
-fn read_lines<E>(input: impl Read, tx: SyncSender<Item<E>>, max: usize, sep: fn(u8) -> bool) {
+fn read_lines<E>(input: impl Read, tx: ReaderTx<E>, max: usize, sep: fn(u8) -> bool) {
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut reader = LineReader::new(max, sep);
     // When the session was last told of the time passing (see below).
@@ -238,7 +261,7 @@ fn read_lines<E>(input: impl Read, tx: SyncSender<Item<E>>, max: usize, sep: fn(
         // [`PARTIAL_TICK`]: only it knows which lines are commands.
         if ticked.elapsed() >= PARTIAL_TICK {
             ticked = std::time::Instant::now();
-            if tx.send(Item::Idle).is_err() {
+            if !tx.send(Item::Idle) {
                 return;
             }
         }
@@ -260,7 +283,7 @@ fn read_lines<E>(input: impl Read, tx: SyncSender<Item<E>>, max: usize, sep: fn(
             }
         };
         let end = matches!(item, Item::End);
-        if tx.send(item).is_err() || end {
+        if !tx.send(item) || end {
             return;
         }
     }
@@ -300,16 +323,29 @@ where
     S: LineSession,
     M: FnOnce(EventSender<S::Event>) -> S,
 {
-    let (tx, rx) = mpsc::sync_channel::<Item<S::Event>>(CHANNEL_CAPACITY);
-    let mut session = make(EventSender { tx: tx.clone(), may_drop: S::may_drop });
+    let (tx, rx) = mpsc::channel::<Item<S::Event>>();
+    let (places, taken): (SyncSender<()>, Receiver<()>) = mpsc::sync_channel(CHANNEL_CAPACITY);
+    let waiting = Arc::new(AtomicUsize::new(0));
+    let mut session = make(EventSender { tx: tx.clone(), may_drop: S::may_drop, waiting: Arc::clone(&waiting) });
     write_lines(output, &session.greeting())?;
     let max = transport.max_line;
+    let reader = ReaderTx { tx, places };
     std::thread::Builder::new()
         .name(transport.reader_name.into())
-        .spawn(move || read_lines(input, tx, max, S::is_separator))?;
+        .spawn(move || read_lines(input, reader, max, S::is_separator))?;
     let result = loop {
         // The session holds a sender, so the channel never disconnects while it lives.
         let Ok(item) = rx.recv() else { break Ok(()) };
+        match &item {
+            Item::Event(_, true) => {
+                waiting.fetch_sub(1, Ordering::AcqRel);
+            }
+            Item::Event(_, false) => {}
+            // The reader's item: its place is free again.
+            _ => {
+                let _ = taken.try_recv();
+            }
+        }
         let reply = match item {
             Item::Line(line) => {
                 tracing::debug!(target: "kibitz::protocol", "< {line}");
@@ -318,7 +354,7 @@ where
             Item::TooLong(n) => session.on_line_too_long(n),
             Item::Idle => session.on_idle(),
             Item::End => session.on_end_of_input(),
-            Item::Event(e) => session.on_event(e),
+            Item::Event(e, _) => session.on_event(e),
         };
         if let Err(e) = write_lines(output, &reply.lines) {
             break Err(e);
@@ -327,9 +363,10 @@ where
             break Ok(());
         }
     };
-    // Close the channel first: a search blocked sending its final answer wakes up, so dropping the session
-    // (which stops its searches and may wait for them) cannot deadlock.
+    // Close the channels first: the reader, waiting for a place, wakes up and ends; a search sending its final
+    // answer finds the channel closed.
     drop(rx);
+    drop(taken);
     drop(session);
     result
 }
@@ -478,23 +515,70 @@ mod tests {
         assert_eq!(transcript(&format!("{long}\nb"), 10), "HELLO\nEVENT 7\nTOOLONG 50\nECHO b\nEOF\n");
     }
 
+    /// Found by an audit: a GUIDE client that stopped reading blocked its session's loop, its lines filled the
+    /// channel, and the search's final answer then blocked the pool's worker that sent it, stalling every
+    /// other client's searches for half a minute. Final answers are now queued without waiting.
     #[test]
-    fn progress_is_dropped_when_full_but_final_answers_wait() {
-        let (tx, rx) = mpsc::sync_channel(1);
-        let sender = EventSender { tx, may_drop: |e: &u32| *e < 100 };
-        sender.send(1);
-        sender.send(2);
-        let late = sender.clone();
-        let t = std::thread::spawn(move || late.send(100));
-        let got: Vec<u32> = (0..2)
-            .filter_map(|_| match rx.recv_timeout(std::time::Duration::from_secs(10)) {
-                Ok(Item::Event(e)) => Some(e),
+    fn progress_is_dropped_when_many_wait_but_final_answers_never_block() {
+        let (tx, rx) = mpsc::channel();
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let sender = EventSender { tx, may_drop: |e: &u32| *e < 1000, waiting: Arc::clone(&waiting) };
+        for i in 0..CHANNEL_CAPACITY as u32 + 5 {
+            sender.send(i);
+        }
+        // On this thread: nothing reads the channel, and the final answers do not wait.
+        for i in 0..CHANNEL_CAPACITY as u32 * 2 {
+            sender.send(1000 + i);
+        }
+        let got: Vec<(u32, bool)> = rx
+            .try_iter()
+            .filter_map(|item| match item {
+                Item::Event(e, droppable) => Some((e, droppable)),
                 _ => None,
             })
             .collect();
-        assert_eq!(got, vec![1, 100]);
-        assert!(t.join().is_ok());
+        assert_eq!(got.len(), CHANNEL_CAPACITY * 3);
+        assert!(got[..CHANNEL_CAPACITY].iter().enumerate().all(|(i, &(e, d))| e == i as u32 && d));
+        assert!(got[CHANNEL_CAPACITY..].iter().all(|&(e, d)| e >= 1000 && !d));
+        assert_eq!(waiting.load(Ordering::Acquire), CHANNEL_CAPACITY);
         drop(rx);
         sender.send(200);
+        sender.send(2000);
+        assert_eq!(waiting.load(Ordering::Acquire), CHANNEL_CAPACITY, "a failed send holds no place");
+    }
+
+    /// The reader waits while [`CHANNEL_CAPACITY`] of its lines wait for a session that is busy (writing to a
+    /// peer that does not read), and goes on when the loop takes them.
+    #[test]
+    fn the_reader_waits_for_places() {
+        let lines: String = (0..CHANNEL_CAPACITY + 10).map(|i| format!("{i}\n")).collect();
+        let (tx, rx) = mpsc::channel::<Item<u32>>();
+        let (places, taken) = mpsc::sync_channel(CHANNEL_CAPACITY);
+        let reader = std::thread::spawn(move || {
+            read_lines(Cursor::new(lines.into_bytes()), ReaderTx { tx, places }, 100, |b| b == b'\n')
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut first = 0;
+        while first < CHANNEL_CAPACITY && std::time::Instant::now() < deadline {
+            first += rx.try_iter().count();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        first += rx.try_iter().count();
+        assert_eq!(first, CHANNEL_CAPACITY, "the reader stops when every place is taken");
+        // The loop takes the places back: the rest comes, then the end.
+        for _ in 0..first {
+            let _ = taken.try_recv();
+        }
+        let mut rest = 0;
+        while let Ok(item) = rx.recv_timeout(std::time::Duration::from_secs(10)) {
+            let _ = taken.try_recv();
+            rest += 1;
+            if matches!(item, Item::End) {
+                break;
+            }
+        }
+        assert!(reader.join().is_ok());
+        assert_eq!(first + rest, CHANNEL_CAPACITY + 11, "every line and the end");
     }
 }

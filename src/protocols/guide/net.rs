@@ -22,8 +22,39 @@ use crate::protocols::engine::{ENGINES_ENV, EngineArgs, EngineSetup};
 use crate::protocols::proxy_header;
 use crate::protocols::stdio::{self, EventSender};
 
-/// How long a write to the GUI may block.
+/// How long a reply to the GUI may take to be written (the peer reading nothing meanwhile): then the session
+/// ends. Each write is also bounded by it (the socket's write timeout).
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The session's output: a socket whose replies must each be written out within [`WRITE_TIMEOUT`] in all. The
+/// socket's own write timeout bounds one blocked write, but a peer that reads a little now and then makes
+/// each write succeed in part, and a reply could take for ever (an audit's GUI, reading nothing, kept its
+/// session open for minutes).
+struct Deadline<'a> {
+    stream: &'a TcpStream,
+    limit: Duration,
+    /// When the reply being written began (the first write since the last complete flush).
+    since: Option<std::time::Instant>,
+}
+
+impl io::Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() > self.limit {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("the peer read no reply for {} s", self.limit.as_secs()),
+            ));
+        }
+        (&mut &*self.stream).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&mut &*self.stream).flush()?;
+        self.since = None;
+        Ok(())
+    }
+}
 
 /// Run one session on `stream` until it quits, the peer closes the connection, or the session is idle too
 /// long. Blocks the calling thread.
@@ -46,7 +77,7 @@ fn serve_session(stream: TcpStream, peer: &str, analysis: Analysis, config: Guid
     let input = stream.try_clone()?;
     let transport = transport(&config);
     let result = {
-        let mut output = BufWriter::new(&stream);
+        let mut output = BufWriter::new(Deadline { stream: &stream, limit: WRITE_TIMEOUT, since: None });
         stdio::run_with(
             move |events: EventSender<GuideEvent>| GuideSession::new(analysis, config, move |e| events.send(e)),
             input,
@@ -58,6 +89,9 @@ fn serve_session(stream: TcpStream, peer: &str, analysis: Analysis, config: Guid
     let _ = stream.shutdown(Shutdown::Both);
     match &result {
         Ok(()) => tracing::info!("GUIDE session closed"),
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+            tracing::warn!(error = %e, "GUIDE session closed: the client stopped reading its replies")
+        }
         Err(e) => tracing::info!(error = %e, "GUIDE session closed: the connection failed"),
     }
     result
@@ -493,5 +527,30 @@ pub fn main() -> std::process::ExitCode {
             crate::errln!("kibitz-guide: {e}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::time::Duration;
+
+    use super::Deadline;
+
+    /// A peer that reads nothing: the replies fill the socket's buffers, and the output gives up with
+    /// `TimedOut` once a reply has been on its way longer than the limit, though each write was bounded too.
+    #[test]
+    fn a_reply_the_peer_does_not_read_gives_up() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let _peer = TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        let (stream, _) = listener.accept().expect("accept");
+        stream.set_write_timeout(Some(Duration::from_millis(100))).expect("timeout");
+        let mut out = Deadline { stream: &stream, limit: Duration::from_millis(300), since: None };
+        let line = vec![b'x'; 64 * 1024];
+        // The socket's own timeout (WouldBlock) may come first, any number of times; then the reply's deadline.
+        let timed_out = |e: std::io::Error| (e.kind() == std::io::ErrorKind::TimedOut).then_some(e);
+        let error = (0..100_000).find_map(|_| out.write_all(&line).err().and_then(timed_out)).expect("gives up");
+        assert!(error.to_string().contains("read no reply"), "{error}");
     }
 }
