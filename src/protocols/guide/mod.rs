@@ -302,6 +302,9 @@ pub struct GuideSession {
     /// Time the engine's own searches used for White and Black.
     own_used: [Duration; 2],
     thinking: Option<Thinking>,
+    /// The input ended while the engine was thinking of a game's move: it answers with what it has, then the
+    /// session ends.
+    closing: bool,
     next_id: u64,
     /// Since when the session has been idle: no command and no search.
     idle_since: Instant,
@@ -357,7 +360,13 @@ pub fn info_line(root: &Draughts, info: &Info<Move>) -> String {
 
 /// Read a number of seconds: finite, 0 to [`MAX_SECONDS`].
 fn parse_seconds(what: &str, text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
+    // A GUI on a Windows locale with a decimal comma (Dutch, French) writes `12,5`: one comma, as a point.
+    let number = if text.matches(',').count() == 1 && !text.contains('.') {
+        std::borrow::Cow::Owned(text.replace(',', "."))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    match number.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) => Ok(v),
         Ok(_) => Err(format!("{what} `{}` is out of range (0-{MAX_SECONDS} seconds)", shorten(text))),
         Err(_) => Err(format!("{what} `{}` is not a number of seconds", shorten(text))),
@@ -411,6 +420,7 @@ impl GuideSession {
             reported: None,
             own_used: [Duration::ZERO; 2],
             thinking: None,
+            closing: false,
             next_id: 0,
             idle_since: Instant::now(),
         }
@@ -774,15 +784,23 @@ impl GuideSession {
         Ok(Reply::none())
     }
 
+    /// The position and its legal moves; a finished game has none, and a `debug` line says how it ended (the
+    /// protocol has no word for it, and a position without moves alone reads as lost for the side to move, which
+    /// a draw by the rules is not).
     fn request_position(&self) -> Reply {
         let mut line = format!("position {}", self.board.to_guide());
-        if self.board.outcome().is_none() {
-            for m in self.board.legal_moves() {
-                line.push_str(" m ");
-                line.push_str(&self.board.guide_move(m));
+        match self.board.outcome() {
+            None => {
+                for m in self.board.legal_moves() {
+                    line.push_str(" m ");
+                    line.push_str(&self.board.guide_move(m));
+                }
+                Reply::line(line)
+            }
+            Some(end) => {
+                Reply { lines: vec![line, format!("debug game over: {}", describe_end::<Draughts>(end))], quit: false }
             }
         }
-        Reply::line(line)
     }
 
     fn set_option(&mut self, args: &[&str]) -> Result<Reply, String> {
@@ -894,9 +912,21 @@ impl GuideSession {
             [_] => return Err("go takes the time used by white and by black, got one number".into()),
             [_, _, extra, ..] => return Err(format!("go takes two times, got also `{}`", shorten(extra))),
         };
+        // The clock times count only for a `go` that starts: a refused one changes nothing (an audit found a
+        // refused game analysis's times used by the next game's move).
+        let previous = self.reported;
         if reported.is_some() {
             self.reported = reported;
         }
+        let started = self.start_go();
+        if started.is_err() {
+            self.reported = previous;
+        }
+        started
+    }
+
+    /// The search `go` asks for in the current mode.
+    fn start_go(&mut self) -> Result<Reply, String> {
         match self.mode {
             Mode::Normal | Mode::PositionAnalysis => {
                 if let Some(end) = self.board.outcome() {
@@ -1023,7 +1053,7 @@ impl GuideSession {
             // A dropped search, or one whose answer was already taken.
             return Reply::none();
         }
-        match event {
+        let reply = match event {
             GuideEvent::Tick { .. } => self.tick(),
             GuideEvent::Search { event: Event::Info(info), .. } => self.info(&info),
             GuideEvent::Search { event: Event::Done(done), .. } => self.done(done),
@@ -1032,7 +1062,12 @@ impl GuideSession {
                 self.thinking = None;
                 error(format!("the engine failed: {message}"))
             }
+        };
+        if self.closing && self.thinking.is_none() {
+            self.abandon();
+            return Reply::quit(reply.lines);
         }
+        reply
     }
 
     fn tick(&mut self) -> Reply {
@@ -1204,7 +1239,17 @@ impl GuideSession {
     }
 
     /// The input ended: stop any search and end the session.
+    /// The input ended (the GUI closed its side, or the server is stopping and closed the reading side): a
+    /// game's move being thought of is answered with what the search has, then the session ends; anything else
+    /// is dropped at once.
     pub fn on_end_of_input(&mut self) -> Reply {
+        if let Some(t) = &self.thinking
+            && matches!(t.task, Task::Play { .. })
+        {
+            self.closing = true;
+            t.job.stop();
+            return Reply::none();
+        }
         self.abandon();
         Reply::quit(Vec::new())
     }

@@ -225,11 +225,18 @@ impl Gateway {
             }
         }
         drop(self.listener);
+        // The reading side first: each session sees the end of its input, and a game's move being thought of
+        // is written (the pool's shutdown stops its search, which answers with what it has) before the session
+        // ends. Then whatever is left is closed outright.
         for stream in self.sessions.lock().values() {
-            let _ = stream.shutdown(Shutdown::Both);
+            let _ = stream.shutdown(Shutdown::Read);
         }
         let mut count = self.sessions.count.subscribe();
         let _ = tokio::time::timeout(grace, count.wait_for(|n| *n == 0)).await;
+        for stream in self.sessions.lock().values() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), count.wait_for(|n| *n == 0)).await;
         let left = *self.sessions.count.borrow();
         if left > 0 {
             tracing::warn!(sessions = left, "GUIDE sessions still closing at shutdown");

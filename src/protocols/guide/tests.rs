@@ -353,7 +353,49 @@ fn a_finished_game_is_refused() {
     let (mut s, _rx) = session();
     silent(&mut s, "#kibitz setfen B:W33:B");
     errs(&mut s, "go", "the game is over: white wins");
-    assert_eq!(lines(&mut s, "requestposition"), vec![format!("position {}", guide("B:W33:B"))]);
+    // No moves, and how the game ended (found by an audit: a drawn position without moves read as lost).
+    assert_eq!(
+        lines(&mut s, "requestposition"),
+        vec![format!("position {}", guide("B:W33:B")), "debug game over: white wins (no legal move)".to_string()]
+    );
+}
+
+/// Found by an audit: a server stopping closed a session thinking of a game's move without a move, though
+/// README says running searches answer with what they have. The end of input (the server closes the reading
+/// side) now stops the search, writes its move, and then ends the session; an analysis ends at once.
+#[test]
+fn the_end_of_input_during_a_games_move_answers_it_first() {
+    let (mut s, rx) = session();
+    silent(&mut s, "levelsfixedtime 60");
+    silent(&mut s, "go");
+    let reply = s.on_end_of_input();
+    assert!(!reply.quit && reply.lines.is_empty(), "{reply:?}");
+    let mut out = Vec::new();
+    let quit = loop {
+        let e = rx.recv_timeout(WAIT).expect("the stopped search answers");
+        let reply = s.on_event(e);
+        out.extend(reply.lines);
+        if reply.quit {
+            break true;
+        }
+    };
+    assert!(quit && out.last().is_some_and(|l| l.starts_with("move ")), "{out:?}");
+}
+
+/// Found by an audit: a `go` refused (game analysis without a game) kept its clock times, and the next game's
+/// move was played at once on a clock it thought spent. A Windows GUI on a decimal-comma locale writes `12,5`.
+#[test]
+fn a_refused_go_changes_no_clock_and_decimal_commas_read() {
+    let (mut s, _rx) = session();
+    silent(&mut s, "levelsblitzgame 60 0");
+    silent(&mut s, "enginemode 1 100");
+    errs(&mut s, "go 59.9 59.9", "game analysis needs a game");
+    assert_eq!(s.reported, None);
+    assert_eq!(s.limits().clock.expect("clock").remaining, Duration::from_secs(60));
+    silent(&mut s, "levelsfixedtime 0,5");
+    assert_eq!(s.limits(), Limits::movetime(Duration::from_millis(500)));
+    errs(&mut s, "levelsfixedtime 1,5,0", "not a number of seconds");
+    errs(&mut s, "levelsfixedtime 1.5,0", "not a number of seconds");
 }
 
 #[test]
@@ -410,7 +452,10 @@ fn idle_closes_only_when_not_searching() {
     assert_eq!(s.on_idle(), Reply::none(), "searching");
     s.thinking = None;
     assert_eq!(s.on_idle(), Reply::none(), "the search ended just now");
+    // The end of input during an analysis ends the session at once, nothing left thinking (a game's move is
+    // answered first: `the_end_of_input_during_a_games_move_answers_it_first`).
     let (mut s, _rx) = session();
+    silent(&mut s, "enginemode 2");
     silent(&mut s, "go");
     assert!(LineSession::on_end_of_input(&mut s).quit);
     assert!(!s.is_thinking());
