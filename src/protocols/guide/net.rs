@@ -26,6 +26,9 @@ use crate::protocols::stdio::{self, EventSender};
 /// ends. Each write is also bounded by it (the socket's write timeout).
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a stopping gateway lets its sessions write the moves their stopped searches answer.
+const ANSWER_AT_SHUTDOWN: Duration = Duration::from_secs(2);
+
 /// The session's output: a socket whose replies must each be written out within [`WRITE_TIMEOUT`] in all. The
 /// socket's own write timeout bounds one blocked write, but a peer that reads a little now and then makes
 /// each write succeed in part, and a reply could take for ever (an audit's GUI, reading nothing, kept its
@@ -227,16 +230,17 @@ impl Gateway {
         drop(self.listener);
         // The reading side first: each session sees the end of its input, and a game's move being thought of
         // is written (the pool's shutdown stops its search, which answers with what it has) before the session
-        // ends. Then whatever is left is closed outright.
+        // ends. Then, after at most ANSWER_AT_SHUTDOWN (a session blocked writing to a GUI that reads nothing
+        // would not end), whatever is left is closed outright.
         for stream in self.sessions.lock().values() {
             let _ = stream.shutdown(Shutdown::Read);
         }
         let mut count = self.sessions.count.subscribe();
-        let _ = tokio::time::timeout(grace, count.wait_for(|n| *n == 0)).await;
+        let _ = tokio::time::timeout(grace.min(ANSWER_AT_SHUTDOWN), count.wait_for(|n| *n == 0)).await;
         for stream in self.sessions.lock().values() {
             let _ = stream.shutdown(Shutdown::Both);
         }
-        let _ = tokio::time::timeout(Duration::from_secs(1), count.wait_for(|n| *n == 0)).await;
+        let _ = tokio::time::timeout(grace.saturating_sub(ANSWER_AT_SHUTDOWN), count.wait_for(|n| *n == 0)).await;
         let left = *self.sessions.count.borrow();
         if left > 0 {
             tracing::warn!(sessions = left, "GUIDE sessions still closing at shutdown");
