@@ -9,7 +9,8 @@
  * Layout: each interface is a class with only pure virtual functions, no base class and no virtual
  * destructor, so an object is one pointer to a table of functions in declaration order, and `this` is the
  * first argument of each (the Itanium C++ ABI on Linux; also Windows x64). The engine is written against
- * exactly that layout.
+ * exactly that layout; its own table has the two words C++ puts before the functions (offset to top 0,
+ * type information NULL, as a class compiled without RTTI has).
  *
  * Ownership: LoadEngine allocates the IEngine object; IEngine::Release stops the engine and frees it (never
  * `delete` it). The ICEBoard20 object stays the host's and must stay valid until Release has returned.
@@ -30,7 +31,9 @@
  *     sEngineName = u"kibitz".
  *   - StartGame(bPlayBlack, bAnalyze, sFen): sFen NULL or empty = the start position; X-FEN/Shredder
  *     castling letters accepted (Chess960). The engine thinks at once when it is its turn.
- *   - SendMove accepts UCI coordinates (e2e4, e7e8q, e1g1) and SAN (Nf3, O-O, e8=Q).
+ *   - SendMove accepts UCI coordinates (e2e4, e7e8q, e1g1) and SAN (Nf3, O-O, e8=Q). A move on the
+ *     engine's turn (while it thinks) is the user taking its side over: the engine plays the move, calls
+ *     SwitchSides and thinks for the other side.
  *   - EngineMove gives UCI coordinates with the promotion letter in upper case (e7e8Q); castling e1g1.
  *   - SetPosition(sFEN): the engine stops and waits (in analysis mode it analyses the new position). A
  *     finished position (mate, stalemate, 50-move rule, insufficient material) gets GameFinished.
@@ -43,7 +46,7 @@
  *     game, or on StartGame or SetPosition with a finished position.
  *   - EngineFeedback (after GetMessages(TRUE)): depth, nodes per second, total nodes, time in
  *     milliseconds, the score from White's side in pawns ("+0.35") or as a mate in moves ("#3", "-#2"),
- *     the line in SAN. Reports never hold the move back: a slow EngineFeedback makes the engine skip to
+ *     the line in SAN. An analysis that ends by itself (a mate seen to the end) reports its final line. Reports never hold the move back: a slow EngineFeedback makes the engine skip to
  *     the newest report, none is sent once the move is ready or after MoveNow, and none that, at the pace
  *     the host took the last ones, it would still be taking when the move's time is up.
  *   - GetTimeInfo: the engine asks for the milliseconds left to White and Black and the moves to the next

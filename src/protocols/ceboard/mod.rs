@@ -635,9 +635,17 @@ impl Session {
         }
         match game.parse_move(text) {
             Ok(m) => {
+                // A move for the engine's side, on its turn: the user took that side over. As `MoveNow` on the
+                // user's turn does the other way round, the engine switches sides and thinks for the other one
+                // (found by an audit: it waited for the user, who waited for it).
+                let took_over = !self.analyze && self.engine_side == Some(game.side_to_move());
                 self.cancel();
                 if let Some(game) = self.game.as_mut() {
                     game.make(m);
+                    if took_over {
+                        self.engine_side = Some(game.side_to_move());
+                        self.host.switch_sides();
+                    }
                 }
                 if !self.check_end() {
                     self.resume();

@@ -267,6 +267,32 @@ fn an_analysis_that_ends_by_itself_reports_its_line() {
     assert!(!rec.calls().iter().any(|c| matches!(c, Call::Move(_))), "an analysis plays no move");
 }
 
+/// Found by an audit: a move sent on the engine's turn was played for the engine's side, and the engine then
+/// waited for the user, who waited for it. The user took that side over: the engine switches sides and plays.
+#[test]
+fn a_move_for_the_engines_side_switches_sides() {
+    let rec = Recorder::default();
+    let (mut session, rx) = held_session(&rec);
+    session.on_command(Command::StartGame { play_black: false, analyze: false, fen: None });
+    session.on_command(Command::SendMove("e2e4".into()));
+    let held = hold_until_done(&rx);
+    release(&mut session, held, vec![]);
+    let calls = rec.calls();
+    let switched = calls.iter().position(|c| *c == Call::SwitchSides).unwrap_or_else(|| panic!("{calls:?}"));
+    let moves: Vec<&String> = calls[switched..]
+        .iter()
+        .filter_map(|c| match c {
+            Call::Move(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    let [reply] = moves.as_slice() else { panic!("one move for Black after the switch: {calls:?}") };
+    let mut g = Chess::start();
+    let e4 = g.parse_move("e2e4").expect("legal");
+    g.make(e4);
+    assert!(g.parse_move(reply).is_ok(), "{reply} is Black's");
+}
+
 #[test]
 fn a_report_starts_only_when_the_host_can_take_it_before_the_move_is_due() {
     let now = Instant::now();
