@@ -24,8 +24,9 @@
 //!   starts a new game from the start position, as the spec says it implies `NEWGAME`.
 //! * Every invalid command (unknown word, bad FEN, illegal move, bad parameter, extra tokens) is answered
 //!   with `ALERT <what was wrong>` naming the offending token, and changes nothing.
-//! * While thinking, `GO`, `INIT`, `NEWGAME`, `MOVE` and `SETPARAMETER` get `ALERT` and change nothing;
-//!   `GETPARAMETERS`, `GETPARAMETER`, `STOP` and `QUIT` are answered at once.
+//! * Commands run in the order read (the spec: synchronously). While `GO` thinks, `STOP` and `QUIT` act at
+//!   once; every other line waits (up to [`MAX_WAITING`]) and runs after `BESTMOVE`, in order. The end of input
+//!   gives the search [`END_OF_INPUT_GRACE`] more; its `BESTMOVE` and the waiting lines come before the exit.
 //! * `NEWGAME`'s first token is a PDN FEN (e.g. `B:W18,24,K27:B12,16`, ranges and `K` for kings allowed)
 //!   unless it starts with a digit; a FEN in double quotes may hold spaces. The other tokens are setup moves. Moves are read as `9-13`, `9x13`, `11x18x25` or an
 //!   unambiguous `11x25`; `BESTMOVE` writes `x` between all squares (`9x13`, `11x18x25`).
@@ -58,9 +59,10 @@ use crate::games::checkers::{Checkers, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::{Info, Limits, ScoreBound};
 
+pub use super::session::MAX_WAITING;
 use super::session::{
-    ErrorForm, SearchReport, SessionError, describe_end, failure_message, notation_detail, score_number, shorten,
-    start_search,
+    Backlog, ErrorForm, SearchReport, SessionError, Waiting, describe_end, failure_message, notation_detail,
+    score_number, shorten, start_search, stop_after,
 };
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
@@ -75,6 +77,8 @@ pub const MAX_HASH_MB: i32 = 1024;
 pub const MAX_THREADS: i32 = 64;
 /// The largest `nodes` limit accepted.
 pub const MAX_NODES: i32 = 1_000_000_000;
+/// How long a search may go on once the input has ended, before it answers with what it has.
+pub const END_OF_INPUT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The parameters and their Checkers Protocol types, in the order `GETPARAMETERS` lists them.
 pub const PARAMETERS: [(&str, &str); 5] =
@@ -180,6 +184,16 @@ fn parse_int(name: &'static str, value: &str, lo: i32, hi: i32, range: &'static 
 
 fn parse_float(name: &'static str, value: &str, lo: f32, hi: f32, range: &'static str) -> Result<f32, ParameterError> {
     let v: f32 = value.parse().map_err(|_| ParameterError::Type { name, value: shorten(value), kind: "float" })?;
+    // A number too small for a float (`1e-50`) is not 0 (which means no limit for `time`): the smallest
+    // positive float instead; -0 is 0.
+    let written_nonzero = value.bytes().take_while(|b| !matches!(b, b'e' | b'E')).any(|b| matches!(b, b'1'..=b'9'));
+    let v = if v == 0.0 && written_nonzero && !value.starts_with('-') {
+        f32::MIN_POSITIVE
+    } else if v == 0.0 {
+        0.0
+    } else {
+        v
+    };
     if v.is_finite() && (lo..=hi).contains(&v) {
         Ok(v)
     } else {
@@ -244,6 +258,11 @@ pub struct CheckersSession {
     game: Checkers,
     initialized: bool,
     thinking: Option<Thinking>,
+    /// Lines that arrived while thinking (but `STOP` and `QUIT`): run in order after `BESTMOVE`, as the spec's
+    /// commands are processed one after another.
+    waiting: Backlog,
+    /// The input has ended: quit once the search has answered and the waiting lines have run.
+    input_ended: bool,
 }
 
 impl CheckersSession {
@@ -262,6 +281,8 @@ impl CheckersSession {
             game: Checkers::start(),
             initialized: false,
             thinking: None,
+            waiting: Backlog::default(),
+            input_ended: false,
         }
     }
 
@@ -283,13 +304,17 @@ impl CheckersSession {
         self.thinking.is_some()
     }
 
-    /// One command line.
+    /// One command line. While thinking only `STOP` and `QUIT` run at once; the others wait for `BESTMOVE`.
     pub fn on_line(&mut self, line: &str) -> Reply {
         let mut tokens = line.split_whitespace();
         let Some(command) = tokens.next() else { return Reply::none() };
         let args: Vec<&str> = tokens.collect();
         let word = command.to_ascii_uppercase();
         tracing::debug!(command = %word, args = args.len(), "command");
+        if self.thinking.is_some() && !matches!(word.as_str(), "STOP" | "QUIT") {
+            self.waiting.push(Waiting::Line(line.to_string()));
+            return Reply::none();
+        }
         match word.as_str() {
             "INIT" => self.init(&args),
             "NEWGAME" => self.newgame(&args),
@@ -299,13 +324,35 @@ impl CheckersSession {
             "GETPARAMETERS" => self.get_parameters(&args),
             "GETPARAMETER" => self.get_parameter(&args),
             "SETPARAMETER" => self.set_parameter(&args),
-            "QUIT" => self.quit(),
+            "QUIT" => Self::no_args("QUIT", &args).unwrap_or_else(|| self.quit()),
             _ => alert(format!("unknown command `{}`", shorten(command))),
         }
     }
 
-    /// One search event.
+    /// One search event; after the search's end, the lines that waited for it.
     pub fn on_event(&mut self, event: SearchReport<Move>) -> Reply {
+        let ended = matches!(event, SearchReport::End(_)) && self.thinking.is_some();
+        let mut reply = self.search_event(event);
+        if !ended {
+            return reply;
+        }
+        while self.thinking.is_none() && !reply.quit {
+            let Some(item) = self.waiting.pop() else { break };
+            let next = match item {
+                Waiting::Line(line) => self.on_line(&line),
+                Waiting::TooLong(n) => self.on_line_too_long(n),
+                Waiting::Overflow => {
+                    alert(format!("more than {MAX_WAITING} commands arrived while thinking; the rest were dropped"))
+                }
+            };
+            reply.lines.extend(next.lines);
+            reply.quit |= next.quit;
+        }
+        reply.quit |= self.input_ended && self.thinking.is_none();
+        reply
+    }
+
+    fn search_event(&mut self, event: SearchReport<Move>) -> Reply {
         match event {
             SearchReport::Info(info) => {
                 let report = self.thinking.is_some()
@@ -342,11 +389,11 @@ impl CheckersSession {
 
     /// The reply to a discarded over-long input line.
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
+        if self.thinking.is_some() {
+            self.waiting.push(Waiting::TooLong(bytes));
+            return Reply::none();
+        }
         alert(format!("line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE))
-    }
-
-    fn busy(&self, command: &str) -> Option<Reply> {
-        self.thinking.as_ref().map(|_| alert(format!("{command} while thinking: send STOP and wait for BESTMOVE")))
     }
 
     fn no_args(command: &str, args: &[&str]) -> Option<Reply> {
@@ -354,7 +401,7 @@ impl CheckersSession {
     }
 
     fn init(&mut self, args: &[&str]) -> Reply {
-        if let Some(r) = Self::no_args("INIT", args).or_else(|| self.busy("INIT")) {
+        if let Some(r) = Self::no_args("INIT", args) {
             return r;
         }
         if self.initialized {
@@ -366,9 +413,6 @@ impl CheckersSession {
     }
 
     fn newgame(&mut self, args: &[&str]) -> Reply {
-        if let Some(r) = self.busy("NEWGAME") {
-            return r;
-        }
         let (fen_tokens, moves) = split_position(args);
         let mut game = if fen_tokens == 0 {
             Checkers::start()
@@ -399,9 +443,6 @@ impl CheckersSession {
     }
 
     fn play_move(&mut self, args: &[&str]) -> Reply {
-        if let Some(r) = self.busy("MOVE") {
-            return r;
-        }
         let text = match args {
             [text] => text,
             [] => return alert("MOVE needs a move, e.g. MOVE 9-13"),
@@ -422,9 +463,6 @@ impl CheckersSession {
     }
 
     fn go(&mut self, args: &[&str]) -> Reply {
-        if let Some(r) = self.busy("GO") {
-            return r;
-        }
         let play = match args {
             [] => true,
             [flag] if flag.eq_ignore_ascii_case("dontplaymove") => false,
@@ -484,9 +522,6 @@ impl CheckersSession {
     }
 
     fn set_parameter(&mut self, args: &[&str]) -> Reply {
-        if let Some(r) = self.busy("SETPARAMETER") {
-            return r;
-        }
         let (name, value) = match args {
             [name, value] => (name, value),
             [] | [_] => return alert("SETPARAMETER needs a name and a value"),
@@ -503,6 +538,19 @@ impl CheckersSession {
         }
         self.config = config;
         Reply::none()
+    }
+
+    /// The input ended: a search under way is given [`END_OF_INPUT_GRACE`] more and answers (the spec: `GO`
+    /// is not done until it has a best move), the waiting lines run, then the engine quits.
+    pub fn on_end_of_input(&mut self) -> Reply {
+        self.input_ended = true;
+        match &self.thinking {
+            Some(t) => {
+                stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-checkers-eof");
+                Reply::none()
+            }
+            None => self.quit(),
+        }
     }
 
     fn quit(&mut self) -> Reply {
@@ -533,7 +581,7 @@ impl LineSession for CheckersSession {
     }
 
     fn on_end_of_input(&mut self) -> Reply {
-        self.quit()
+        CheckersSession::on_end_of_input(self)
     }
 
     fn may_drop(event: &SearchReport<Move>) -> bool {
@@ -657,6 +705,14 @@ mod tests {
         alerts(&mut s, "GETPARAMETER", "name");
         alerts(&mut s, "GETPARAMETER bogus", "`bogus`");
         assert_eq!(s.config(), &before);
+        // Found by an audit: `1e-50` read as 0, which is no limit (a GO that never answered); `-0` was kept
+        // as -0.0. The first is the least positive time (1 ms to the search), the second 0.
+        silent(&mut s, "SETPARAMETER time 1e-50");
+        assert!(s.config().time > 0.0);
+        silent(&mut s, "SETPARAMETER time -0");
+        assert_eq!(lines(&mut s, "GETPARAMETER time"), ["PARAMETER time 0.0"]);
+        silent(&mut s, "SETPARAMETER time 0e5");
+        assert_eq!(lines(&mut s, "GETPARAMETER time"), ["PARAMETER time 0.0"]);
     }
 
     #[test]
@@ -758,25 +814,32 @@ mod tests {
         alerts(&mut s, "INIT", "already");
     }
 
+    /// Found by an audit: commands sent after STOP and before BESTMOVE (MOVE, GO) were refused and lost, and a
+    /// host waiting for the second BESTMOVE waited for ever. The spec's commands are processed one after another:
+    /// while thinking only STOP and QUIT run at once, the others after BESTMOVE, in order.
     #[test]
-    fn while_thinking_only_stop_quit_and_getparameter_are_taken() {
+    fn while_thinking_commands_wait_for_bestmove_and_run_in_order() {
         let (mut s, rx) = session();
         silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "SETPARAMETER time 0");
         silent(&mut s, "GO");
         let before = s.game().to_fen();
-        for line in ["GO", "GO dontplaymove", "MOVE 9-13", "NEWGAME", "SETPARAMETER depth 3", "INIT"] {
-            alerts(&mut s, line, "while thinking");
+        for line in ["GETPARAMETER depth", "SETPARAMETER depth 2", "GETPARAMETER depth", "GO dontplaymove"] {
+            silent(&mut s, line);
         }
-        assert_eq!(lines(&mut s, "GETPARAMETER depth"), vec!["PARAMETER depth 0"]);
-        assert_eq!(lines(&mut s, "GETPARAMETERS").len(), 1);
         std::thread::sleep(Duration::from_millis(20));
         silent(&mut s, "STOP");
         let out = finish(&mut s, &rx);
-        let m = bestmove(&out).to_string();
+        let first = out.iter().position(|l| l.starts_with("BESTMOVE ")).expect("the first answer");
+        let m = out[first]["BESTMOVE ".len()..].to_string();
+        assert_eq!(out[first + 1..first + 3], ["PARAMETER depth 0", "PARAMETER depth 2"], "{out:?}");
+        // The waiting GO ran after them, at depth 2, on the board after the first answer.
+        let second = bestmove(&out).to_string();
         let mut g = Checkers::from_fen(&before).expect("fen");
         let mv = g.parse_move_text(&m).expect("legal");
         g.make(mv);
         assert_eq!(s.game().to_fen(), g.to_fen());
+        assert!(g.parse_move_text(&second).is_ok(), "{second}");
         silent(&mut s, "STOP");
         assert!(rx.try_recv().is_err(), "no search after BESTMOVE");
     }
@@ -785,14 +848,36 @@ mod tests {
     fn quit_ends_the_session_even_while_thinking() {
         let (mut s, _rx) = session();
         assert!(s.on_line("QUIT").quit);
+        alerts(&mut s, "QUIT now", "takes no argument");
         let (mut s, _rx) = session();
         silent(&mut s, "SETPARAMETER depth 0");
         silent(&mut s, "GO");
         assert!(s.on_line("quit").quit);
         assert!(!s.is_thinking());
-        let (mut s, _rx) = session();
+    }
+
+    /// Found by an audit: the end of input threw a running search's answer away, even after STOP (a host
+    /// piping a file of commands got no move). The search answers first (given a second more), then the
+    /// waiting lines run, then the engine quits.
+    #[test]
+    fn the_end_of_input_answers_the_search_first() {
+        let (mut s, rx) = session();
+        silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "SETPARAMETER time 0");
         silent(&mut s, "GO");
-        assert!(LineSession::on_end_of_input(&mut s).quit);
+        silent(&mut s, "GETPARAMETER time");
+        let reply = LineSession::on_end_of_input(&mut s);
+        assert!(!reply.quit, "{reply:?}");
+        let mut out = Vec::new();
+        loop {
+            let reply = s.on_event(rx.recv_timeout(WAIT).expect("the search answers"));
+            out.extend(reply.lines);
+            if reply.quit {
+                break;
+            }
+        }
+        assert_eq!(out[out.len() - 1], "PARAMETER time 0.0", "{out:?}");
+        assert!(out[out.len() - 2].starts_with("BESTMOVE "), "{out:?}");
     }
 
     #[test]

@@ -263,14 +263,7 @@ impl HubSession {
         match &mut self.thinking {
             Some(t) => {
                 t.on_ponderhit = None;
-                let stopper = t.job.stopper();
-                let timer = std::thread::Builder::new().name("kibitz-hub-eof".into()).spawn(move || {
-                    std::thread::sleep(END_OF_INPUT_GRACE);
-                    stopper.stop();
-                });
-                if timer.is_err() {
-                    t.job.stop();
-                }
+                super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-hub-eof");
                 Reply::none()
             }
             None => Reply::quit(Vec::new()),

@@ -395,3 +395,72 @@ mod tests {
         }
     }
 }
+
+/// Ask `job` for its answer after `grace` (from a timer thread): a search still running when the input ends is
+/// given that much more, then answers with what it has. At once if no thread can be had.
+pub fn stop_after(job: &JobHandle, grace: Duration, thread_name: &str) {
+    let stopper = job.stopper();
+    let timer = std::thread::Builder::new().name(thread_name.into()).spawn(move || {
+        std::thread::sleep(grace);
+        stopper.stop();
+    });
+    if timer.is_err() {
+        job.stop();
+    }
+}
+
+/// Lines kept while a search thinks, to be run in order once it has answered (a protocol whose commands are
+/// processed one after another, the search's answer first).
+pub const MAX_WAITING: usize = 1024;
+/// The most bytes of lines kept while thinking.
+const MAX_WAITING_BYTES: usize = 4 << 20;
+
+/// A line that arrived while thinking.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Waiting {
+    Line(String),
+    /// A line longer than the transport's limit, discarded as it was read (its length).
+    TooLong(usize),
+    /// Lines beyond [`MAX_WAITING`] (or 4 MiB) were dropped here.
+    Overflow,
+}
+
+/// The lines waiting for a search's answer: at most [`MAX_WAITING`] items and 4 MiB of lines (a flood of long
+/// lines is dropped, not kept; one [`Waiting::Overflow`] marks where).
+#[derive(Debug, Default)]
+pub struct Backlog {
+    items: std::collections::VecDeque<Waiting>,
+    bytes: usize,
+}
+
+impl Backlog {
+    pub fn push(&mut self, item: Waiting) {
+        let bytes = match &item {
+            Waiting::Line(line) => line.len(),
+            _ => 0,
+        };
+        if self.items.len() < MAX_WAITING && self.bytes + bytes <= MAX_WAITING_BYTES {
+            self.bytes += bytes;
+            self.items.push_back(item);
+        } else if !matches!(self.items.back(), Some(Waiting::Overflow)) {
+            self.items.push_back(Waiting::Overflow);
+        }
+    }
+
+    pub fn pop(&mut self) -> Option<Waiting> {
+        let item = self.items.pop_front()?;
+        if let Waiting::Line(line) = &item {
+            self.bytes -= line.len();
+        }
+        Some(item)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.items.clear();
+        self.bytes = 0;
+    }
+}

@@ -215,14 +215,7 @@ impl UcciSession {
                     self.thinking = None;
                     return Reply::quit(vec![answer]);
                 }
-                let stopper = t.job.stopper();
-                let timer = std::thread::Builder::new().name("kibitz-ucci-eof".into()).spawn(move || {
-                    std::thread::sleep(END_OF_INPUT_GRACE);
-                    stopper.stop();
-                });
-                if timer.is_err() {
-                    t.job.stop();
-                }
+                super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-ucci-eof");
                 Reply::none()
             }
             None => Reply::quit(Vec::new()),

@@ -288,14 +288,7 @@ impl UciSession {
                     self.thinking = None;
                     return Reply::quit(vec![answer]);
                 }
-                let stopper = t.job.stopper();
-                let timer = std::thread::Builder::new().name("kibitz-uci-eof".into()).spawn(move || {
-                    std::thread::sleep(END_OF_INPUT_GRACE);
-                    stopper.stop();
-                });
-                if timer.is_err() {
-                    t.job.stop();
-                }
+                super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-uci-eof");
                 Reply::none()
             }
             None => Reply::quit(Vec::new()),
