@@ -25,7 +25,7 @@
 //! * Every invalid command (unknown word, bad FEN, illegal move, bad parameter, extra tokens) is answered
 //!   with `ALERT <what was wrong>` naming the offending token, and changes nothing.
 //! * Commands run in the order read (the spec: synchronously). While `GO` thinks, `STOP` and `QUIT` act at
-//!   once; every other line waits (up to [`MAX_WAITING`]) and runs after `BESTMOVE`, in order. The end of input
+//!   once; every other line waits (up to [`WaitingLines::MAX_LINES`]) and runs after `BESTMOVE`, in order. The end of input
 //!   gives the search [`END_OF_INPUT_GRACE`] more; its `BESTMOVE` and the waiting lines come before the exit.
 //! * `NEWGAME`'s first token is a PDN FEN (e.g. `B:W18,24,K27:B12,16`, ranges and `K` for kings allowed)
 //!   unless it starts with a digit; a FEN in double quotes may hold spaces. The other tokens are setup moves. Moves are read as `9-13`, `9x13`, `11x18x25` or an
@@ -59,10 +59,9 @@ use crate::games::checkers::{Checkers, Move};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::{Info, Limits, ScoreBound};
 
-pub use super::session::MAX_WAITING;
 use super::session::{
-    Backlog, ErrorForm, SearchReport, SessionError, Waiting, describe_end, failure_message, notation_detail,
-    score_number, shorten, start_search, stop_after,
+    ErrorForm, SearchReport, SessionError, WaitingLines, describe_end, failure_message, notation_detail, score_number,
+    shorten, start_search, stop_after,
 };
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
@@ -260,7 +259,7 @@ pub struct CheckersSession {
     thinking: Option<Thinking>,
     /// Lines that arrived while thinking (but `STOP` and `QUIT`): run in order after `BESTMOVE`, as the spec's
     /// commands are processed one after another.
-    waiting: Backlog,
+    waiting: WaitingLines,
     /// The input has ended: quit once the search has answered and the waiting lines have run.
     input_ended: bool,
 }
@@ -281,7 +280,7 @@ impl CheckersSession {
             game: Checkers::start(),
             initialized: false,
             thinking: None,
-            waiting: Backlog::default(),
+            waiting: WaitingLines::default(),
             input_ended: false,
         }
     }
@@ -312,7 +311,7 @@ impl CheckersSession {
         let word = command.to_ascii_uppercase();
         tracing::debug!(command = %word, args = args.len(), "command");
         if self.thinking.is_some() && !matches!(word.as_str(), "STOP" | "QUIT") {
-            self.waiting.push(Waiting::Line(line.to_string()));
+            self.waiting.push(line);
             return Reply::none();
         }
         match word.as_str() {
@@ -337,16 +336,15 @@ impl CheckersSession {
             return reply;
         }
         while self.thinking.is_none() && !reply.quit {
-            let Some(item) = self.waiting.pop() else { break };
-            let next = match item {
-                Waiting::Line(line) => self.on_line(&line),
-                Waiting::TooLong(n) => self.on_line_too_long(n),
-                Waiting::Overflow => {
-                    alert(format!("more than {MAX_WAITING} commands arrived while thinking; the rest were dropped"))
-                }
-            };
+            let Some(line) = self.waiting.pop() else { break };
+            let next = self.on_line(&line);
             reply.lines.extend(next.lines);
             reply.quit |= next.quit;
+        }
+        if self.thinking.is_none()
+            && let Some(e) = self.waiting.take_dropped()
+        {
+            reply.lines.push(ERRORS.line(&e));
         }
         reply.quit |= self.input_ended && self.thinking.is_none();
         reply
@@ -389,10 +387,6 @@ impl CheckersSession {
 
     /// The reply to a discarded over-long input line.
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
-        if self.thinking.is_some() {
-            self.waiting.push(Waiting::TooLong(bytes));
-            return Reply::none();
-        }
         alert(format!("line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE))
     }
 

@@ -51,6 +51,7 @@
 //!
 //! Threefold repetition is not in the printed rules, hence off by default.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -61,12 +62,8 @@ use crate::games::hive::{GameType, Hive, Move, MoveStringError};
 use crate::pool::{JobHandle, Pool, PoolConfig, Priority};
 use crate::search::Limits;
 
-pub use super::session::MAX_WAITING;
 pub use super::session::SearchEnded;
-use super::session::{
-    AnswerSlot, Backlog, ErrorForm, LEVELS, Level, SessionError, Waiting, failure_message, search_to_slot, shorten,
-    stop_after,
-};
+use super::session::{AnswerSlot, ErrorForm, LEVELS, Level, SessionError, failure_message, search_to_slot, shorten};
 pub use super::stdio::Reply;
 use super::stdio::{self, EventSender, LineSession};
 
@@ -82,6 +79,10 @@ pub const END_OF_INPUT_GRACE: Duration = Duration::from_secs(1);
 pub const MAX_PERFT_DEPTH: u32 = 6;
 /// The depth of a `perft` without its argument: small, so that a bare `perft` answers within a second.
 pub const DEFAULT_PERFT_DEPTH: u32 = 4;
+/// Lines kept while `bestmove` thinks; more are answered with `err` when their turn comes.
+pub const MAX_WAITING: usize = 1024;
+/// The most bytes of lines kept while thinking.
+const MAX_WAITING_BYTES: usize = 4 << 20;
 
 /// UHP's error forms: `err <text>`, and `invalidmove <text>` for moves.
 const ERRORS: ErrorForm = ErrorForm { command: "err", invalid_move: "invalidmove" };
@@ -179,6 +180,13 @@ struct Thinking {
     slot: AnswerSlot<Move>,
 }
 
+/// A line that arrived while thinking.
+enum Waiting {
+    Line(String),
+    TooLong(usize),
+    Overflow,
+}
+
 /// One UHP session: the game (none before `newgame`), the options and the search under way.
 pub struct UhpSession {
     analysis: Analysis,
@@ -186,7 +194,8 @@ pub struct UhpSession {
     config: UhpConfig,
     game: Option<Hive>,
     thinking: Option<Thinking>,
-    waiting: Backlog,
+    waiting: VecDeque<Waiting>,
+    waiting_bytes: usize,
     input_ended: bool,
     next_id: u64,
 }
@@ -201,7 +210,8 @@ impl UhpSession {
             config,
             game: None,
             thinking: None,
-            waiting: Backlog::default(),
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
             input_ended: false,
             next_id: 0,
         }
@@ -229,7 +239,7 @@ impl UhpSession {
     /// One input line.
     pub fn on_line(&mut self, line: &str) -> Reply {
         if self.thinking.is_some() {
-            self.waiting.push(Waiting::Line(line.to_string()));
+            self.wait(Waiting::Line(line.to_string()));
             return Reply::none();
         }
         self.command(line)
@@ -238,7 +248,7 @@ impl UhpSession {
     /// A discarded over-long line.
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
         if self.thinking.is_some() {
-            self.waiting.push(Waiting::TooLong(bytes));
+            self.wait(Waiting::TooLong(bytes));
             return Reply::none();
         }
         too_long(bytes)
@@ -251,7 +261,7 @@ impl UhpSession {
             // Nobody can ask for more: the search gets at most `END_OF_INPUT_GRACE` more, answers with what it
             // has, and the engine exits.
             Some(thinking) => {
-                stop_after(&thinking.job, END_OF_INPUT_GRACE, "kibitz-uhp-eof");
+                super::session::stop_after(&thinking.job, END_OF_INPUT_GRACE, "kibitz-uhp-eof");
                 Reply::none()
             }
             None => Reply::quit(Vec::new()),
@@ -278,7 +288,10 @@ impl UhpSession {
         lines.push("ok".into());
         let mut quit = false;
         while self.thinking.is_none() {
-            let Some(item) = self.waiting.pop() else { break };
+            let Some(item) = self.waiting.pop_front() else { break };
+            if let Waiting::Line(line) = &item {
+                self.waiting_bytes -= line.len();
+            }
             let reply = match item {
                 Waiting::Line(line) => self.command(&line),
                 Waiting::TooLong(n) => too_long(n),
@@ -294,6 +307,20 @@ impl UhpSession {
         }
         quit |= self.input_ended && self.thinking.is_none();
         Reply { lines, quit }
+    }
+
+    fn wait(&mut self, item: Waiting) {
+        let bytes = match &item {
+            Waiting::Line(line) => line.len(),
+            _ => 0,
+        };
+        // At most MAX_WAITING items and 4 MiB of lines: a flood of long lines is dropped, not kept.
+        if self.waiting.len() < MAX_WAITING && self.waiting_bytes + bytes <= MAX_WAITING_BYTES {
+            self.waiting_bytes += bytes;
+            self.waiting.push_back(item);
+        } else if !matches!(self.waiting.back(), Some(Waiting::Overflow)) {
+            self.waiting.push_back(Waiting::Overflow);
+        }
     }
 
     /// Run one command (not while thinking).
