@@ -35,9 +35,12 @@
 //!   a search goes to depth [`Limits::DEFAULT_DEPTH`]. The increment of `level time= inc=` is added to the
 //!   time left before the move, as the protocol says.
 //! * While a search runs, `ping`, `ponder-hit`, `stop` and `quit` are answered at once; any other line waits
-//!   (up to 1024 lines, 4 MiB) and runs after `done`; `pos`, `go` and `new-game` also stop the search.
+//!   (up to 1024 lines, 4 MiB) and runs after `done`; `pos`, `go` and `new-game` also stop the search. Behind
+//!   a waiting `go`, `stop` and `ponder-hit` wait too (they are about the search it starts), and `ping` waits
+//!   behind any waiting line.
 //! * `go ponder` searches until `ponder-hit` or `stop`; `ponder-hit` starts the search afresh with the
-//!   `level` limit (the transposition table keeps what pondering found).
+//!   `level` limit (the transposition table keeps what pondering found). A ponder or analysis search may end
+//!   by itself when nothing deeper is left to search (a forced win seen to the end), as the protocol allows.
 //! * `go` in a position without a legal move answers `error` and starts nothing (the protocol says a GUI
 //!   never asks for it).
 //! * The end of input stops a running search and the engine exits after `done`.
@@ -238,6 +241,15 @@ impl HubSession {
         if self.thinking.is_some() {
             let word = line.split_whitespace().next().unwrap_or("");
             match word {
+                // Behind a waiting `go`, `stop` and `ponder-hit` are about the search it starts (found by an
+                // audit: they stopped the search already stopping, and the next one ran on for ever); `ping`
+                // behind any waiting line is answered after it, in order.
+                "ping" | "ponder-hit" | "stop"
+                    if self.waiting.holds_command("go") || !self.waiting.is_empty() && word == "ping" =>
+                {
+                    self.waiting.push(line);
+                    return Reply::none();
+                }
                 "ping" | "ponder-hit" | "stop" | "quit" => {}
                 "" => return Reply::none(),
                 _ => {
@@ -286,6 +298,19 @@ impl HubSession {
                     if reply.quit {
                         quit = true;
                         break;
+                    }
+                }
+                if self.thinking.is_some() && !quit {
+                    // A waiting `go` has started a search: the lines behind it meet it as if they came now (a
+                    // `stop` or `ponder-hit` acts on it, the rest wait again, in order).
+                    let rest: Vec<String> = std::iter::from_fn(|| self.waiting.pop()).collect();
+                    for line in rest {
+                        let reply = self.on_line(&line);
+                        lines.extend(reply.lines);
+                        if reply.quit {
+                            quit = true;
+                            break;
+                        }
                     }
                 }
                 if self.thinking.is_none()
@@ -600,6 +625,26 @@ mod tests {
 
     fn says(s: &mut HubSession, line: &str, expected: &[&str]) {
         assert_eq!(s.on_line(line).lines, expected, "{line}");
+    }
+
+    /// Found by an audit: a `stop` (or `ponder-hit`) sent right behind a `go` that waited for the previous
+    /// search's end acted on that search, already stopping, and the new one ran on for ever: two `done` were
+    /// due, one came.
+    #[test]
+    fn a_stop_behind_a_waiting_go_stops_the_search_it_starts() {
+        let (mut s, rx) = session();
+        says(&mut s, "init", &["ready"]);
+        says(&mut s, &format!("pos pos={START}"), &[]);
+        for line in ["level infinite", "go think", "stop", "go think", "stop", "ping"] {
+            says(&mut s, line, &[]);
+        }
+        let out = finish(&mut s, &rx);
+        let done: Vec<usize> = out.iter().enumerate().filter(|(_, l)| l.starts_with("done ")).map(|(i, _)| i).collect();
+        assert_eq!(done.len(), 2, "{out:?}");
+        // The ping waited behind the second go, and is answered once that search has started (as a ping during
+        // a search is), after the first search's done.
+        let pong = out.iter().position(|l| l == "pong").expect("pong");
+        assert!(done[0] < pong, "{out:?}");
     }
 
     #[test]

@@ -123,6 +123,15 @@ impl WaitingLines {
         self.bytes = 0;
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Whether a waiting line is the command `word` (its first word).
+    pub fn holds_command(&self, word: &str) -> bool {
+        self.lines.iter().any(|l| l.split_whitespace().next() == Some(word))
+    }
+
     /// What was dropped since the last call, as an error to report (once).
     pub fn take_dropped(&mut self) -> Option<SessionError> {
         let dropped = std::mem::take(&mut self.dropped);
