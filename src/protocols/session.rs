@@ -338,6 +338,19 @@ impl Level {
     }
 }
 
+/// Ask `job` for its answer after `grace` (from a timer thread): a search still running when the input ends is
+/// given that much more, then answers with what it has. At once if no thread can be had.
+pub fn stop_after(job: &JobHandle, grace: Duration, thread_name: &str) {
+    let stopper = job.stopper();
+    let timer = std::thread::Builder::new().name(thread_name.into()).spawn(move || {
+        std::thread::sleep(grace);
+        stopper.stop();
+    });
+    if timer.is_err() {
+        job.stop();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,18 +415,5 @@ mod tests {
         for pair in LEVELS.windows(2) {
             assert!(pair[0].depth == 0 || pair[1].depth == 0 || pair[0].depth < pair[1].depth);
         }
-    }
-}
-
-/// Ask `job` for its answer after `grace` (from a timer thread): a search still running when the input ends is
-/// given that much more, then answers with what it has. At once if no thread can be had.
-pub fn stop_after(job: &JobHandle, grace: Duration, thread_name: &str) {
-    let stopper = job.stopper();
-    let timer = std::thread::Builder::new().name(thread_name.into()).spawn(move || {
-        std::thread::sleep(grace);
-        stopper.stop();
-    });
-    if timer.is_err() {
-        job.stop();
     }
 }

@@ -401,14 +401,14 @@ impl UhpSession {
         // A GameString read as a draw by repetition keeps that rule for its game (it is over, and is written
         // back as read); with the option on, the rule applies to every game, and the GameState must say so.
         game.set_repetition_rule(self.config.repetition || game.repetition_rule());
-        if let Some(claimed) = rest_after_word(line).split(';').nth(1).map(str::trim) {
-            if !claimed.eq_ignore_ascii_case(game.state_string()) {
-                return Err(SessionError::Command(format!(
-                    "Unable to load the GameString: the moves give GameState {} ({REPETITION_KEY} is on): `{}`",
-                    game.state_string(),
-                    shorten(claimed)
-                )));
-            }
+        if let Some(claimed) = rest_after_word(line).split(';').nth(1).map(str::trim)
+            && !claimed.eq_ignore_ascii_case(game.state_string())
+        {
+            return Err(SessionError::Command(format!(
+                "Unable to load the GameString: the moves give GameState {} ({REPETITION_KEY} is on): `{}`",
+                game.state_string(),
+                shorten(claimed)
+            )));
         }
         let text = game.game_string();
         self.game = Some(game);
