@@ -310,7 +310,14 @@ impl CheckersSession {
         let args: Vec<&str> = tokens.collect();
         let word = command.to_ascii_uppercase();
         tracing::debug!(command = %word, args = args.len(), "command");
-        if self.thinking.is_some() && !matches!(word.as_str(), "STOP" | "QUIT") {
+        // A STOP behind a waiting GO is about the search that GO starts (a host may send STOP, MOVE, GO, STOP at
+        // once, as the Hub audit found for Hub's GUIs).
+        let now = match word.as_str() {
+            "QUIT" => true,
+            "STOP" => !self.waiting.holds_command("GO"),
+            _ => false,
+        };
+        if self.thinking.is_some() && !now {
             self.waiting.push(line);
             return Reply::none();
         }
@@ -340,6 +347,16 @@ impl CheckersSession {
             let next = self.on_line(&line);
             reply.lines.extend(next.lines);
             reply.quit |= next.quit;
+        }
+        if self.thinking.is_some() && !reply.quit {
+            // A waiting GO has started a search: the lines behind it meet it as if they came now (a STOP stops
+            // it, the rest wait again, in order).
+            let rest: Vec<String> = std::iter::from_fn(|| self.waiting.pop()).collect();
+            for line in rest {
+                let next = self.on_line(&line);
+                reply.lines.extend(next.lines);
+                reply.quit |= next.quit;
+            }
         }
         if self.thinking.is_none()
             && let Some(e) = self.waiting.take_dropped()
@@ -818,11 +835,10 @@ mod tests {
         silent(&mut s, "SETPARAMETER time 0");
         silent(&mut s, "GO");
         let before = s.game().to_fen();
-        for line in ["GETPARAMETER depth", "SETPARAMETER depth 2", "GETPARAMETER depth", "GO dontplaymove"] {
+        std::thread::sleep(Duration::from_millis(20));
+        for line in ["STOP", "GETPARAMETER depth", "SETPARAMETER depth 2", "GETPARAMETER depth", "GO dontplaymove"] {
             silent(&mut s, line);
         }
-        std::thread::sleep(Duration::from_millis(20));
-        silent(&mut s, "STOP");
         let out = finish(&mut s, &rx);
         let first = out.iter().position(|l| l.starts_with("BESTMOVE ")).expect("the first answer");
         let m = out[first]["BESTMOVE ".len()..].to_string();
@@ -836,6 +852,14 @@ mod tests {
         assert!(g.parse_move_text(&second).is_ok(), "{second}");
         silent(&mut s, "STOP");
         assert!(rx.try_recv().is_err(), "no search after BESTMOVE");
+        // STOP, MOVE, GO, STOP at once with no limit: the second STOP stops the search the waiting GO starts.
+        silent(&mut s, "SETPARAMETER depth 0");
+        silent(&mut s, "GO");
+        for line in ["STOP", "GO dontplaymove", "STOP"] {
+            silent(&mut s, line);
+        }
+        let out = finish(&mut s, &rx);
+        assert_eq!(out.iter().filter(|l| l.starts_with("BESTMOVE ")).count(), 2, "{out:?}");
     }
 
     #[test]

@@ -127,9 +127,9 @@ impl WaitingLines {
         self.lines.is_empty()
     }
 
-    /// Whether a waiting line is the command `word` (its first word).
+    /// Whether a waiting line is the command `word` (its first word, in any case).
     pub fn holds_command(&self, word: &str) -> bool {
-        self.lines.iter().any(|l| l.split_whitespace().next() == Some(word))
+        self.lines.iter().any(|l| l.split_whitespace().next().is_some_and(|w| w.eq_ignore_ascii_case(word)))
     }
 
     /// What was dropped since the last call, as an error to report (once).

@@ -271,26 +271,22 @@ fn an_analysis_that_ends_by_itself_reports_its_line() {
 /// waited for the user, who waited for it. The user took that side over: the engine switches sides and plays.
 #[test]
 fn a_move_for_the_engines_side_switches_sides() {
-    let rec = Recorder::default();
-    let (mut session, rx) = held_session(&rec);
-    session.on_command(Command::StartGame { play_black: false, analyze: false, fen: None });
-    session.on_command(Command::SendMove("e2e4".into()));
-    let held = hold_until_done(&rx);
-    release(&mut session, held, vec![]);
-    let calls = rec.calls();
-    let switched = calls.iter().position(|c| *c == Call::SwitchSides).unwrap_or_else(|| panic!("{calls:?}"));
-    let moves: Vec<&String> = calls[switched..]
-        .iter()
-        .filter_map(|c| match c {
-            Call::Move(m) => Some(m),
-            _ => None,
-        })
-        .collect();
-    let [reply] = moves.as_slice() else { panic!("one move for Black after the switch: {calls:?}") };
+    // The engine plays White and thinks a second (no clock): the user's e2e4 comes while it thinks.
+    let (e, rec) = engine(small());
+    e.send(Command::StartGame { play_black: false, analyze: false, fen: None });
+    e.send(Command::SendMove("e2e4".into()));
+    assert!(rec.wait_for(|c| *c == Call::SwitchSides).is_some(), "{:?}", rec.calls());
+    let Some(Call::Move(reply)) = rec.wait_for(|c| matches!(c, Call::Move(_))) else {
+        panic!("a move for Black after the switch: {:?}", rec.calls())
+    };
     let mut g = Chess::start();
     let e4 = g.parse_move("e2e4").expect("legal");
     g.make(e4);
-    assert!(g.parse_move(reply).is_ok(), "{reply} is Black's");
+    assert!(g.parse_move(&reply).is_ok(), "{reply} is Black's");
+    let calls = rec.calls();
+    let switched = calls.iter().position(|c| *c == Call::SwitchSides).expect("switched");
+    let moved = calls.iter().position(|c| matches!(c, Call::Move(_))).expect("moved");
+    assert!(switched < moved, "{calls:?}");
 }
 
 #[test]
