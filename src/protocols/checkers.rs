@@ -25,8 +25,9 @@
 //! * Every invalid command (unknown word, bad FEN, illegal move, bad parameter, extra tokens) is answered
 //!   with `ALERT <what was wrong>` naming the offending token, and changes nothing.
 //! * Commands run in the order read (the spec: synchronously). While `GO` thinks, `STOP` and `QUIT` act at
-//!   once; every other line waits (up to [`WaitingLines::MAX_LINES`]) and runs after `BESTMOVE`, in order. The end of input
-//!   gives the search [`END_OF_INPUT_GRACE`] more; its `BESTMOVE` and the waiting lines come before the exit.
+//!   once (a `STOP` behind a waiting `GO` waits too: it is about that search); every other line waits (up to
+//!   [`WaitingLines::MAX_LINES`]) and runs after `BESTMOVE`, in order. The end of input gives the search
+//!   [`END_OF_INPUT_GRACE`] more; its `BESTMOVE` and the waiting lines come before the exit.
 //! * `NEWGAME`'s first token is a PDN FEN (e.g. `B:W18,24,K27:B12,16`, ranges and `K` for kings allowed)
 //!   unless it starts with a digit; a FEN in double quotes may hold spaces. The other tokens are setup moves. Moves are read as `9-13`, `9x13`, `11x18x25` or an
 //!   unambiguous `11x25`; `BESTMOVE` writes `x` between all squares (`9x13`, `11x18x25`).
@@ -362,6 +363,12 @@ impl CheckersSession {
             && let Some(e) = self.waiting.take_dropped()
         {
             reply.lines.push(ERRORS.line(&e));
+        }
+        if self.input_ended
+            && let Some(t) = &self.thinking
+        {
+            // A GO that waited behind the end of input: it too answers within the grace, then the engine quits.
+            stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-checkers-eof");
         }
         reply.quit |= self.input_ended && self.thinking.is_none();
         reply
@@ -884,6 +891,8 @@ mod tests {
         silent(&mut s, "SETPARAMETER time 0");
         silent(&mut s, "GO");
         silent(&mut s, "GETPARAMETER time");
+        silent(&mut s, "STOP");
+        silent(&mut s, "GO");
         let reply = LineSession::on_end_of_input(&mut s);
         assert!(!reply.quit, "{reply:?}");
         let mut out = Vec::new();
@@ -894,8 +903,13 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(out[out.len() - 1], "PARAMETER time 0.0", "{out:?}");
-        assert!(out[out.len() - 2].starts_with("BESTMOVE "), "{out:?}");
+        // The first answer, the waiting parameter, and the waiting GO's answer (no limit: stopped a second
+        // after the end of input) before the exit.
+        let best: Vec<usize> =
+            out.iter().enumerate().filter(|(_, l)| l.starts_with("BESTMOVE ")).map(|(i, _)| i).collect();
+        assert_eq!(best.len(), 2, "{out:?}");
+        assert_eq!(out[best[0] + 1], "PARAMETER time 0.0", "{out:?}");
+        assert_eq!(best[1], out.len() - 1, "{out:?}");
     }
 
     #[test]
