@@ -44,11 +44,12 @@
  *   - GameFinished(sResult, sComment): "1-0", "0-1", "1/2-1/2"; "Checkmate", "Stalemate",
  *     "Threefold repetition", "50-move rule", "Insufficient material"; once, after the move that ends the
  *     game, or on StartGame or SetPosition with a finished position.
- *   - EngineFeedback (after GetMessages(TRUE)): depth, nodes per second, total nodes, time in
- *     milliseconds, the score from White's side in pawns ("+0.35") or as a mate in moves ("#3", "-#2"),
- *     the line in SAN. An analysis that ends by itself (a mate seen to the end) reports its final line. Reports never hold the move back: a slow EngineFeedback makes the engine skip to
- *     the newest report, none is sent once the move is ready or after MoveNow, and none that, at the pace
- *     the host took the last ones, it would still be taking when the move's time is up.
+ *   - EngineFeedback (after GetMessages(TRUE)): depth, nodes per second, total nodes, time in milliseconds,
+ *     the score from White's side in pawns ("+0.35") or as a mate in moves ("#3", "-#2"), the line in SAN. An
+ *     analysis that ends by itself (a mate seen to the end) reports its final line. Reports never hold the
+ *     move back: a slow EngineFeedback makes the engine skip to the newest report, none is sent once the move
+ *     is ready or after MoveNow, and none that, at the pace the host took the last ones, it would still be
+ *     taking when the move's time is up.
  *   - GetTimeInfo: the engine asks for the milliseconds left to White and Black and the moves to the next
  *     control (0 = none) before each move; all zero means no clock (it then thinks one second). With
  *     KIBITZ_CEBOARD_SECONDS=n in the environment it thinks n seconds a move instead and says so with

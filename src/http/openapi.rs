@@ -207,7 +207,7 @@ fn annotation_schemas(games: &[&str]) -> Value {
                     "game": { "type": "string" },
                     "status": { "type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"] },
                     "error": { "type": "string" },
-                    "waiting": { "type": "string", "description": "While the job is not over, why nobody runs it, when a server that let it go said: with several servers on PostgreSQL, one that has not the job's external engine. The job waits until a server that has it claims it (or until it is cancelled)." },
+                    "waiting": { "type": "string", "description": "While the job is not over, why nobody runs it, when a server that let it go said: with several servers on PostgreSQL, one lacking the job's external engine. The job waits until a server that has it claims it (or until it is cancelled)." },
                     "engine": { "type": "string" },
                     "created_ms": { "type": "integer" },
                     "updated_ms": { "type": "integer" },

@@ -246,7 +246,8 @@ pub struct Parsed {
     pub board: Board,
     pub moves: Vec<Move>,
     /// The GameState the text claims (`None` for a bare GameTypeString), checked by the caller: a `Draw` may
-    /// be a threefold repetition, which the board alone does not know ([`crate::games::hive::Hive::from_game_string`]).
+    /// be a threefold repetition, which the board alone does not know
+    /// ([`crate::games::hive::Hive::from_game_string`]).
     pub state: Option<String>,
 }
 
