@@ -232,8 +232,12 @@ pub fn setup<S: AsRef<str>>(
     args: &[S],
     env: Option<OsString>,
 ) -> Result<EngineSetup, StdioError> {
-    let (switches, rest) =
+    let (switches, mut rest) =
         EngineArgs::split(args).map_err(|e| StdioError::Usage(format!("{e}\n{}", usage(program, engine))))?;
+    // Scan is started as `scan hub`, and GUIs set up for it (pydraughts' examples) pass that word: taken.
+    if engine.name == HUB.name && rest.first().is_some_and(|a| a == "hub") {
+        rest.remove(0);
+    }
     if let Some(extra) = rest.first() {
         return Err(StdioError::Usage(format!("unknown argument `{}`\n{}", clip(extra), usage(program, engine))));
     }
