@@ -15,8 +15,7 @@ pub fn run(protocol: &str, args: &[String]) -> Result<()> {
         let mut args = args.to_vec();
         if protocol == "qianhong" {
             if args.iter().any(|a| a.eq_ignore_ascii_case("-info")) {
-                use std::io::Write as _;
-                let _ = writeln!(std::io::stdout(), "{}", kibitz::protocols::qianhong::info_lines().join("\n"));
+                let _ = engine::printed(&kibitz::protocols::qianhong::info_lines().join("\n"));
                 return Ok(());
             }
             if let Some(at) = args.iter().position(|a| a.eq_ignore_ascii_case("-plugin")) {
