@@ -634,6 +634,15 @@ pub trait Game: Clone + Send + Sync + 'static {
 }
 
 /// The generic perft: make/unmake over the trait, bulk counting at the last ply.
+/// Whether the side to move has a legal move: the count rules (draughts' 25 moves, checkers' 40, xiangqi's 60)
+/// give way to the end a position without a move makes. Generates the moves; meant for the rare positions
+/// where a count has run out.
+pub fn has_move<G: Game>(game: &G) -> bool {
+    let mut moves = Vec::new();
+    game.generate_moves(&mut moves);
+    !moves.is_empty()
+}
+
 pub fn perft_generic<G: Game>(game: &mut G, depth: u32) -> u64 {
     fn go<G: Game>(game: &mut G, depth: u32, buffers: &mut [Vec<G::Move>]) -> u64 {
         if depth == 0 {

@@ -235,7 +235,7 @@ impl Reference for RefCheckers {
         if self.history.iter().filter(|&&p| p == now).count() >= 3 {
             return Some((Outcome::Draw, "end: threefold repetition"));
         }
-        if self.quiet_plies >= 80 {
+        if self.quiet_plies >= 80 && legal > 0 {
             return Some((Outcome::Draw, "end: 40-move rule"));
         }
         if legal == 0 {

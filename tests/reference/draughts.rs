@@ -389,12 +389,16 @@ impl Reference for RefDraughts {
         if self.history.iter().filter(|&&p| p == now).count() >= 3 {
             return Some((Outcome::Draw, "end: threefold repetition"));
         }
-        if self.king_plies >= 50 {
+        if self.king_plies >= 50 && legal > 0 {
             return Some((Outcome::Draw, "end: 25-move rule"));
         }
         match self.endgame() {
-            Endgame::Long if self.endgame_plies >= 32 => return Some((Outcome::Draw, "end: 16-move endgame rule")),
-            Endgame::Short if self.endgame_plies >= 10 => return Some((Outcome::Draw, "end: 5-move endgame rule")),
+            Endgame::Long if self.endgame_plies >= 32 && legal > 0 => {
+                return Some((Outcome::Draw, "end: 16-move endgame rule"));
+            }
+            Endgame::Short if self.endgame_plies >= 10 && legal > 0 => {
+                return Some((Outcome::Draw, "end: 5-move endgame rule"));
+            }
             _ => {}
         }
         if legal == 0 {

@@ -415,7 +415,7 @@ impl Reference for RefXiangqi {
                 _ => (Outcome::Draw, "end: repetition"),
             });
         }
-        if self.quiet_plies >= 120 {
+        if self.quiet_plies >= 120 && legal > 0 {
             return Some((Outcome::Draw, "end: 60-move rule"));
         }
         if legal == 0 {

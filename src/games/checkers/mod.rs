@@ -265,7 +265,8 @@ impl Game for Checkers {
         if rev >= 4 && self.history.is_draw(self.cur.hash, rev as usize, plies_since_root) {
             return Some(GameEnd::draw("threefold repetition"));
         }
-        if rev >= FORTY_MOVE_PLIES {
+        // A side left without a move on the last ply of the count has lost: that ends the game first.
+        if rev >= FORTY_MOVE_PLIES && crate::game::has_move(self) {
             return Some(GameEnd::draw("40-move rule"));
         }
         None

@@ -203,6 +203,18 @@ fn forty_move_rule() {
     assert_eq!(g.rule_end(0), None);
 }
 
+/// Found by an audit of xiangqi's rule: a side left without a move on the count's last ply has lost.
+#[test]
+fn a_side_without_a_move_on_the_fortieth_move_has_lost() {
+    let mut g = game("B:WK31:B");
+    g.cur.reversible = FORTY_MOVE_PLIES;
+    assert_eq!(g.rule_end(0), None);
+    assert_eq!(g.outcome().map(|e| e.outcome), Some(Outcome::Win(Side::Second)));
+    let mut g = game("B:WK31:BK1");
+    g.cur.reversible = FORTY_MOVE_PLIES;
+    assert_eq!(g.rule_end(0), Some(GameEnd::draw("40-move rule")));
+}
+
 #[test]
 fn capture_resets_the_forty_move_counter() {
     let mut g = game("B:WK32,K19:BK1,K10");

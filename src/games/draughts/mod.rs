@@ -393,11 +393,12 @@ impl Game for Draughts {
         if rev >= 4 && self.history.is_draw(self.cur.hash, rev as usize, plies_since_root) {
             return Some(GameEnd::draw("threefold repetition"));
         }
-        if rev >= KING_MOVE_PLIES {
+        // A side left without a move on the last ply of a count has lost: that ends the game first.
+        if rev >= KING_MOVE_PLIES && crate::game::has_move(self) {
             return Some(GameEnd::draw("25-move rule"));
         }
         let limit = self.cur.endgame_limit;
-        if limit != 0 && self.cur.endgame >= limit {
+        if limit != 0 && self.cur.endgame >= limit && crate::game::has_move(self) {
             return Some(GameEnd::draw(if limit as u32 == ENDGAME_LONG_PLIES {
                 "16-move endgame rule"
             } else {

@@ -173,6 +173,21 @@ fn wander(g: &mut Draughts, seen: &mut HashSet<u64>, plies: u32, check: &dyn Fn(
     false
 }
 
+/// Found by an audit of xiangqi's rule: a side left without a move on a count's last ply has lost.
+#[test]
+fn a_side_without_a_move_when_a_count_runs_out_has_lost() {
+    for (endgame, limit) in [(0, 0), (32, 32), (10, 10)] {
+        let mut g = game("B:WK46:B");
+        g.cur.reversible = KING_MOVE_PLIES as u16;
+        (g.cur.endgame, g.cur.endgame_limit) = (endgame, limit);
+        assert_eq!(g.rule_end(0), None);
+        assert_eq!(g.outcome().map(|e| e.outcome), Some(Outcome::Win(Side::First)));
+    }
+    let mut g = game("B:WK46:BK5");
+    g.cur.reversible = KING_MOVE_PLIES as u16;
+    assert_eq!(g.rule_end(0), Some(GameEnd::draw("25-move rule")));
+}
+
 #[test]
 fn twenty_five_move_king_rule() {
     let mut g = game("W:WK46,K50,K45,6:BK1,K5,K10,45?".trim_end_matches(",45?"));

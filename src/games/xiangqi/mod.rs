@@ -365,7 +365,8 @@ impl Game for Xiangqi {
                 });
             }
         }
-        if self.rev >= NO_CAPTURE_PLIES {
+        // A position without a move is lost whatever the count: the move that mated on the last ply wins.
+        if self.rev >= NO_CAPTURE_PLIES && crate::game::has_move(self) {
             return Some(GameEnd::draw("60-move rule"));
         }
         None

@@ -226,6 +226,24 @@ fn sixty_move_rule() {
     assert_eq!(g.rule_end(0), None);
 }
 
+/// Found by an audit: a mate on the 120th quiet ply was scored a draw by the 60-move rule (Fairy-Stockfish
+/// reads it as mate in one).
+#[test]
+fn a_mate_on_the_last_ply_of_the_sixty_moves_is_a_mate() {
+    let mut g = game("3k5/9/9/9/9/9/9/9/4R4/4K4 w - - 119 1");
+    play(&mut g, "e1-d1");
+    assert_eq!(g.reversible_plies(), 120);
+    assert_eq!(g.rule_end(0), None);
+    assert_eq!(g.outcome().map(|e| e.outcome), Some(Outcome::Win(crate::game::Side::First)));
+    // The search finds it so.
+    use crate::search::{Limits, SearchOptions, TranspositionTable, search};
+    let tt = std::sync::Arc::new(TranspositionTable::new(1));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let g = game("3k5/9/9/9/9/9/9/9/4R4/4K4 w - - 119 1");
+    let done = search(&g, &Limits::depth(3), &SearchOptions::default(), &tt, &stop, &mut |_| {});
+    assert_eq!(done.lines[0].score, crate::game::Score::Mate(1), "{:?}", done.lines[0]);
+}
+
 #[test]
 fn fen_round_trips_and_variants() {
     for fen in [
