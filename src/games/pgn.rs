@@ -15,7 +15,8 @@
 //! variations nested deeper than [`MAX_DEPTH`] fail the game they are in.
 
 use crate::game::{
-    BudgetError, Game, GameRecord, NotationError, PlyNote, RecordBudget, RecordError, Records, Side, gather_records,
+    BudgetError, Game, GameRecord, NotationError, Outcome, PlyNote, RecordBudget, RecordError, Records, Side,
+    gather_records,
 };
 
 /// The longest move, symbol, tag name or tag value read (bytes).
@@ -303,21 +304,33 @@ impl<'a> Lexer<'a> {
         Tok::Tag(name, value)
     }
 
-    /// The last `"` of the line from `from` on that only blanks and `]` follow to the line's end, and that
-    /// `]`.
+    /// The `"` that closes a tag value holding unescaped quotes, and its `]`: the first `"` of the line from
+    /// `from` on that blanks and `]` follow, where after that `]` the line ends or another tag pair starts
+    /// (`[Event "The "Big" Open"] [Site "x"]` is two tags).
     fn closing_quote(&self, from: usize) -> Option<(usize, usize)> {
         let b = self.b;
         let end = b[from..].iter().position(|&c| c == b'\n' || c == b'\r').map_or(b.len(), |n| from + n);
-        let line = &b[from..end];
-        let close = from + line.iter().rposition(|&c| c == b']')?;
-        if b[close + 1..end].iter().any(|&c| c != b' ' && c != b'\t') {
-            return None;
+        let blank = |c: u8| c == b' ' || c == b'\t';
+        for quote in from + 1..end {
+            if b[quote] != b'"' {
+                continue;
+            }
+            let mut close = quote + 1;
+            while close < end && blank(b[close]) {
+                close += 1;
+            }
+            if close == end || b[close] != b']' {
+                continue;
+            }
+            let mut next = close + 1;
+            while next < end && blank(b[next]) {
+                next += 1;
+            }
+            if next == end || self.tag_line_at(next) {
+                return Some((quote, close));
+            }
         }
-        let mut last = close;
-        while last > from && (b[last - 1] == b' ' || b[last - 1] == b'\t') {
-            last -= 1;
-        }
-        (last > from + 1 && b[last - 1] == b'"').then_some((last - 1, close))
+        None
     }
 
     /// `{...}`: ends at `}`; a comment still open at a line that looks like a tag pair (or at the end) is an
@@ -754,6 +767,39 @@ pub fn export_result(record_result: Option<&str>, tags: &[(String, String)], res
     }
 }
 
+/// [`export_result`] for `record`, unless its moves end where the side to move has no move (a mate, a stalemate, a
+/// side blocked or without pieces): then the result that end makes, whatever the record said (found by an audit:
+/// a game ending in White's mate stated `0-1` in its export, as its record did). A record's token meaning the
+/// same end (`2-0` for `1-0` in PDN) is kept. Draws by a rule the players may not have claimed (repetition, a
+/// count of moves) are not read into a record.
+pub fn export_result_of<G: Game>(record: &GameRecord<G>, results: &[&str]) -> String {
+    let stated = export_result(record.result.as_deref(), &record.tags, results);
+    let mut game = record.start.clone();
+    for &m in &record.moves {
+        game.make(m);
+    }
+    if crate::game::has_move(&game) {
+        return stated;
+    }
+    let end = game.no_move_end().outcome;
+    let black = G::WHITE_SIDE.opponent();
+    let means = match stated.as_str() {
+        "1-0" | "2-0" => Some(Outcome::Win(G::WHITE_SIDE)),
+        "0-1" | "0-2" => Some(Outcome::Win(black)),
+        "1/2-1/2" | "1-1" => Some(Outcome::Draw),
+        _ => None,
+    };
+    if means == Some(end) {
+        return stated;
+    }
+    match end {
+        Outcome::Draw => "1/2-1/2",
+        Outcome::Win(side) if side == G::WHITE_SIDE => "1-0",
+        Outcome::Win(_) => "0-1",
+    }
+    .to_string()
+}
+
 /// The tags of an exported game: the record's, less any `Annotator`, then `Annotator "kibitz <version>"`.
 pub fn export_tags(tags: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> =
@@ -804,7 +850,7 @@ pub fn export_pdn<G: Game>(
     fmt: impl Fn(&G, G::Move) -> String,
 ) -> String {
     let set_up = record.start.position_key() != G::start().position_key();
-    let result = export_result(record.result.as_deref(), &record.tags, PDN_RESULTS);
+    let result = export_result_of(record, PDN_RESULTS);
     let mut tags: Vec<(String, String)> = Vec::with_capacity(record.tags.len() + 4);
     if !record.tags.iter().any(|(n, _)| n.eq_ignore_ascii_case("GameType")) {
         tags.push(("GameType".to_string(), game_type.to_string()));
@@ -920,6 +966,11 @@ mod tests {
         assert!(games[0].error.is_none(), "{:?}", games[0].error);
         let values: Vec<&str> = games[0].tags.iter().map(|t| t.value.as_str()).collect();
         assert_eq!(values, ["The \"Big\" Open", "O\"Neil \"Jr\"", "x"]);
+        // Two tags on one line, the first with quotes left unescaped: two tags.
+        let games = read_games("[Event \"The \"Big\" Open\"] [Site \"x\"]\n1. e4 *", PGN_RESULTS);
+        assert!(games[0].error.is_none(), "{:?}", games[0].error);
+        let pairs: Vec<(&str, &str)> = games[0].tags.iter().map(|t| (t.name.as_str(), t.value.as_str())).collect();
+        assert_eq!(pairs, [("Event", "The \"Big\" Open"), ("Site", "x")]);
         // Not when something other than `]` follows the line's last quote, or the value is too long.
         for bad in ["[Event \"The \"Big\" Open\"] x", "[Event \"a\" b]"] {
             let games = read_games(&format!("{bad}\n1. e4 *"), PGN_RESULTS);

@@ -75,12 +75,17 @@ impl std::fmt::Debug for EvalTables {
 /// capture is legal. Positions are the same when the same moves are possible (FIDE 9.2.3), so a double step
 /// that no pawn can take en passant does not make a new position.
 fn repetition_hash(b: &Board) -> u64 {
-    let Some(file) = b.en_passant() else { return b.hash() };
+    if b.en_passant().is_none() || en_passant_legal(b) { b.hash() } else { b.hash_without_ep() }
+}
+
+/// Whether the side to move can capture en passant (a double step leaves an en passant square whether or not a
+/// pawn can take on it).
+fn en_passant_legal(b: &Board) -> bool {
+    let Some(file) = b.en_passant() else { return false };
     let us = b.side_to_move();
     let target = Square::new(file, Rank::Sixth.relative_to(us));
     // A pawn's only move to the square a pawn just passed is the en passant capture.
-    let possible = b.generate_moves_for(b.colors(us) & b.pieces(Piece::Pawn), |pm| pm.to.has(target));
-    if possible { b.hash() } else { b.hash_without_ep() }
+    b.generate_moves_for(b.colors(us) & b.pieces(Piece::Pawn), |pm| pm.to.has(target))
 }
 
 impl Chess {
@@ -779,8 +784,15 @@ impl Game for Chess {
     }
 
     fn position_key(&self) -> String {
-        // Placement, side, castling and en passant: the move counters do not change the analysis.
-        self.to_fen().split(' ').take(4).collect::<Vec<_>>().join(" ")
+        // Placement, side, castling and en passant: the move counters do not change the analysis. An en passant
+        // square no pawn can take on is left out, as python-chess and lichess write FENs (found by an audit: the
+        // position after 1. e4 kept `e3`, and a lookup by their FEN missed it).
+        let fen = self.to_fen();
+        let mut fields: Vec<&str> = fen.split(' ').take(4).collect();
+        if fields.len() == 4 && fields[3] != "-" && !en_passant_legal(&self.board) {
+            fields[3] = "-";
+        }
+        fields.join(" ")
     }
 
     fn rule_state_key(&self) -> String {

@@ -58,7 +58,7 @@ fn game(index: usize, raw: pgn::RawGame) -> Result<GameRecord<Chess>, RecordErro
 /// Write an annotated game: the record's tags (the Seven Tag Roster completed, `SetUp`/`FEN` for a set-up
 /// position, an `Annotator` tag added), SAN moves, each note's NAG, comment and better line, the result.
 pub fn export(record: &GameRecord<Chess>, notes: &[PlyNote<super::Move>]) -> String {
-    let result = pgn::export_result(record.result.as_deref(), &record.tags, pgn::PGN_RESULTS);
+    let result = pgn::export_result_of(record, pgn::PGN_RESULTS);
     let has = |tags: &[(String, String)], name: &str| tags.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let find = |name: &str| record.tags.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
     // The Seven Tag Roster first and in its order (as PGN's export format asks), the record's values where it

@@ -605,6 +605,12 @@ mod records {
             ("[Result \"1/2-1/2\"]\n\n1. e4 e5 *\n", "1/2-1/2"),
             ("[Result \"1-0\"]\n\n1. e4 e5\n", "1-0"),
             ("\n1. e4 e5 1-0\n", "1-0"),
+            // Moves ending in a mate or a stalemate state what it makes, whatever the record said (found by an
+            // audit); a draw the players could have played on from is not read into the record.
+            ("[Result \"0-1\"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 0-1\n", "1-0"),
+            ("\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# *\n", "1-0"),
+            ("[FEN \"7k/4Q3/6K1/8/8/8/8/8 w - - 0 1\"]\n\n1. Qf7 1-0\n", "1/2-1/2"),
+            ("\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 1-0\n", "1-0"),
         ] {
             let text = Chess::export_record(parse(input)[0].as_ref().unwrap(), &[]).unwrap();
             assert!(text.contains(&format!("[Result \"{want}\"]\n")), "{input}: {text}");
@@ -916,6 +922,19 @@ fn quiet_moves_ordered_first_when_they_escape_a_threat() {
             assert_eq!(g.threat_order(m, &g.threats()), expected, "{fen} {uci}");
         }
     }
+}
+
+/// Found by an audit: the cache key after 1. e4 kept the en passant square `e3` no pawn can take on, so a lookup
+/// with the FEN python-chess and lichess write (`-`) missed it. Where a pawn can take, the square stays.
+#[test]
+fn the_cache_key_has_an_en_passant_square_only_where_a_pawn_can_take() {
+    let mut g = game(START);
+    play(&mut g, "e4");
+    assert_eq!(g.position_key(), game("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").position_key());
+    assert!(g.position_key().ends_with(" b KQkq -"), "{}", g.position_key());
+    let mut g = game("rnbqkbnr/ppp1pppp/8/8/3pP3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 3");
+    play(&mut g, "c4");
+    assert!(g.position_key().ends_with(" b KQkq c3"), "{}", g.position_key());
 }
 
 #[test]
