@@ -188,6 +188,8 @@ fn an_annotation_job_uses_the_engine_it_names() {
     let view = annotated(&server, &json!({ "game": "chess", "text": pgn, "depth": 6, "engine": "sf" }));
     assert_eq!(view["status"], json!("done"), "{view}");
     assert_eq!(view["settings"]["engine"], json!("sf"), "{view}");
+    // The job names the engine that judged it, not kibitz (found by an audit).
+    assert_eq!(view["engine"], json!("sf"), "{view}");
     assert_eq!(view["games"][0]["moves"].as_array().map(Vec::len), Some(8), "{view}");
     // Its positions were searched by Stockfish: the same position asked of sf is a cache hit.
     let cached = server.post_ok(
@@ -410,4 +412,27 @@ fn kibitz_own_protocol_executables_serve_as_external_engines_of_every_protocol()
     assert_eq!(searches(&server), before + 1);
     let _ = writer.write_all(b"quit\n");
     server.stop();
+}
+
+/// Found by an audit: SIGTERM stopped kibitz's own searches but not an external engine's, so the server stayed up
+/// until the engine's search ended by itself. Now the engine is told to stop, the request is answered with
+/// what it found, and the server exits at once.
+#[test]
+fn a_server_stopping_stops_the_searches_of_external_engines() {
+    let dir = TempDir::new("engines");
+    let file = engines_file(&dir, &[uci_entry("ext", "chess", env!("CARGO_BIN_EXE_kibitz-uci"), false)]);
+    let server = Server::start(&["--engines", file.to_str().expect("path"), "--request-timeout-s", "110"]);
+    let addr = server.addr;
+    let long = std::thread::spawn(move || {
+        let body = json!({ "game": "chess", "engine": "ext", "movetime_ms": 60000 }).to_string();
+        common::http(addr, "POST", "/v1/analysis", Some("application/json"), body.as_bytes())
+    });
+    // The search under way in the engine's process: its first iteration reported.
+    std::thread::sleep(Duration::from_millis(1500));
+    // Exits with 0 within the test deadline (30 s), where the engine's search had 58 s to go.
+    server.stop();
+    let answered = long.join().expect("the request thread");
+    assert_eq!(answered.status, 200, "{answered:?}");
+    let a = answered.json();
+    assert!(a["bestmove"].is_string() && a["engine"].as_str().is_some_and(|e| e.starts_with("ext (")), "{a}");
 }

@@ -56,8 +56,8 @@ pub struct ServeArgs {
     /// Entries of analysis results kept in memory in front of the database.
     #[arg(long, env = "KIBITZ_CACHE_ENTRIES", default_value_t = 100_000)]
     pub cache_entries: usize,
-    /// Origins allowed by CORS, comma-separated (`*` for any).
-    #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
+    /// Origins allowed by CORS, comma-separated (`*` for any): `scheme://host[:port]`, as browsers send them.
+    #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',', value_parser = parse_origin)]
     pub cors_origins: Vec<String>,
     /// Largest depth a request may ask for.
     #[arg(long, env = "KIBITZ_MAX_DEPTH", default_value_t = 64)]
@@ -211,11 +211,15 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let on_signal = {
         let state = state.clone();
         let pool = pool.clone();
+        let engines = engines.clone();
         async move {
             signalled.await;
             tracing::info!("shutting down: stopping searches, closing sockets");
             guide_stop.send_replace(true);
             state.begin_shutdown();
+            // External engines' searches too (found by an audit: a request to a slow engine held the shutdown
+            // until the engine's own deadline).
+            engines.stop_searches();
             // Running searches answer with what they have; queued ones are dropped.
             let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
         }
@@ -303,6 +307,47 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send {
     {
         async {
             let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// One `--cors-origins` entry: blanks around it dropped, and refused unless it is `*` or an origin as a browser
+/// sends it in `Origin` (`scheme://host[:port]`, no path, no trailing slash), written in lower case as browsers
+/// write them. Found by an audit: ` http://b.com` (after `, `) and `http://c.com/` were kept as given and never
+/// matched, without a word.
+fn parse_origin(text: &str) -> Result<String, String> {
+    let origin = text.trim();
+    if origin == "*" {
+        return Ok(origin.to_string());
+    }
+    let bad = |why: &str| {
+        Err(format!("`{origin}` is not an origin ({why}); write scheme://host[:port], e.g. https://example.com"))
+    };
+    let Some((scheme, rest)) = origin.split_once("://") else { return bad("no `://`") };
+    if scheme.is_empty() || !scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+        return bad("no scheme");
+    }
+    if rest.is_empty() {
+        return bad("no host");
+    }
+    if let Some(c) = rest.chars().find(|c| matches!(c, '/' | '?' | '#' | '@') || c.is_whitespace()) {
+        return bad(&format!("`{c}` after the host: an origin has no path"));
+    }
+    if axum::http::HeaderValue::from_str(origin).is_err() {
+        return bad("not a header value");
+    }
+    Ok(origin.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cors_origins_are_trimmed_and_checked() {
+        assert_eq!(super::parse_origin(" http://B.com ").as_deref(), Ok("http://b.com"));
+        assert_eq!(super::parse_origin("https://a.example:8443").as_deref(), Ok("https://a.example:8443"));
+        assert_eq!(super::parse_origin("*").as_deref(), Ok("*"));
+        for bad in ["http://c.com/", "c.com", "http://", "://x", "http://a.com/path", "http://a b"] {
+            assert!(super::parse_origin(bad).is_err(), "{bad}");
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::game::Game;
 use crate::games::GameKind;
 use crate::games::{checkers::Checkers, chess::Chess, draughts::Draughts, hive::Hive, xiangqi::Xiangqi};
 use crate::pool::JobHandle;
-use crate::search::{Done, Event, Limits};
+use crate::search::{Done, Event, Info, Limits};
 
 /// How long a search waits for a free process of its engine before it is refused as busy.
 const CHECKOUT_WAIT: Duration = Duration::from_secs(30);
@@ -79,6 +79,10 @@ pub struct EnginePool<G: Game> {
     state: Mutex<State<G>>,
     freed: Condvar,
     stats: Arc<EngineStats>,
+    /// The stop flags of the searches running on this pool's threads ([`EnginePool::run`]), so that a server
+    /// stopping can stop them ([`PoolControl::stop_searches`]); flags of finished searches are pruned as new
+    /// ones come.
+    running: Mutex<Vec<std::sync::Weak<std::sync::atomic::AtomicBool>>>,
 }
 
 impl<G: Game> EnginePool<G> {
@@ -97,6 +101,7 @@ impl<G: Game> EnginePool<G> {
             }),
             freed: Condvar::new(),
             stats: Arc::new(EngineStats::default()),
+            running: Mutex::new(Vec::new()),
         })
     }
 
@@ -268,14 +273,22 @@ impl<G: Game> EnginePool<G> {
         on_end: impl FnOnce(Result<Done<G::Move>, EngineError>) + Send + 'static,
     ) -> Result<JobHandle, EngineError> {
         let (handle, control) = JobHandle::external();
+        {
+            let mut running = lock(&self.running);
+            running.retain(|flag| flag.strong_count() > 0);
+            running.push(Arc::downgrade(&control.stop_flag()));
+        }
         let pool = Arc::clone(self);
         // A search is counted as its answer is handed on, so whoever receives the answer already sees it counted.
         let counter = Arc::clone(self);
         let limits = search.limits.clone();
         let mut sink = move |mut event: Event<G::Move>| {
-            if let Event::Done(done) = &mut event {
-                counter.stats.searches.fetch_add(1, Ordering::Relaxed);
-                no_deeper_than_asked(done, &limits);
+            match &mut event {
+                Event::Done(done) => {
+                    counter.stats.searches.fetch_add(1, Ordering::Relaxed);
+                    believable(done, &limits);
+                }
+                Event::Info(info) => believable_info(info),
             }
             sink(event)
         };
@@ -288,7 +301,7 @@ impl<G: Game> EnginePool<G> {
                     driver.search(&search.root, &search.moves, &search.limits, search.multipv, &stop, &mut sink)
                 };
                 let result = result.map(|mut done| {
-                    no_deeper_than_asked(&mut done, &search.limits);
+                    believable(&mut done, &search.limits);
                     done
                 });
                 pool.give_back(driver);
@@ -310,14 +323,15 @@ impl<G: Game> EnginePool<G> {
     ) -> Result<Done<G::Move>, EngineError> {
         let mut driver = self.checkout(CHECKOUT_WAIT)?;
         let mut sink = |mut event: Event<G::Move>| {
-            if let Event::Done(done) = &mut event {
-                no_deeper_than_asked(done, &search.limits);
+            match &mut event {
+                Event::Done(done) => believable(done, &search.limits),
+                Event::Info(info) => believable_info(info),
             }
             sink(event)
         };
         let result = driver.search(&search.root, &search.moves, &search.limits, search.multipv, stop, &mut sink);
         let result = result.map(|mut done| {
-            no_deeper_than_asked(&mut done, &search.limits);
+            believable(&mut done, &search.limits);
             done
         });
         self.give_back(driver);
@@ -328,15 +342,68 @@ impl<G: Game> EnginePool<G> {
     }
 }
 
-/// An engine's answer to a search limited by depth claims no more than that depth: what it says is believed
-/// otherwise, and a result claiming more (a depth of four billion, say) would be cached as answering every
-/// deeper request after it.
-fn no_deeper_than_asked<M>(done: &mut Done<M>, limits: &Limits) {
-    if let Some(asked) = limits.depth {
-        done.depth = done.depth.min(asked);
-        for line in &mut done.lines {
-            line.depth = line.depth.min(asked);
-        }
+/// Options that change how fast an engine finds its answers, not what it judges: left out of [`settings_tag`].
+const SPEED_OPTIONS: [&str; 4] = ["hash", "threads", "ponder", "move overhead"];
+
+/// A digest of what decides an engine's answers beside its id: its arguments, its options but those of
+/// [`SPEED_OPTIONS`] (in name order), and its program file's size and time of change (a program that names
+/// itself by its file, as Checkers Protocol engines do, is upgraded in place).
+fn settings_tag(spec: &EngineSpec) -> String {
+    let mut text = String::new();
+    for arg in &spec.args {
+        text.push_str(arg);
+        text.push('\0');
+    }
+    text.push('\u{1}');
+    let mut options: Vec<(String, &str)> = spec
+        .options
+        .iter()
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.as_str()))
+        .filter(|(n, _)| !SPEED_OPTIONS.contains(&n.as_str()))
+        .collect();
+    options.sort();
+    for (name, value) in options {
+        text.push_str(&format!("{name}={value}\0"));
+    }
+    let program = match &spec.dir {
+        Some(dir) if spec.program.is_relative() && spec.program.components().count() > 1 => dir.join(&spec.program),
+        _ => spec.program.clone(),
+    };
+    if let Ok(meta) = std::fs::metadata(&program) {
+        let changed = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        text.push_str(&format!("\u{1}{} {}", meta.len(), changed.map_or(0, |d| d.as_nanos())));
+    }
+    format!("[{:016x}]", crate::fnv1a64(text.as_bytes()))
+}
+
+/// The deepest depth an engine's answer is believed to have reached when no depth was asked: a claim beyond it
+/// (four billion, say) would be cached as answering every deeper request after it.
+const MOST_DEPTH: u32 = 255;
+/// The largest count (nodes, milliseconds) passed on: every JSON reader holds it exactly (2^53 - 1).
+const MOST_COUNT: u64 = (1 << 53) - 1;
+
+/// An engine's answer as far as it can be believed: no deeper than the depth asked (or [`MOST_DEPTH`]), and
+/// its counts within [`MOST_COUNT`] (found by an audit: an engine's `depth 4294967295` was cached, and counts
+/// of 2^64 - 1 went out as JSON numbers no client reads exactly).
+fn believable<M>(done: &mut Done<M>, limits: &Limits) {
+    let asked = limits.depth.unwrap_or(MOST_DEPTH).min(MOST_DEPTH);
+    done.depth = done.depth.min(asked);
+    done.seldepth = done.seldepth.min(MOST_DEPTH);
+    for line in &mut done.lines {
+        line.depth = line.depth.min(asked);
+        line.seldepth = line.seldepth.min(MOST_DEPTH);
+    }
+    for count in [&mut done.nodes, &mut done.nps, &mut done.time_ms, &mut done.neval] {
+        *count = (*count).min(MOST_COUNT);
+    }
+}
+
+/// [`believable`] for a progress report.
+fn believable_info<M>(info: &mut Info<M>) {
+    info.depth = info.depth.min(MOST_DEPTH);
+    info.seldepth = info.seldepth.min(MOST_DEPTH);
+    for count in [&mut info.nodes, &mut info.nps, &mut info.time_ms, &mut info.neval] {
+        *count = (*count).min(MOST_COUNT);
     }
 }
 
@@ -349,6 +416,9 @@ pub trait PoolControl: Send + Sync {
     fn warm(&self);
     /// Stop every idle process and refuse new searches; processes in use stop when given back.
     fn shutdown(&self);
+    /// Ask every running search of the pool for its answer now (a server stopping: they answer with what they
+    /// have, as kibitz's own do).
+    fn stop_searches(&self);
 }
 
 impl<G: Game> PoolControl for Arc<EnginePool<G>> {
@@ -367,6 +437,12 @@ impl<G: Game> PoolControl for Arc<EnginePool<G>> {
 
     fn warm(&self) {
         EnginePool::warm(self);
+    }
+
+    fn stop_searches(&self) {
+        for flag in lock(&self.running).iter().filter_map(std::sync::Weak::upgrade) {
+            flag.store(true, Ordering::Relaxed);
+        }
     }
 
     fn shutdown(&self) {
@@ -407,6 +483,8 @@ pub struct ExternalEngine {
     pub stats: Arc<EngineStats>,
     /// Whether it answers its game's requests that name no engine.
     pub default: bool,
+    /// A digest of what else decides its answers ([`settings_tag`]), beside its name and id in the cache.
+    settings: String,
     /// The `Arc<EnginePool<G>>` of its game.
     pool: Box<dyn Any + Send + Sync>,
     control: Box<dyn PoolControl>,
@@ -442,6 +520,7 @@ impl ExternalEngine {
             spec: Arc::clone(spec),
             stats: Arc::clone(pool.stats()),
             default: spec.default_for.contains(&game),
+            settings: settings_tag(spec),
             pool: Box::new(Arc::clone(&pool)),
             control: Box::new(pool),
         }
@@ -457,10 +536,17 @@ impl ExternalEngine {
         self.control.id()
     }
 
-    /// What the cache stores this engine's results under: its configured name and its own id, so that a
-    /// new version of an engine, or another program under the same name, never serves an older one's results.
+    /// How answers name this engine: its configured name and its own id (once a process has said it).
     pub fn cache_name(&self) -> Option<String> {
         self.id().map(|id| format!("{} ({id})", self.name))
+    }
+
+    /// What the cache stores this engine's results under: [`ExternalEngine::cache_name`] and the digest of its
+    /// settings, so that a new version of an engine, another program under the same name, or the same program
+    /// set to play otherwise (found by an audit: a Stockfish limited to `UCI_Elo` 1350 and one at full strength
+    /// under one name shared their results) never serves another's results.
+    pub fn cache_key_name(&self) -> Option<String> {
+        self.cache_name().map(|name| format!("{name} {}", self.settings))
     }
 
     pub fn last_error(&self) -> Option<String> {
@@ -536,6 +622,13 @@ impl Engines {
         }
     }
 
+    /// Ask every engine's running searches for their answers now.
+    pub fn stop_searches(&self) {
+        for engine in self.list.iter() {
+            engine.control.stop_searches();
+        }
+    }
+
     /// Stop every engine's processes.
     pub fn shutdown(&self) {
         for engine in self.list.iter() {
@@ -554,4 +647,36 @@ fn build(spec: &Arc<EngineSpec>, game: GameKind) -> Result<ExternalEngine, NoCli
         (Protocol::Checkers, GameKind::Checkers) => ExternalEngine::new::<Checkers>(spec, game, checkers_launch),
         (protocol, game) => return Err(NoClient { engine: spec.name.clone(), protocol: protocol.name(), game }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Score;
+    use crate::search::Line;
+
+    /// Found by an audit: an engine's `depth 4294967295` under a time limit was cached as answering every
+    /// deeper request, and counts of 2^64 - 1 were sent as JSON numbers no client reads exactly.
+    #[test]
+    fn an_engines_claims_are_bounded() {
+        let line = Line { pv: vec![1u8], score: Score::Cp(3), depth: u32::MAX, seldepth: u32::MAX };
+        let mut done = Done {
+            best: Some(1u8),
+            ponder: None,
+            lines: vec![line],
+            depth: u32::MAX,
+            seldepth: u32::MAX,
+            nodes: u64::MAX,
+            nps: u64::MAX,
+            time_ms: u64::MAX,
+            neval: 0,
+            game_end: None,
+        };
+        let mut by_time = done.clone();
+        believable(&mut by_time, &Limits::movetime(Duration::from_millis(100)));
+        assert_eq!((by_time.depth, by_time.seldepth, by_time.lines[0].depth), (MOST_DEPTH, MOST_DEPTH, MOST_DEPTH));
+        assert_eq!((by_time.nodes, by_time.nps, by_time.time_ms), (MOST_COUNT, MOST_COUNT, MOST_COUNT));
+        believable(&mut done, &Limits::depth(12));
+        assert_eq!((done.depth, done.lines[0].depth), (12, 12));
+    }
 }

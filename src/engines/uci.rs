@@ -361,17 +361,26 @@ impl UciEngine {
     /// Set what the position and the request need (variant, MultiPV), then wait until the engine is ready: what
     /// it still had to say of an earlier search (a late `info`, or a second `bestmove` where a `stop` crossed its
     /// answer) comes before the `readyok` and is dropped, so it never counts as this search's.
+    /// A value the engine's declared option does not take (a variant it lacks, more lines than its MultiPV's
+    /// maximum) is a request it cannot do, as a missing option is: not an engine failure.
     fn prepare<G: UciNotation>(&mut self, position: &G, multipv: u32) -> Result<(), EngineError> {
+        let unsupported = |e: EngineError| match e {
+            EngineError::BadOptionValue { engine, name, value, reason } => {
+                EngineError::Unsupported { engine, what: format!("cannot set {name} to {value}: {reason}") }
+            }
+            other => other,
+        };
         for setting in position.uci_settings() {
             if self.option(setting.name).is_some() {
-                self.ensure_option(setting.name, &setting.value)?;
+                self.ensure_option(setting.name, &setting.value).map_err(unsupported)?;
             } else if setting.required {
-                let what = format!("has no option {} (needed for {} {})", setting.name, G::NAME, setting.value);
+                let what =
+                    format!("has no option {} (needed to set it to {} for {})", setting.name, setting.value, G::NAME);
                 return Err(EngineError::Unsupported { engine: self.name.clone(), what });
             }
         }
         if self.option("MultiPV").is_some() {
-            self.ensure_option("MultiPV", &multipv.to_string())?;
+            self.ensure_option("MultiPV", &multipv.to_string()).map_err(unsupported)?;
         } else if multipv > 1 {
             let what = "has no MultiPV option (several lines were asked for)".to_string();
             return Err(EngineError::Unsupported { engine: self.name.clone(), what });
@@ -567,12 +576,19 @@ impl<M: Clone + PartialEq> LineBook<M> {
         self.current.1.insert(info.multipv, line);
     }
 
-    /// The deepest depth with every line, or failing that whatever the deepest reported; the line of the
-    /// engine's move `best` first, then the others in the engine's order, as many as were wanted.
+    /// The deepest depth with every line, or failing that whatever the deepest reported (a search stopped in
+    /// its first iteration); the line of the engine's move `best` first, then the others in the engine's order,
+    /// as many as were wanted. Where the chosen depth has no line of `best`, the other depth kept is tried; where
+    /// neither has one, no line is answered (the lines would be another move's, under this best move's name),
+    /// as the Hub and Checkers Protocol clients answer.
     fn finish(self, best: &M) -> (u32, Vec<Line<M>>) {
         let wanted = self.wanted;
-        let chosen = if self.is_complete(&self.current.1) { Some(self.current) } else { self.complete };
-        let (depth, lines) = chosen.unwrap_or_default();
+        let has_best = |lines: &BTreeMap<u32, Line<M>>| lines.values().any(|l| l.pv.first() == Some(best));
+        let current_first = self.is_complete(&self.current.1) || self.complete.is_none();
+        let (first, second) =
+            if current_first { (Some(self.current), self.complete) } else { (self.complete, Some(self.current)) };
+        let chosen = [first, second].into_iter().flatten().find(|(_, lines)| has_best(lines));
+        let Some((depth, lines)) = chosen else { return (0, Vec::new()) };
         let mut lines: Vec<Line<M>> = lines.into_values().collect();
         if let Some(i) = lines.iter().position(|l| l.pv.first() == Some(best)) {
             let line = lines.remove(i);
@@ -706,9 +722,10 @@ mod tests {
         let (depth, lines) = book().finish(&3);
         assert_eq!(depth, 7);
         assert_eq!(lines, vec![Line { pv: vec![3], score: Score::Cp(10), depth: 7, seldepth: 7 }]);
-        // The engine's first line when its move is the first's, or when no line has its move.
+        // The engine's first line when its move is the first's; no line when no line has its move (found by an
+        // audit: another move's line and score were answered, and annotated, as the chosen move's).
         assert_eq!(book().finish(&1).1[0].score, Score::Cp(40));
-        assert_eq!(book().finish(&9).1[0].score, Score::Cp(40));
+        assert_eq!(book().finish(&9), (0, vec![]));
         // Two wanted: the chosen line, then the others in order.
         let mut two = LineBook::new(2);
         for i in [info(3, 1, 40), info(3, 2, 25), info(3, 3, 10)] {
@@ -716,5 +733,26 @@ mod tests {
         }
         let scores: Vec<Score> = two.finish(&3).1.iter().map(|l| l.score).collect();
         assert_eq!(scores, [Score::Cp(10), Score::Cp(40)]);
+        // The chosen move's line only at the complete depth before: that depth answers.
+        let mut book = LineBook::new(1);
+        for i in [info(5, 1, 30), info(6, 1, 35)] {
+            book.record(&i);
+        }
+        let mut moved = info(6, 1, 50);
+        moved.pv = vec![2];
+        book.record(&moved);
+        assert_eq!(book.finish(&1).0, 5);
+    }
+
+    /// Found by an audit: five lines asked, a search stopped inside its first iteration after two: the deepest
+    /// lines reported answer (there were none).
+    #[test]
+    fn a_search_stopped_in_its_first_iteration_answers_what_it_reported() {
+        let mut book = LineBook::new(5);
+        for i in [info(1, 1, 20), info(1, 2, 10)] {
+            book.record(&i);
+        }
+        let (depth, lines) = book.finish(&1);
+        assert_eq!((depth, lines.len()), (1, 2));
     }
 }
