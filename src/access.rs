@@ -200,6 +200,15 @@ impl Limiter {
         }
     }
 
+    /// Take `units` whatever the bucket holds, leaving it in debt if it must: the rest of a search's cost, known
+    /// only once it has run ([`time_cost`]).
+    pub fn debit(&self, client: &Arc<str>, units: u32) {
+        if let Some(bucket) = self.lock().get_mut(client) {
+            bucket.refill(Instant::now());
+            bucket.tokens -= f64::from(units);
+        }
+    }
+
     /// The bucket's state now (a full one when it has never been charged).
     pub fn status(&self, client: &Arc<str>, rate: Rate) -> LimitStatus {
         let now = Instant::now();
@@ -246,13 +255,29 @@ pub const INFINITE_PERIOD: Duration = Duration::from_secs(4);
 /// (each further line adds half); without a limit, [`INFINITE_PERIOD`] of time. A cache hit is refunded
 /// down to [`CHEAP`].
 pub fn search_cost(limits: &Limits, multipv: u32) -> u32 {
-    let quarters = |t: Duration| t.as_millis().div_ceil(250) as u64;
     let by_time = limits.movetime.map(quarters);
     let by_nodes = limits.nodes.map(|n| n.div_ceil(1_000_000));
     let by_depth = limits.depth.map(|d| u64::from(d).div_ceil(4));
-    let base = [by_time, by_nodes, by_depth].into_iter().flatten().min().unwrap_or(quarters(INFINITE_PERIOD)).max(1);
+    let base = [by_time, by_nodes, by_depth].into_iter().flatten().min().unwrap_or(quarters(INFINITE_PERIOD));
+    with_lines(base, multipv)
+}
+
+/// What `searched` of search time costs by [`search_cost`]'s time rate, with `multipv` lines: a search that ran
+/// longer than its limits were priced at (a depth reached only after a minute) pays the rest by this when it
+/// answers ([`Limiter::debit`]).
+pub fn time_cost(searched: Duration, multipv: u32) -> u32 {
+    with_lines(quarters(searched), multipv)
+}
+
+/// Quarter seconds in `t`, rounded up.
+fn quarters(t: Duration) -> u64 {
+    t.as_millis().div_ceil(250) as u64
+}
+
+/// `base` units (at least one) with half as much again for each line beyond the first.
+fn with_lines(base: u64, multipv: u32) -> u32 {
     let lines = 2 + u64::from(multipv.max(1) - 1);
-    u32::try_from(base.saturating_mul(lines) / 2).unwrap_or(u32::MAX).max(1)
+    u32::try_from(base.max(1).saturating_mul(lines) / 2).unwrap_or(u32::MAX).max(1)
 }
 
 /// What every API request costs (and what a cache hit costs in all).

@@ -80,6 +80,33 @@ fn every_status_the_server_sends_is_a_problem_document() {
     let p = check("request timeout", raw_exchange(server.addr, &partial), 408);
     assert!(p["detail"].as_str().is_some_and(|d| !d.is_empty()), "{p}");
 
+    // 413 for a body announced larger than the limit, without waiting for it (found by an audit: the connection
+    // was held to the request timeout and answered 408), on either limit; and 100-continue is not granted.
+    for (path, announced) in [("/v1/moves", 99_999_999_999usize), ("/v1/annotations", 8193)] {
+        let r = raw_exchange(server.addr, &request_bytes("POST", path, "", b"", announced));
+        assert_eq!(r.header("connection"), Some("close"), "{r:?}");
+        let p = check("body announced too large", r, 413);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains(&announced.to_string())), "{p}");
+    }
+    let r = raw_exchange(server.addr, &request_bytes("POST", "/v1/moves", "Expect: 100-continue\r\n", b"", 5000));
+    // (A `100 Continue` would be read as the answer's status.)
+    check("body announced too large, 100-continue asked", r, 413);
+    // Not one JSON text: a second value or stray bytes after the body's value.
+    for body in [
+        &b"{\"game\": \"chess\"} trailing"[..],
+        b"{\"game\": \"chess\"}{\"game\": \"xiangqi\"}",
+        b"{\"game\":\"chess\"}\0",
+    ] {
+        let p = check("trailing content", server.request("POST", "/v1/moves", Some("application/json"), body), 400);
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("after the value")), "{p}");
+    }
+    // A member of an enumerated string of another JSON type is named, not called unreadable JSON.
+    for cache in [json!(null), json!(1), json!(["only"]), json!({ "only": null })] {
+        let p =
+            check("cache of another type", server.post("/v1/analysis", &json!({ "game": game, "cache": cache })), 422);
+        assert_eq!(p["field"], json!("cache"), "{p}");
+    }
+
     // 431: too many header fields, or too many bytes of them.
     let many: String = (0..150).map(|i| format!("X-Filler-{i}: {i}\r\n")).collect();
     let body = json!({ "game": game }).to_string();

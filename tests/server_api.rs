@@ -709,3 +709,43 @@ fn the_schema_check_rejects_what_does_not_fit() {
     assert!(check("AnalysisRequest", json!({ "game": "checkers", "colour": 1 })).is_err(), "additionalProperties");
     assert!(check("Problem", json!({ "type": "t", "title": "t", "status": "422", "detail": "d" })).is_err());
 }
+
+/// Found by an audit: a Hive GameString holds its moves, and 20,000 of them passed the limit on `moves` (2,000)
+/// and were stored whole as a cache key. The position's moves count with the request's.
+#[test]
+fn a_position_holding_its_moves_counts_them_against_the_limit() {
+    use kibitz::game::Game;
+    use kibitz::games::hive::Hive;
+    // A legal Base game of 2,001 moves: random moves that do not end it.
+    let mut rng = kibitz::matchplay::Rng(7);
+    let mut game = Hive::start();
+    let mut moves = Vec::new();
+    while game.plies() < 2001 {
+        game.generate_moves(&mut moves);
+        let mut made = false;
+        for _ in 0..moves.len() {
+            let m = moves[(rng.next_u64() % moves.len() as u64) as usize];
+            game.make(m);
+            if game.outcome().is_none() {
+                made = true;
+                break;
+            }
+            game.unmake();
+        }
+        assert!(made, "no move that goes on at ply {}", game.plies());
+    }
+    let long = game.format_position(None).expect("a GameString");
+    game.unmake();
+    let at_limit = game.format_position(None).expect("a GameString");
+    let server = Server::start(&[]);
+    for path in ["/v1/moves", "/v1/analysis", "/v1/convert"] {
+        let p = server.post(path, &json!({ "game": "hive", "position": long })).problem(422);
+        assert_eq!(p["field"], json!("position"), "{path}: {p}");
+        assert!(p["detail"].as_str().is_some_and(|d| d.contains("2001")), "{path}: {p}");
+    }
+    let p = server.post("/v1/moves", &json!({ "game": "hive", "position": at_limit, "moves": ["pass"] })).problem(422);
+    assert_eq!(p["field"], json!("moves"), "{p}");
+    let ok = server.post_ok("/v1/moves", &json!({ "game": "hive", "position": at_limit }));
+    assert!(ok["moves"].as_array().is_some_and(|m| !m.is_empty()), "{ok}");
+    server.stop();
+}

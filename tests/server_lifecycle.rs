@@ -202,6 +202,8 @@ fn sigterm_answers_requests_in_flight_closes_sockets_and_exits_cleanly() {
     common::check_against_document("POST", "/v1/analysis", &answer);
     let answer = answer.json();
     assert!(answer["bestmove"].is_string(), "{answer}");
+    // Cut short by the signal, and saying so (found by an audit: it answered as if complete).
+    assert_eq!(answer["stopped"], json!(true), "{answer}");
     assert!(ws.closed_within(DEADLINE), "the socket was not closed");
     let status = server.wait_exit(DEADLINE);
     assert!(status.is_some_and(|s| s.success()), "exit {status:?}; stderr:\n{}", server.stderr());

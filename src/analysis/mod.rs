@@ -60,7 +60,7 @@ impl EngineChoice {
     fn cache_engine(&self) -> Option<Option<String>> {
         match self {
             EngineChoice::Own => None,
-            EngineChoice::External(e) => Some(e.cache_name()),
+            EngineChoice::External(e) => Some(e.cache_key_name()),
         }
     }
 }
@@ -99,9 +99,10 @@ impl EngineFailure {
     }
 }
 
-/// Whether an analysis may be answered from the cache.
+/// Whether an analysis may be answered from the cache. Read from a string only (any other JSON value is an
+/// error naming the member, not taken for an enum's other forms).
 #[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[serde(try_from = "String")]
 pub enum CacheMode {
     /// Answer from the cache when it holds a deep enough result, else search (and store).
     #[default]
@@ -110,6 +111,19 @@ pub enum CacheMode {
     Refresh,
     /// Answer only from the cache: [`AnalysisError::NotCached`] when it cannot.
     Only,
+}
+
+impl TryFrom<String> for CacheMode {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<CacheMode, String> {
+        match text.as_str() {
+            "use" => Ok(CacheMode::Use),
+            "refresh" => Ok(CacheMode::Refresh),
+            "only" => Ok(CacheMode::Only),
+            _ => Err(format!("unknown variant `{text}`, expected one of `use`, `refresh`, `only`")),
+        }
+    }
 }
 
 /// One request for an evaluation.

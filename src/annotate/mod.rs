@@ -53,11 +53,24 @@ pub struct Settings {
 
 /// The pool priority of a job's searches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum JobPriority {
     #[default]
     Low,
     Normal,
+}
+
+/// Read from a string only, as [`crate::analysis::CacheMode`].
+impl TryFrom<String> for JobPriority {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<JobPriority, String> {
+        match text.as_str() {
+            "low" => Ok(JobPriority::Low),
+            "normal" => Ok(JobPriority::Normal),
+            _ => Err(format!("unknown variant `{text}`, expected `low` or `normal`")),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -129,18 +142,6 @@ impl StoredRecord {
         let mut game = start.clone();
         let moves = play_moves(&mut game, &self.moves).map_err(|e| format!("stored moves: {e}"))?;
         Ok(GameRecord { tags: self.tags.clone(), start, moves, result: self.result.clone(), line: self.line })
-    }
-
-    /// The position after each number of moves: `positions()[k]` is the position after `k` moves.
-    pub fn positions<G: Game>(record: &GameRecord<G>) -> Vec<G> {
-        let mut game = record.start.clone();
-        let mut out = Vec::with_capacity(record.moves.len() + 1);
-        out.push(game.clone());
-        for &m in &record.moves {
-            game.make(m);
-            out.push(game.clone());
-        }
-        out
     }
 }
 

@@ -108,7 +108,10 @@ pub struct JobView {
 /// One game replayed with its evaluations and judgements (the common ground of every report).
 struct Judged<G: Game> {
     record: GameRecord<G>,
-    positions: Vec<G>,
+    /// The side to move after each number of moves (positions themselves are made one at a time where they
+    /// are needed: a game's positions all at once, each carrying the game's history, took memory growing with
+    /// the square of its length, gigabytes for a legal game of a few thousand plies).
+    sides: Vec<Side>,
     evals: Vec<Option<PositionEval>>,
     /// Per move: its judgement, when both positions around it are evaluated and have a value.
     judgements: Vec<Option<Judgement>>,
@@ -120,20 +123,26 @@ fn judged<G: Game>(
     threshold: i32,
 ) -> Result<Judged<G>, String> {
     let record = stored.replay::<G>()?;
-    let positions = StoredRecord::positions(&record);
+    let mut game = record.start.clone();
+    let mut sides = Vec::with_capacity(record.moves.len() + 1);
+    sides.push(game.side_to_move());
+    for &m in &record.moves {
+        game.make(m);
+        sides.push(game.side_to_move());
+    }
     let evals: Vec<Option<PositionEval>> =
-        (0..positions.len()).map(|ply| evals_by_ply.get(&(ply as u32)).cloned()).collect();
+        (0..sides.len()).map(|ply| evals_by_ply.get(&(ply as u32)).cloned()).collect();
     let judgements = (0..record.moves.len())
         .map(|k| {
             let (Some(before), Some(after)) = (&evals[k], &evals[k + 1]) else { return None };
             let (Some(before_value), Some(after_value)) = (before.value(), after.value()) else { return None };
-            let same_side = positions[k].side_to_move() == positions[k + 1].side_to_move();
+            let same_side = sides[k] == sides[k + 1];
             let after_value = if same_side { after_value } else { after_value.negate() };
             let played_best = before.best.as_deref() == Some(stored.moves[k].as_str());
             Some(judge(before_value, after_value, played_best, threshold))
         })
         .collect();
-    Ok(Judged { record, positions, evals, judgements })
+    Ok(Judged { record, sides, evals, judgements })
 }
 
 fn eval_view(value: super::judge::Value) -> EvalView {
@@ -184,6 +193,17 @@ pub fn settings_of(job: &JobRow) -> Settings {
 
 /// The status document of a job with the results so far.
 pub fn job_view<G: Game>(job: &JobRow, games: &[JobGameRow], positions: &[PositionRow]) -> JobView {
+    job_view_with::<G>(job, games, positions, true)
+}
+
+/// [`job_view`] without the judged moves and players' summaries: what following a job's progress needs, without
+/// replaying and judging every game at every look (found by an audit: a job of 119,000 positions took two to
+/// three seconds of a core per look, and `kibitz annotate` looked twice a second).
+pub fn job_progress<G: Game>(job: &JobRow, games: &[JobGameRow], positions: &[PositionRow]) -> JobView {
+    job_view_with::<G>(job, games, positions, false)
+}
+
+fn job_view_with<G: Game>(job: &JobRow, games: &[JobGameRow], positions: &[PositionRow], moves: bool) -> JobView {
     let settings = settings_of(job);
     let evals = evals_by_game(positions);
     let empty = HashMap::new();
@@ -212,11 +232,13 @@ pub fn job_view<G: Game>(job: &JobRow, games: &[JobGameRow], positions: &[Positi
             view.tags = stored.tags.iter().cloned().collect();
             view.start = Some(stored.start.clone());
             view.result = stored.result.clone();
-            match judged::<G>(&stored, game_evals, settings.threshold) {
-                Ok(j) => fill_moves(&mut view, &stored, &j),
-                Err(e) => {
-                    view.error =
-                        Some(ErrorJson { index: row.idx as usize, line: stored.line, token: String::new(), message: e })
+            if moves {
+                match judged::<G>(&stored, game_evals, settings.threshold) {
+                    Ok(j) => fill_moves(&mut view, &stored, &j),
+                    Err(e) => {
+                        let line = stored.line;
+                        view.error = Some(ErrorJson { index: row.idx as usize, line, token: String::new(), message: e })
+                    }
                 }
             }
         }
@@ -228,7 +250,12 @@ pub fn job_view<G: Game>(job: &JobRow, games: &[JobGameRow], positions: &[Positi
         status: job.status.as_str(),
         error: job.error.clone(),
         waiting: job.waiting.clone().filter(|_| !job.status.is_final()),
-        engine: job.engine.clone(),
+        // The external engine the job names judges its moves, not the kibitz that stored it (found by an audit).
+        engine: settings
+            .engine
+            .clone()
+            .filter(|e| !e.eq_ignore_ascii_case("kibitz"))
+            .unwrap_or_else(|| job.engine.clone()),
         created_ms: job.created_ms,
         updated_ms: job.updated_ms,
         settings,
@@ -241,7 +268,7 @@ fn fill_moves<G: Game>(view: &mut GameView, stored: &StoredRecord, j: &Judged<G>
     let mut by_side: [Vec<Judgement>; 2] = [Vec::new(), Vec::new()];
     for (k, judgement) in j.judgements.iter().enumerate() {
         let (Some(judgement), Some(before)) = (judgement, &j.evals[k]) else { continue };
-        let side = j.positions[k].side_to_move();
+        let side = j.sides[k];
         by_side[side.index()].push(*judgement);
         view.moves.push(MoveView {
             ply: k as u32 + 1,
@@ -287,7 +314,13 @@ pub fn export_native<G: Game>(games: &[JobGameRow], positions: &[PositionRow], t
     for row in games {
         let Some(Ok(stored)) = row.record.as_deref().map(serde_json::from_str::<StoredRecord>) else { continue };
         let Ok(j) = judged::<G>(&stored, evals.get(&row.idx).unwrap_or(&empty), threshold) else { continue };
-        let notes: Vec<PlyNote<G::Move>> = (0..j.record.moves.len()).map(|k| note(&j, k)).collect();
+        // Each position made from the one before as the notes are written.
+        let mut position = j.record.start.clone();
+        let mut notes: Vec<PlyNote<G::Move>> = Vec::with_capacity(j.record.moves.len());
+        for (k, &m) in j.record.moves.iter().enumerate() {
+            notes.push(note(&j, k, &position));
+            position.make(m);
+        }
         let text = G::export_record(&j.record, &notes)?;
         if !out.is_empty() {
             out.push('\n');
@@ -298,12 +331,12 @@ pub fn export_native<G: Game>(games: &[JobGameRow], positions: &[PositionRow], t
     Some(out)
 }
 
-fn note<G: Game>(j: &Judged<G>, k: usize) -> PlyNote<G::Move> {
+/// The note of the `k`-th move, played from `before` (the position after `k` moves).
+fn note<G: Game>(j: &Judged<G>, k: usize, before_move: &G) -> PlyNote<G::Move> {
     let mut note = PlyNote { comment: None, nag: None, variation: Vec::new() };
     let mut comment = String::new();
     if let Some(after) = &j.evals[k + 1] {
-        let position = &j.positions[k + 1];
-        let white = after.value().map(|v| if position.side_to_move() == G::WHITE_SIDE { v } else { v.negate() });
+        let white = after.value().map(|v| if j.sides[k + 1] == G::WHITE_SIDE { v } else { v.negate() });
         if let Some(text) = white.and_then(eval_command) {
             let _ = write!(comment, "[%eval {text}]");
         } else if let Some(reason) = &after.reason {
@@ -319,7 +352,7 @@ fn note<G: Game>(j: &Judged<G>, k: usize) -> PlyNote<G::Move> {
         }
         let _ = write!(comment, "{}.", judgement.class.label());
         if let Some(before) = &j.evals[k] {
-            let mut game = j.positions[k].clone();
+            let mut game = before_move.clone();
             for text in before.line.iter().take(EXPORT_LINE_PLIES) {
                 let Ok(m) = game.parse_move(text) else { break };
                 note.variation.push(m);

@@ -610,13 +610,23 @@ async fn run_job<G: Game>(inner: &Arc<Inner>, id: &str, control: &Control) -> Re
         let stored: StoredRecord =
             serde_json::from_str(text).map_err(|e| JobError::Bad(format!("stored game {}: {e}", game.idx)))?;
         let record = stored.replay::<G>().map_err(|e| JobError::Bad(format!("game {}: {e}", game.idx + 1)))?;
-        let positions = StoredRecord::positions(&record);
-        for (ply, position) in positions.into_iter().enumerate().rev() {
+        // The positions from the last back, each made from the one after it by taking its move back: one
+        // position at a time with the game's history, and the copies in flight (all of a game's positions
+        // made at once took memory growing with the square of its length: gigabytes for a legal game of a
+        // few thousand plies, and a server that died at every start resuming it).
+        let mut game_at = record.start.clone();
+        for &m in &record.moves {
+            game_at.make(m);
+        }
+        for ply in (0..=record.moves.len()).rev() {
+            if ply < record.moves.len() {
+                game_at.unmake();
+            }
             let ply = u32::try_from(ply).unwrap_or(u32::MAX);
             if let Some(text) = written.get(&(game.idx, ply)) {
                 let checked = serde_json::from_str::<PositionEval>(text)
                     .map_err(|e| e.to_string())
-                    .and_then(|eval| eval.check(&position));
+                    .and_then(|eval| eval.check(&game_at));
                 let Err(problem) = checked else { continue };
                 // Written but unusable (it would only be skipped by every report): evaluated again.
                 warn!(job = %id, game = game.idx, ply, %problem, "an annotation result in the store is unusable");
@@ -637,6 +647,7 @@ async fn run_job<G: Game>(inner: &Arc<Inner>, id: &str, control: &Control) -> Re
             if *shutdown.borrow() {
                 return Ok(JobStatus::Running);
             }
+            let position = game_at.clone();
             let (task_inner, task_limits, task_settings, task_engine, game_idx) =
                 (Arc::clone(inner), limits.clone(), settings.clone(), engine.clone(), game.idx);
             running.spawn(async move {
@@ -736,7 +747,9 @@ async fn evaluate<G: Game>(
         }
         match inner.analysis.analyse(request.clone()).await {
             Ok(answer) => break answer,
-            Err(AnalysisError::Busy(PoolError::Busy { .. })) => tokio::time::sleep(inner.config.busy_retry).await,
+            Err(AnalysisError::Busy(PoolError::Busy { .. } | PoolError::ClientBusy { .. })) => {
+                tokio::time::sleep(inner.config.busy_retry).await
+            }
             Err(AnalysisError::Engine(failure)) if failure.busy => tokio::time::sleep(inner.config.busy_retry).await,
             Err(AnalysisError::Engine(failure)) if failure.unsupported => return Err(failure.to_string()),
             Err(AnalysisError::Engine(failure)) => {

@@ -322,11 +322,13 @@ async fn local<G: Game>(
     let view = loop {
         let job = store.job(&id).await?.ok_or_else(|| anyhow!("the job vanished"))?;
         let positions = store.job_positions(&id).await?;
-        let view = report::job_view::<G>(&job, &games, &positions);
-        bars.update(&view);
+        // Progress only while it runs; the games judged once, at the end.
         if job.status.is_final() {
+            let view = report::job_view::<G>(&job, &games, &positions);
+            bars.update(&view);
             break view;
         }
+        bars.update(&report::job_progress::<G>(&job, &games, &positions));
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(250)) => {}
             () = interrupted.notified() => {
@@ -345,7 +347,7 @@ async fn local<G: Game>(
     };
     bars.finish();
     if view.status != "done" {
-        bail!("the annotation {}: {}", view.status, view.error.clone().unwrap_or_default());
+        bail!("annotation job {id} {}{}", view.status, view.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default());
     }
     let positions = store.job_positions(&id).await?;
     let job = store.job(&id).await?.ok_or_else(|| anyhow!("the job vanished"))?;
@@ -400,9 +402,15 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
     let mut bars: Option<Bars> = None;
     let mut waiting: Option<String> = None;
     let view = loop {
-        let status = base.patiently("GET", &format!("/v1/annotations/{id}"), None, false).await;
+        // Progress only while it runs (cheap for the server); the whole view once the job is over.
+        let status = base.patiently("GET", &format!("/v1/annotations/{id}?moves=false"), None, false).await;
         let value: Value = status.and_then(|s| s.json_ok(200)).with_context(|| format!("annotation job {id}"))?;
-        let view = view_from_json(&value, sides)?;
+        let mut view = view_from_json(&value, sides)?;
+        if matches!(view.status, "done" | "failed" | "cancelled") {
+            let status = base.patiently("GET", &format!("/v1/annotations/{id}"), None, false).await;
+            let value: Value = status.and_then(|s| s.json_ok(200)).with_context(|| format!("annotation job {id}"))?;
+            view = view_from_json(&value, sides)?;
+        }
         let bars = bars.get_or_insert_with(|| {
             let totals: Vec<u64> = view.games.iter().map(|g| g.progress.total).collect();
             Bars::new(args.quiet, &totals)
@@ -420,7 +428,7 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     if view.status != "done" {
-        bail!("the annotation {}: {}", view.status, view.error.clone().unwrap_or_default());
+        bail!("annotation job {id} {}{}", view.status, view.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default());
     }
     let path = match &args.export {
         Some(f) => {

@@ -114,6 +114,20 @@ pub(super) fn setup<G: Game>(
         Some(text) => G::parse_position(text, format).map_err(|e| Problem::notation("position", &e))?,
         None => G::start(),
     };
+    // A position that holds its moves (a Hive GameString) counts them with `moves`: found by an audit, 20,000
+    // moves in a GameString passed the limit, and their text was stored as a cache key.
+    if root.plies() + moves.len() > config.max_moves {
+        let field = if moves.is_empty() { "position" } else { "moves" };
+        return Err(Problem::invalid(
+            field,
+            format!(
+                "the position holds {} moves and {} more are given; at most {} in all are accepted",
+                root.plies(),
+                moves.len(),
+                config.max_moves
+            ),
+        ));
+    }
     let mut game = root.clone();
     let mut played = Vec::with_capacity(moves.len());
     for (i, text) in moves.iter().enumerate() {
@@ -333,11 +347,27 @@ pub(super) fn answer_out<G: Game>(p: &Prepared<G>, answer: &Answer) -> AnalysisR
 }
 
 /// What a prepared request costs beyond [`CHEAP`] (paid by every request): its search, unless it only
-/// reads the cache.
+/// reads the cache or its game is over (answered with the outcome, no search runs).
 pub(super) fn search_extra<G: Game>(p: &Prepared<G>) -> u32 {
-    match p.cache {
-        CacheMode::Only => 0,
-        _ => search_cost(&p.limits, p.multipv).saturating_sub(CHEAP),
+    if p.cache == CacheMode::Only || p.setup.game.outcome().is_some() {
+        return 0;
+    }
+    search_cost(&p.limits, p.multipv).saturating_sub(CHEAP)
+}
+
+/// The rest of a search's cost once it has answered: a search limited by depth alone is priced by its depth
+/// (four plies a unit) but may run until the request timeout, so it pays for the time it took beyond what that
+/// bought, at [`search_cost`]'s time rate, into debt if it must (found by an audit: `depth` 64 held a worker
+/// for the whole request timeout for 17 units). `waited` bounds the time charged for a search the request joined.
+pub(super) fn charge_overrun<G: Game>(client: &Client, p: &Prepared<G>, answer: &Answer, waited: Duration) {
+    if answer.cached || answer.end.is_some() || p.limits.movetime.is_some() || p.limits.nodes.is_some() {
+        return;
+    }
+    let searched = Duration::from_millis(answer.result.time_ms).min(waited);
+    let paid = search_extra(p).saturating_add(CHEAP);
+    let owed = crate::access::time_cost(searched, p.multipv);
+    if owed > paid {
+        client.debit(owed - paid);
     }
 }
 
@@ -351,9 +381,10 @@ async fn analyse<G: Game>(
     if let Some(client) = client {
         client.charge_rest(extra)?;
     }
-    let deadline = std::time::Instant::now() + state.config.request_timeout;
+    let asked = std::time::Instant::now();
+    let deadline = asked + state.config.request_timeout;
     let request = request_of(&p).client(client.map(|c| Arc::clone(&c.id)));
-    let timed = match super::deadline::answer_by(&state.analysis, request, deadline).await {
+    let timed = match super::deadline::answer_by(&state.analysis, request, deadline, state.shutdown.subscribe()).await {
         Ok(timed) => timed,
         Err(e) => {
             // No answer (every worker busy, the engine failed, the server stopping): the search is not paid for.
@@ -363,10 +394,11 @@ async fn analyse<G: Game>(
             return Err(e.into());
         }
     };
-    if timed.answer.cached
-        && let Some(client) = client
-    {
-        client.refund(extra);
+    if let Some(client) = client {
+        if timed.answer.cached {
+            client.refund(extra);
+        }
+        charge_overrun(client, &p, &timed.answer, asked.elapsed());
     }
     let mut out = answer_out(&p, &timed.answer);
     out.stopped = timed.stopped;

@@ -293,17 +293,32 @@ fn kind_of(job: &JobRow) -> Result<GameKind, Problem> {
     job.game.parse::<GameKind>().map_err(|e| Problem::internal(format!("job {}: {e}", job.id)))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ViewQuery {
+    /// `false`: progress only, without the judged moves and players' summaries (cheap to ask often).
+    #[serde(default)]
+    moves: Option<bool>,
+}
+
 pub(super) async fn get_annotation(
     State(state): State<AppState>,
     client: Option<Extension<Client>>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<ViewQuery>,
 ) -> Result<Response, Problem> {
     let (job, games, positions) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
     let kind = kind_of(&job)?;
-    let view =
-        tokio::task::spawn_blocking(move || with_game!(kind, G => report::job_view::<G>(&job, &games, &positions)))
-            .await
-            .map_err(|e| Problem::internal(format!("building the report failed: {e}")))?;
+    let moves = query.moves.unwrap_or(true);
+    let view = tokio::task::spawn_blocking(move || {
+        with_game!(kind, G => if moves {
+            report::job_view::<G>(&job, &games, &positions)
+        } else {
+            report::job_progress::<G>(&job, &games, &positions)
+        })
+    })
+    .await
+    .map_err(|e| Problem::internal(format!("building the report failed: {e}")))?;
     Ok(Json(view).into_response())
 }
 

@@ -72,6 +72,13 @@ impl Client {
         }
     }
 
+    /// Take `units` more, into debt if the bucket does not hold them (see [`Limiter::debit`]).
+    pub fn debit(&self, units: u32) {
+        if self.rate.is_some() {
+            self.limiter.debit(&self.id, units);
+        }
+    }
+
     fn status(&self) -> Option<LimitStatus> {
         self.rate.map(|rate| self.limiter.status(&self.id, rate))
     }

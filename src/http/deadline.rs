@@ -16,11 +16,14 @@ pub(super) struct Timed {
     pub stopped: bool,
 }
 
-/// The answer to `request`, its search stopped at `deadline` if it runs that long.
+/// The answer to `request`, its search stopped at `deadline` if it runs that long, or when the server begins to
+/// stop (`shutdown`): either way marked `stopped` unless it had reached its limit (found by an audit: a search cut
+/// by SIGTERM answered as if complete).
 pub(super) async fn answer_by<G: Game>(
     analysis: &Analysis,
     request: Request<G>,
     deadline: Instant,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Timed, AnalysisError> {
     let limits = request.limits.clone();
     let mut subscription = match analysis.start(request).await? {
@@ -29,9 +32,11 @@ pub(super) async fn answer_by<G: Game>(
     };
     tokio::select! {
         answer = subscription.answer() => return Ok(Timed { answer: answer?, stopped: false }),
-        _ = tokio::time::sleep_until(deadline.into()) => {}
+        _ = tokio::time::sleep_until(deadline.into()) => {
+            tracing::info!("the request timeout stops a search; answering with what it has");
+        }
+        Ok(_) = shutdown.wait_for(|stopping| *stopping) => {}
     }
-    tracing::info!("the request timeout stops a search; answering with what it has");
     subscription.stop();
     let answer = subscription.answer().await?;
     // A search that reached its limit as the deadline came was not cut short.

@@ -43,7 +43,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 /// Read JSON text into `T`, naming the path of the member at fault when it does not fit.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
@@ -51,7 +51,11 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
         } else {
             member_problem(&path, &inner.to_string())
         }
-    })
+    })?;
+    // Anything but blanks after the value (a second object, stray bytes) is not one JSON text: refused rather
+    // than read in part.
+    de.end().map_err(|e| Problem::bad_request(format!("the body is not valid JSON: {e} after the value")))?;
+    Ok(value)
 }
 
 /// The problem of a JSON member that does not fit: `field` is the path of the member at fault, a missing or

@@ -37,6 +37,41 @@ pub(super) async fn method_not_allowed(request: Request) -> Problem {
     )
 }
 
+/// The body limits by route: what `POST /v1/annotations` takes, and what every other request does.
+#[derive(Clone, Copy)]
+pub(super) struct BodyLimits {
+    pub(super) annotations: usize,
+    pub(super) other: usize,
+}
+
+/// 413 at once for a request whose `Content-Length` announces more than its route takes: the body is not
+/// waited for (a client announcing gigabytes and sending nothing held its connection until the request
+/// timeout, then got 408), and a client that asked `Expect: 100-continue` is not told to send it. A body
+/// without a length is still counted as it arrives (`DefaultBodyLimit`).
+pub(super) async fn announced_body_limit(State(limits): State<BodyLimits>, request: Request, next: Next) -> Response {
+    let announced = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let limit = if request.uri().path() == "/v1/annotations" { limits.annotations } else { limits.other };
+    match announced {
+        Some(n) if n > limit as u64 => {
+            let mut response = Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body",
+                "The request body could not be read",
+                format!("the body announces {n} bytes; this request takes at most {limit}"),
+            )
+            .into_response();
+            // The body is left unread: the connection cannot carry another request.
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
+        _ => next.run(request).await,
+    }
+}
+
 /// The problem of a request that did not end within `limit`.
 pub(super) fn timed_out(limit: Duration) -> Problem {
     Problem::new(

@@ -209,6 +209,10 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(guard::method_not_allowed)
         .fallback(not_found)
         .layer(axum::middleware::from_fn(guard::header_limits))
+        .layer(axum::middleware::from_fn_with_state(
+            guard::BodyLimits { annotations: state.config.max_annotation_bytes, other: state.config.max_body_bytes },
+            guard::announced_body_limit,
+        ))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))

@@ -81,6 +81,8 @@ fn annotation_paths() -> Value {
                 "get": {
                     "summary": "A job's status, progress and the results so far.",
                     "operationId": "getAnnotation",
+                    "parameters": [ { "name": "moves", "in": "query", "schema": { "type": "boolean", "default": true },
+                        "description": "`false`: the progress only, each game's `moves` empty and no `players` (cheap to ask often)." } ],
                     "responses": with_errors(json_ok("The job.", "AnnotationJob"), &[("404", "No such job."), ("503", STORE_AWAY)])
                 },
                 "delete": {
@@ -343,7 +345,8 @@ pub fn document() -> Value {
                         { "name": "engine", "in": "query", "description": "Whose cached analysis (default: the game's default engine).", "schema": { "type": "string" } }
                     ],
                     "responses": with_errors(json_ok("The cached analysis.", "Analysis"),
-                        &[("404", "Nothing cached for this position."), ("422", "A parameter is invalid.")])
+                        &[("404", "Nothing cached for this position."), ("422", "A parameter is invalid."),
+                          ("503", STORE_AWAY_OR_STOPPING)])
                 }
             },
             "/v1/engines": { "get": {

@@ -139,7 +139,9 @@ impl IntoResponse for Problem {
 impl From<crate::pool::PoolError> for Problem {
     fn from(e: crate::pool::PoolError) -> Self {
         match e {
-            crate::pool::PoolError::Busy { .. } => Problem::busy(e.to_string()),
+            crate::pool::PoolError::Busy { .. } | crate::pool::PoolError::ClientBusy { .. } => {
+                Problem::busy(e.to_string())
+            }
             crate::pool::PoolError::ShuttingDown => Problem::unavailable(e.to_string()),
         }
     }

@@ -160,7 +160,15 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
                 let text = match incoming {
                     Some(Ok(Message::Text(t))) => t,
                     Some(Ok(Message::Binary(_))) => {
-                        let p = Problem::bad_request("send JSON text messages, not binary ones");
+                        // Charged and checked as every message is (found by an audit: binary messages were free,
+                        // and passed a revoked key).
+                        if keyed && let Some(p) = key_revoked(&state, client.as_ref()).await {
+                            close_revoked(&mut socket, &p).await;
+                            break;
+                        }
+                        let p = pay(client.as_ref())
+                            .err()
+                            .unwrap_or_else(|| Problem::bad_request("send JSON text messages, not binary ones"));
                         if send(&mut socket, error_text(None, &p)).await.is_err() { break; }
                         continue;
                     }
@@ -207,7 +215,27 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
                 }
             }
             _ = shutdown.changed() => {
-                let _ = socket.send(Message::Close(None)).await;
+                // The server stops, and its searches with it: their answers are sent before the socket closes,
+                // with 1001 (found by an audit: the socket closed at once, without them and without a code).
+                let _ = tokio::time::timeout(SHUTDOWN_ANSWERS, async {
+                    while !running.is_empty() {
+                        let Some(out) = rx.recv().await else { break };
+                        let text = match out {
+                            Outgoing::Text(t) => t,
+                            Outgoing::Finished { id, text } => {
+                                running.remove(&id);
+                                text
+                            }
+                        };
+                        if send(&mut socket, text).await.is_err() {
+                            break;
+                        }
+                    }
+                })
+                .await;
+                use axum::extract::ws::CloseFrame;
+                let frame = CloseFrame { code: 1001, reason: Utf8Bytes::from_static("the server is shutting down") };
+                let _ = tokio::time::timeout(CLOSE_WAIT, socket.send(Message::Close(Some(frame)))).await;
                 break;
             }
         }
@@ -222,6 +250,13 @@ async fn session(state: AppState, client: Option<Client>, mut socket: WebSocket)
 
 /// How long a socket whose client sent a close frame is given to send the answering one.
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
+
+/// How long a stop asked of an analysis that has not reported yet waits for its answer before the analysis is
+/// dropped, if it is still waiting for a worker (an `error` then ends it).
+const STOP_UNSTARTED: Duration = Duration::from_secs(1);
+
+/// How long a socket of a stopping server waits for its analyses' answers before it closes.
+const SHUTDOWN_ANSWERS: Duration = Duration::from_secs(3);
 
 /// A message the socket could not take ends the socket with a close code and a reason (RFC 6455 7.4.1): 1009
 /// for a message or frame larger than the limit, 1007 for text that is not UTF-8, 1002 for any other breach
@@ -575,7 +610,11 @@ async fn start<G: Game>(
     }
     // A message costs what a request does: the cheap part (paid as it came) and its search (given back when
     // the cache answers, or when no search could start).
-    let cost = if infinite { search_cost(&request.limits, p.multipv) } else { analysis::search_extra(&p) };
+    let cost = if infinite && p.setup.game.outcome().is_none() {
+        search_cost(&request.limits, p.multipv)
+    } else {
+        analysis::search_extra(&p)
+    };
     if let Some(client) = client {
         client.charge_rest(cost)?;
     }
@@ -606,27 +645,64 @@ async fn start<G: Game>(
     let tx = tx.clone();
     let id = id.to_string();
     // An infinite analysis pays for its first period above, and for each further one as it runs: when the
-    // client's bucket cannot pay, it is stopped and answers with what it has.
-    let payer = client.filter(|_| infinite).cloned();
+    // client's bucket cannot pay, it is stopped and answers with what it has. So does one limited by depth
+    // alone once it has run a period (its depth priced it, but a socket has no request timeout: found by an
+    // audit, `depth` 64 held a worker for minutes for 17 units).
+    let depth_only = p.limits.movetime.is_none() && p.limits.nodes.is_none();
+    let payer = client.filter(|_| infinite || depth_only).cloned();
     let period_cost = search_cost(&Limits::movetime(INFINITE_PERIOD), p.multipv);
     let mut periods = tokio::time::interval_at(tokio::time::Instant::now() + INFINITE_PERIOD, INFINITE_PERIOD);
     periods.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A search with limits is stopped at the request timeout, as over HTTP, and answers with what it has (found
+    // by an audit: `depth` 64 on a socket held a worker with no end, while every HTTP request behind it got 408).
+    let deadline = tokio::time::Instant::now() + state.config.request_timeout;
+    let mut shutdown = state.shutdown.subscribe();
     let task = tokio::spawn(async move {
         let root = &p.setup.game;
         let flip = p.white_pov && root.side_to_move() != G::WHITE_SIDE;
         let format = p.setup.move_format.as_deref();
         let mut last_sent: Option<Instant> = None;
+        // The depth and line number of the last complete line sent: each complete line of a deeper iteration goes
+        // at once, anything else at most every THROTTLE (an external engine repeating its line was not held back).
+        let mut last_line: Option<(u32, u32)> = None;
         let mut stop_asked = false;
+        // Stopped by the request timeout or the server stopping, rather than by the client.
+        let mut cut = false;
         let mut unpaid: Option<u32> = None;
+        // Whether the search has reported since the last period was paid: one waiting in the queue, or an endless
+        // one paused between its slices, reports nothing and is not charged for the time (found by an audit).
+        let mut reported = false;
+        // When a stop asked of a search that has not reported yet gives up waiting for its answer: a search still
+        // queued behind busy workers is dropped then, and its place on the socket and in the queue freed (found by
+        // an audit: stopped analyses kept both until a worker came free).
+        let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+        let mut give_up = far;
         loop {
             let next = tokio::select! {
                 next = subscription.next() => next,
                 _ = stopped.wait_for(|s| *s), if !stop_asked => {
                     subscription.stop();
                     stop_asked = true;
+                    if !reported {
+                        give_up = tokio::time::Instant::now() + STOP_UNSTARTED;
+                    }
+                    continue;
+                }
+                _ = tokio::time::sleep_until(give_up), if give_up != far => break,
+                _ = tokio::time::sleep_until(deadline), if !infinite && !stop_asked => {
+                    subscription.stop();
+                    (stop_asked, cut) = (true, true);
+                    continue;
+                }
+                Ok(_) = shutdown.wait_for(|stopping| *stopping), if !stop_asked => {
+                    subscription.stop();
+                    (stop_asked, cut) = (true, true);
                     continue;
                 }
                 _ = periods.tick(), if payer.is_some() && !stop_asked => {
+                    if !std::mem::take(&mut reported) {
+                        continue;
+                    }
                     if let Some(Err(refused)) = payer.as_ref().map(|c| c.charge(period_cost)) {
                         unpaid = Some(refused.retry_after.unwrap_or(1));
                         subscription.stop();
@@ -637,15 +713,26 @@ async fn start<G: Game>(
             };
             let text = match next {
                 Ok(Progress::Info(info)) => {
-                    let complete = !info.pv.is_empty() && info.bound == ScoreBound::Exact;
+                    reported = true;
+                    give_up = far;
+                    let line = (info.depth, info.multipv);
+                    let complete = !info.pv.is_empty()
+                        && info.bound == ScoreBound::Exact
+                        && last_line.is_none_or(|last| line > last);
                     if complete || last_sent.is_none_or(|t| t.elapsed() >= THROTTLE) {
                         last_sent = Some(Instant::now());
+                        if complete {
+                            last_line = Some(line);
+                        }
                         let _ = tx.try_send(Outgoing::Text(info_text(root, &info, format, flip, &id)));
                     }
                     continue;
                 }
                 Ok(Progress::Done(answer)) => {
                     let mut out = analysis::answer_out(&p, &answer);
+                    if cut && (infinite || !crate::analysis::satisfies(&answer.result, &p.limits)) {
+                        out.stopped = true;
+                    }
                     if let Some(retry) = unpaid {
                         out.stopped = true;
                         out.retry_after_s = Some(retry);
@@ -659,6 +746,15 @@ async fn start<G: Game>(
             let _ = tx.send(Outgoing::Finished { id: id.clone(), text }).await;
             return;
         }
+        // Given up: the search is dropped (cancelled, if nobody else follows it), and its place with it.
+        drop(subscription);
+        let p = Problem::new(
+            axum::http::StatusCode::CONFLICT,
+            "stopped-before-start",
+            "Stopped before it started",
+            "the analysis was stopped while it waited for a worker: it has no result",
+        );
+        let _ = tx.send(Outgoing::Finished { id: id.clone(), text: error_text(Some(&id), &p) }).await;
     });
     Ok(Begun::Running(Running { stop, task }))
 }

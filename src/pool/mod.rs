@@ -33,6 +33,9 @@ use crate::search::{self, Event, Limits, SearchOptions, TranspositionTable};
 pub enum PoolError {
     #[error("all {workers} search workers are busy and the queue of {capacity} jobs is full")]
     Busy { workers: usize, capacity: usize },
+    /// The client has its share of the queue waiting already ([`client_share`]).
+    #[error("{waiting} of this client's searches wait already, its share of the queue of {capacity}; end one first")]
+    ClientBusy { waiting: usize, capacity: usize },
     #[error("the worker pool is shutting down")]
     ShuttingDown,
 }
@@ -160,6 +163,11 @@ impl Queued {
     }
 }
 
+/// The places in a queue of `capacity` that one client's searches may hold at once: a quarter, at least one.
+pub fn client_share(capacity: usize) -> usize {
+    (capacity / 4).max(1)
+}
+
 /// One priority's queue: a line per client, served in turn (round robin).
 #[derive(Default)]
 struct Fair {
@@ -218,6 +226,17 @@ impl Fair {
     /// slice.
     fn live(&self, paused: bool) -> usize {
         self.jobs().filter(|q| !q.state.cancelled.load(Ordering::Relaxed) && q.is_paused() == paused).count()
+    }
+
+    /// Jobs of `client` holding places in the queue (waiting, not cancelled, not endless searches between
+    /// slices).
+    fn waiting_of(&self, client: &Arc<str>) -> usize {
+        self.lines
+            .iter()
+            .filter(|(c, _)| c.as_ref() == Some(client))
+            .flat_map(|(_, line)| line)
+            .filter(|q| !q.state.cancelled.load(Ordering::Relaxed) && !q.is_paused())
+            .count()
     }
 
     /// Endless searches waiting for their next slice.
@@ -516,6 +535,14 @@ impl Pool {
         }
         if queues.taken() >= self.inner().capacity + idle {
             return Err(PoolError::Busy { workers: self.inner().workers, capacity: self.inner().capacity });
+        }
+        // One client's backlog must leave room in the queue for the others' (found by an audit: one address's
+        // 72 endless analyses over 9 sockets filled the whole queue, and everyone else got 503).
+        if let Some(id) = &client {
+            let waiting: usize = queues.by_priority.iter().map(|f| f.waiting_of(id)).sum();
+            if waiting >= client_share(self.inner().capacity) {
+                return Err(PoolError::ClientBusy { waiting, capacity: self.inner().capacity });
+            }
         }
         let job = Queued { work, state: Arc::clone(&state), clock, client: client.clone() };
         queues.by_priority[priority as usize].push(client, job);
@@ -970,7 +997,8 @@ mod tests {
 
     #[test]
     fn one_clients_backlog_does_not_starve_another() {
-        let pool = pool(1, 16);
+        // A queue of 20: each client may hold 5 of its places.
+        let pool = pool(1, 20);
         let blocker = pool.submit(request("100005", Limits::infinite(), Priority::Normal), |_| {});
         let blocker = blocker.expect("accepted");
         let deadline = Instant::now() + WAIT;
@@ -993,11 +1021,19 @@ mod tests {
             });
             handles.push(h.expect("queued"));
         }
+        // A sixth of a's is refused while the queue has room (found by an audit: one address filled the whole
+        // queue and every other client got 503); another client's is not.
+        let mut sixth = request("7", Limits::depth(2), Priority::Normal);
+        sixth.client = Some(Arc::from("a"));
+        assert!(matches!(pool.submit(sixth, |_| {}), Err(PoolError::ClientBusy { waiting: 5, capacity: 20 })));
+        let mut other = request("7", Limits::depth(2), Priority::Normal);
+        other.client = Some(Arc::from("c"));
+        handles.push(pool.submit(other, |_| {}).expect("another client's search is queued"));
         blocker.stop();
         for h in &handles {
             assert!(h.wait_timeout(WAIT));
         }
-        assert_eq!(*lock(&order), vec!["a1", "b1", "a2", "b2", "a3", "a4", "a5"]);
+        assert_eq!(lock(&order)[..7], ["a1", "b1", "a2", "b2", "a3", "a4", "a5"]);
     }
 
     /// The first event of a job whose events go to `rx`, which must be an `Info`.
