@@ -316,7 +316,8 @@ fn engines_check_prints_a_table() {
         "{sf}"
     );
     let missing = text.lines().find(|l| l.starts_with("missing ")).unwrap_or_else(|| panic!("{text}"));
-    assert!(missing.contains("error: engine `/nonexistent/engine` could not be started"), "{missing}");
+    // Named as configured, its program beside (found by an audit: errors named the program alone).
+    assert!(missing.contains("error: engine `missing (/nonexistent/engine)` could not be started"), "{missing}");
 }
 
 #[cfg(unix)]

@@ -347,7 +347,11 @@ async fn local<G: Game>(
     };
     bars.finish();
     if view.status != "done" {
-        bail!("annotation job {id} {}{}", view.status, view.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default());
+        bail!(
+            "annotation job {id} {}{}",
+            view.status,
+            view.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+        );
     }
     let positions = store.job_positions(&id).await?;
     let job = store.job(&id).await?.ok_or_else(|| anyhow!("the job vanished"))?;
@@ -428,7 +432,11 @@ async fn remote(url: &str, kind: GameKind, text: &str, args: &AnnotateArgs) -> R
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     if view.status != "done" {
-        bail!("annotation job {id} {}{}", view.status, view.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default());
+        bail!(
+            "annotation job {id} {}{}",
+            view.status,
+            view.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+        );
     }
     let path = match &args.export {
         Some(f) => {

@@ -92,7 +92,12 @@ pub struct EngineSpec {
 impl EngineSpec {
     /// How to start one of its processes.
     pub fn command(&self) -> EngineCommand {
-        EngineCommand { program: self.program.clone(), args: self.args.clone(), dir: self.dir.clone() }
+        EngineCommand {
+            program: self.program.clone(),
+            args: self.args.clone(),
+            dir: self.dir.clone(),
+            name: Some(self.name.clone()),
+        }
     }
 
     /// The engine's value for an option (case-insensitive name), if the file sets it.

@@ -153,7 +153,7 @@ impl HubEngine {
         let mut id = None;
         let mut params = Vec::new();
         loop {
-            let line = match process.receive(deadline, "the handshake")? {
+            let line = match process.receive(deadline, "answering the handshake")? {
                 Received::Line(line) => line,
                 Received::Timeout => {
                     let error = EngineError::Timeout {
@@ -200,7 +200,7 @@ impl HubEngine {
         engine.process.send("init")?;
         let deadline = Instant::now() + timeouts.ready;
         loop {
-            match engine.process.receive(deadline, "ready")? {
+            match engine.process.receive(deadline, "getting ready")? {
                 Received::Line(line) if parse_line(&line).0 == "ready" => return Ok(engine),
                 Received::Line(_) => {}
                 Received::Timeout => {
@@ -337,7 +337,8 @@ impl HubEngine {
                 }
                 "done" => break args,
                 "error" => {
-                    let text = arg(&args, "message").unwrap_or(&line).chars().take(200).collect::<String>();
+                    let text: String = arg(&args, "message").unwrap_or(&line).chars().take(200).collect();
+                    let text = super::process::printable(&text);
                     let error = EngineError::Protocol { engine: self.id.clone(), message: format!("error: {text}") };
                     return Err(self.process.fail(error));
                 }

@@ -40,11 +40,13 @@ pub struct EngineCommand {
     pub args: Vec<String>,
     /// The working directory (default: the server's).
     pub dir: Option<PathBuf>,
+    /// The engine's configured name, which errors use until it has said its own (default: the program).
+    pub name: Option<String>,
 }
 
 impl EngineCommand {
     pub fn new(program: impl Into<PathBuf>) -> Self {
-        EngineCommand { program: program.into(), args: Vec::new(), dir: None }
+        EngineCommand { program: program.into(), args: Vec::new(), dir: None, name: None }
     }
 
     pub fn arg(mut self, arg: impl Into<String>) -> Self {
@@ -57,9 +59,10 @@ impl EngineCommand {
         self
     }
 
-    /// The name errors use until the engine has said its own.
+    /// The name errors use until the engine has said its own: its configured name (found by an audit: errors
+    /// before the handshake named the program, a `python3` among thirty engines), else the program.
     pub fn label(&self) -> String {
-        self.program.display().to_string()
+        self.name.clone().unwrap_or_else(|| self.program.display().to_string())
     }
 }
 
@@ -111,7 +114,13 @@ impl Process {
             Some(dir) if !dir.is_dir() => format!("{label} (its working directory {} does not exist)", dir.display()),
             _ => label,
         };
-        let mut child = cmd.spawn().map_err(|source| EngineError::Spawn { engine: label.clone(), source })?;
+        let mut child = cmd.spawn().map_err(|source| {
+            let engine = match &command.name {
+                Some(_) => format!("{label} ({})", command.program.display()),
+                None => label.clone(),
+            };
+            EngineError::Spawn { engine, source }
+        })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
@@ -410,9 +419,22 @@ fn text_of(bytes: &[u8]) -> String {
 }
 
 /// Log what the engine writes to standard error, a line at a time (long lines shortened, the rest of them
-/// dropped), until it closes: the pipe is always drained, so the engine never blocks on it.
+/// dropped), until it closes: the pipe is always drained, so the engine never blocks on it. The first lines of a
+/// process are logged at the default level (found by an audit: an engine that died at start with a traceback
+/// showed only that it died), the rest only when debugging.
 fn log_stderr(mut source: impl Read, label: &str) {
     const SHOWN: usize = 200;
+    const LOUD_LINES: usize = 20;
+    let mut lines = 0usize;
+    let mut log = |line: &[u8]| {
+        let text = printable(&text_of(line));
+        if lines < LOUD_LINES {
+            tracing::info!(engine = %label, "stderr: {text}");
+        } else {
+            tracing::debug!(engine = %label, "stderr: {text}");
+        }
+        lines += 1;
+    };
     let mut chunk = [0u8; 8192];
     let mut line: Vec<u8> = Vec::with_capacity(SHOWN);
     loop {
@@ -424,7 +446,7 @@ fn log_stderr(mut source: impl Read, label: &str) {
         };
         for &b in &chunk[..n] {
             if b == b'\n' {
-                tracing::debug!(engine = %label, "stderr: {}", text_of(&line));
+                log(&line);
                 line.clear();
             } else if line.len() < SHOWN {
                 line.push(b);
@@ -432,8 +454,14 @@ fn log_stderr(mut source: impl Read, label: &str) {
         }
     }
     if !line.is_empty() {
-        tracing::debug!(engine = %label, "stderr: {}", text_of(&line));
+        log(&line);
     }
+}
+
+/// An engine's text with its control characters (a terminal's escape sequences among them) written as `\u{..}`
+/// escapes, for logs and error messages.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 #[cfg(all(test, unix))]
@@ -488,7 +516,7 @@ mod group_tests {
         let pidfile = dir.join("helper.pid");
         // A wrapper that leaves a helper running, then exits as soon as it reads a line.
         let script = format!("sleep 300 & echo $! > '{}'; read line; exit 0", pidfile.display());
-        let command = EngineCommand { program: "sh".into(), args: vec!["-c".into(), script], dir: None };
+        let command = EngineCommand { program: "sh".into(), args: vec!["-c".into(), script], dir: None, name: None };
         let mut process = Process::spawn(&command).expect("spawn");
         let deadline = Instant::now() + Duration::from_secs(20);
         let helper = loop {
@@ -513,5 +541,19 @@ mod group_tests {
         let zombie = std::fs::read_to_string(format!("/proc/{helper}/stat")).is_ok_and(|s| s.contains(") Z "));
         assert!(!alive(helper) || zombie, "the helper {helper} outlived its engine");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod printable_tests {
+    /// Found by an audit: a Hub engine's `error message=` with a terminal escape sequence went into problem
+    /// documents and `engines check`'s output as it was.
+    #[test]
+    fn an_engines_control_characters_are_escaped() {
+        assert_eq!(super::printable("bad\u{1b}[31m red\tx"), "bad\\u{1b}[31m red\\u{9}x");
+        assert_eq!(super::printable("plain é"), "plain é");
+        let command = super::EngineCommand { name: Some("sf".into()), ..super::EngineCommand::new("/usr/games/x") };
+        assert_eq!(command.label(), "sf");
+        assert_eq!(super::EngineCommand::new("/usr/games/x").label(), "/usr/games/x");
     }
 }

@@ -102,7 +102,7 @@ impl UciEngine {
         let mut author = None;
         let mut options = Vec::new();
         loop {
-            match process.receive(deadline, "the handshake")? {
+            match process.receive(deadline, "answering the handshake")? {
                 Received::Timeout => {
                     let error = EngineError::Timeout {
                         engine: process.label.clone(),

@@ -36,7 +36,7 @@ use crate::game::{
 pub const FIFTY_MOVE_PLIES: u8 = 100;
 
 /// A chess game: the position, the boards before each move (for `unmake`) and the hashes for repetition.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Chess {
     board: Board,
     stack: Vec<Board>,
@@ -48,14 +48,21 @@ pub struct Chess {
     tables: EvalTables,
     /// The network evaluation, if any (instead of the tables' evaluation, or correcting it).
     net: Option<&'static net::Network>,
-    /// With a network: its hidden values for each position in `stack` and then the current one (at index
-    /// `stack.len()`); entries past that are left from deeper lines, kept so that a move writes its position's
-    /// values in place, neither copied in nor out. Only the first `fresh` are up to date: a move leaves its
-    /// position's values to be made when the search evaluates it ([`Game::evaluate_in_search`]), from the
-    /// nearest position before it that has them, so a position the search leaves without evaluating (a
-    /// table cut-off, a move pruned once made, an evaluation found in the search's cache) costs nothing.
+    /// With a network: its hidden values for each position from the `acc_base`-th of the game on (the position
+    /// after `acc_base + i` moves at index `i`), the current one's at `stack.len() - acc_base`; entries past that
+    /// are left from deeper lines, kept so that a move writes its position's values in place, neither copied in
+    /// nor out. Only the positions before the `fresh`-th are up to date: a move leaves its position's values to
+    /// be made when the search evaluates it ([`Game::evaluate_in_search`]), from the nearest position before it
+    /// that has them, so a position the search leaves without evaluating (a table cut-off, a move pruned once
+    /// made, an evaluation found in the search's cache) costs nothing.
     accs: Vec<net::Accumulator>,
-    /// How many of `accs`, from the first, hold their positions' hidden values (at least the first's).
+    /// The position (by moves from the start) whose values are `accs[0]`: a copy of the game keeps only the
+    /// current position's ([`Clone`]), since a search never takes back a move before its root (a game of
+    /// thousands of plies copied for each position annotated took memory growing with the square of its
+    /// length). A position taken back before it has its values made afresh.
+    acc_base: usize,
+    /// The positions before the `fresh`-th (by moves from the start) hold their hidden values, from `acc_base`
+    /// on; `fresh <= acc_base`: none does.
     fresh: usize,
     /// The keys that tell a move's hash before it is made ([`Game::hash_after`]), if they could be read.
     keys: Option<&'static hashing::Keys>,
@@ -88,6 +95,35 @@ fn en_passant_legal(b: &Board) -> bool {
     b.generate_moves_for(b.colors(us) & b.pieces(Piece::Pawn), |pm| pm.to.has(target))
 }
 
+impl Clone for Chess {
+    /// The game with its history, but the network's hidden values of the current position only (see
+    /// `acc_base`): the entries of earlier positions are made again should the copy take their moves back.
+    fn clone(&self) -> Chess {
+        let current = self.stack.len();
+        let mut accs = Vec::with_capacity(64);
+        let fresh = match self.net {
+            Some(_) => {
+                let own = current.checked_sub(self.acc_base).and_then(|i| self.accs.get(i)).copied();
+                accs.push(own.unwrap_or_default());
+                if own.is_some() && self.fresh > current { current + 1 } else { current }
+            }
+            None => current,
+        };
+        Chess {
+            board: self.board.clone(),
+            stack: self.stack.clone(),
+            history: self.history.clone(),
+            chess960: self.chess960,
+            tables: self.tables,
+            net: self.net,
+            accs,
+            acc_base: current,
+            fresh,
+            keys: self.keys,
+        }
+    }
+}
+
 impl Chess {
     fn from_board(board: Board, chess960: bool) -> Chess {
         let mut history = RepetitionHistory::new();
@@ -103,6 +139,7 @@ impl Chess {
             tables: EvalTables(&eval::TABLES),
             net,
             fresh: accs.len(),
+            acc_base: 0,
             accs,
             keys: hash_keys(),
         }
@@ -117,11 +154,10 @@ impl Chess {
     /// The same game, evaluated by the tables alone, or with network `net`.
     pub fn with_network(mut self, net: Option<&'static net::Network>) -> Chess {
         self.net = net;
-        match net {
-            Some(n) => self.accs = self.stack.iter().chain([&self.board]).map(|b| n.accumulate(b)).collect(),
-            None => self.accs.clear(),
-        }
-        self.fresh = self.accs.len();
+        self.acc_base = self.stack.len();
+        self.accs.clear();
+        self.accs.extend(net.map(|n| n.accumulate(&self.board)));
+        self.fresh = self.acc_base + self.accs.len();
         self
     }
 
@@ -131,7 +167,8 @@ impl Chess {
     fn moved(&mut self) {
         if self.net.is_some() {
             let plies = self.stack.len();
-            if self.accs.len() <= plies {
+            // The base is at most the position before the move (see `unmake`).
+            if self.accs.len() <= plies - self.acc_base {
                 self.accs.push(net::Accumulator::default());
             }
             self.fresh = self.fresh.min(plies);
@@ -144,11 +181,18 @@ impl Chess {
     fn refresh(&mut self) {
         let Some(net) = self.net else { return };
         let current = self.stack.len();
+        let base = self.acc_base;
+        if self.fresh <= base {
+            // No position from the base on has its values: the base's are summed afresh.
+            let board = if base == current { &self.board } else { &self.stack[base] };
+            self.accs[0] = net.accumulate(board);
+            self.fresh = base + 1;
+        }
         while self.fresh <= current {
-            let i = self.fresh;
-            let (done, rest) = self.accs.split_at_mut(i);
-            let after = if i == current { &self.board } else { &self.stack[i] };
-            net.update(&done[i - 1], &mut rest[0], &self.stack[i - 1], after);
+            let ply = self.fresh;
+            let (done, rest) = self.accs.split_at_mut(ply - base);
+            let after = if ply == current { &self.board } else { &self.stack[ply] };
+            net.update(&done[ply - base - 1], &mut rest[0], &self.stack[ply - 1], after);
             self.fresh += 1;
         }
     }
@@ -165,7 +209,8 @@ impl Chess {
             return hand();
         }
         // Outside the search (which brings them up to date first), the hidden values may be left to make.
-        let v = match self.accs.get(self.stack.len()).filter(|_| self.fresh > self.stack.len()) {
+        let at = self.stack.len().checked_sub(self.acc_base);
+        let v = match at.and_then(|i| self.accs.get(i)).filter(|_| self.fresh > self.stack.len()) {
             Some(acc) => net.evaluate_from(acc, &self.board),
             None => net.evaluate(&self.board),
         };
@@ -553,6 +598,15 @@ impl Game for Chess {
             self.board = b;
             self.history.pop();
             self.fresh = self.fresh.min(self.stack.len() + 1);
+            if self.stack.len() < self.acc_base {
+                // Before the base (a copy taking back its first position's move): this position becomes the
+                // base, its values made when next asked.
+                self.acc_base = self.stack.len();
+                self.fresh = self.acc_base;
+                if self.accs.is_empty() && self.net.is_some() {
+                    self.accs.push(net::Accumulator::default());
+                }
+            }
         }
     }
 

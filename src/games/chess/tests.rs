@@ -970,3 +970,39 @@ fn the_draw_rules_memory_keys_the_cache_beside_the_position() {
     play(&mut g, "e6");
     assert_eq!(g.rule_state_key(), "");
 }
+
+/// A copy of a game carries the network's hidden values of its current position only (a game of thousands of
+/// plies copied for each position annotated took memory growing with the square of its length): it evaluates as
+/// the original does, also after taking back moves before the position it was copied at and playing others.
+#[test]
+fn a_copy_evaluates_as_the_original_before_and_after_its_first_position() {
+    let fresh = |g: &Chess| Chess::from_fen(&g.to_fen()).expect("a FEN").evaluate();
+    let mut rng = crate::matchplay::Rng(0x5eed_acc5);
+    let mut g = game(START);
+    let mut moves = Vec::new();
+    for ply in 0..60 {
+        g.generate_moves(&mut moves);
+        if moves.is_empty() {
+            break;
+        }
+        let m = moves[(rng.next_u64() % moves.len() as u64) as usize];
+        g.make(m);
+        if ply % 2 == 0 {
+            let _ = g.evaluate_in_search();
+        }
+        let mut copy = g.clone();
+        assert_eq!(copy.evaluate_in_search(), fresh(&g), "ply {ply}");
+        // Back before the copy's first position, and forward again on another move.
+        let back = (rng.next_u64() % 4) as usize + 1;
+        for _ in 0..back.min(copy.plies()) {
+            copy.unmake();
+            assert_eq!(copy.evaluate_in_search(), fresh(&copy), "ply {ply}, taken back");
+        }
+        copy.generate_moves(&mut moves);
+        if let Some(&other) = moves.first() {
+            copy.make(other);
+            assert_eq!(copy.evaluate_in_search(), fresh(&copy), "ply {ply}, another move");
+            assert_eq!(copy.evaluate(), fresh(&copy), "ply {ply}, outside the search");
+        }
+    }
+}
