@@ -204,6 +204,9 @@ fn sigterm_answers_requests_in_flight_closes_sockets_and_exits_cleanly() {
     assert!(answer["bestmove"].is_string(), "{answer}");
     // Cut short by the signal, and saying so (found by an audit: it answered as if complete).
     assert_eq!(answer["stopped"], json!(true), "{answer}");
+    // The socket's analysis answers before the socket closes (found by an audit: it closed at once).
+    let last = ws.until("bestmove", "forever").pop().expect("a bestmove");
+    assert_eq!(last["stopped"], json!(true), "{last}");
     assert!(ws.closed_within(DEADLINE), "the socket was not closed");
     let status = server.wait_exit(DEADLINE);
     assert!(status.is_some_and(|s| s.success()), "exit {status:?}; stderr:\n{}", server.stderr());

@@ -339,3 +339,35 @@ fn two_sockets_asking_the_same_question_share_one_search() {
     assert_eq!(server.metric("kibitz_searches_started_total") - started, 1.0);
     server.wait_metric("kibitz_pool_busy_workers", |n| n == 0.0);
 }
+
+/// Found by an audit: an analysis with limits on a socket had no time bound (`depth` 64 held a worker with no
+/// end, while HTTP requests behind it got 408), and a stop asked of an analysis still waiting for a worker kept
+/// its place on the socket and in the queue until a worker came free.
+#[test]
+fn socket_analyses_stop_at_the_request_timeout_and_a_stopped_waiting_one_is_dropped() {
+    let server = Server::start(&["--workers", "1", "--request-timeout-s", "2"]);
+    let mut ws = server.ws();
+    ws.send(&json!({ "type": "analyse", "id": "deep", "game": "chess", "depth": 64 }));
+    let last = ws.until("bestmove", "deep").pop().expect("a bestmove");
+    assert_eq!(last["stopped"], json!(true), "{last}");
+    assert!(last["bestmove"].is_string(), "{last}");
+    server.stop();
+
+    let server = Server::start(&["--workers", "1"]);
+    let mut holder = server.ws();
+    holder.send(&json!({ "type": "analyse", "id": "deep", "game": "chess", "depth": 64 }));
+    assert_eq!(holder.recv()["type"], json!("info"));
+    let mut waiting = server.ws();
+    waiting.send(&json!({ "type": "analyse", "id": "w", "game": "checkers", "depth": 20 }));
+    waiting.send(&json!({ "type": "stop", "id": "w" }));
+    let last = waiting.until("error", "w").pop().expect("an error");
+    assert_eq!(last["problem"], json!("/problems/stopped-before-start"), "{last}");
+    // Its place is free: the id can be used again at once.
+    waiting.send(&json!({ "type": "analyse", "id": "w", "game": "checkers", "depth": 20 }));
+    waiting.send(&json!({ "type": "stop", "id": "w" }));
+    let last = waiting.until("error", "w").pop().expect("an error");
+    assert_eq!(last["problem"], json!("/problems/stopped-before-start"), "{last}");
+    holder.send(&json!({ "type": "stop", "id": "deep" }));
+    let _ = holder.until("bestmove", "deep");
+    server.stop();
+}

@@ -672,6 +672,8 @@ async fn start<G: Game>(
         // Whether the search has reported since the last period was paid: one waiting in the queue, or an endless
         // one paused between its slices, reports nothing and is not charged for the time (found by an audit).
         let mut reported = false;
+        // Whether it has reported at all (it has a worker, or had one).
+        let mut began = false;
         // When a stop asked of a search that has not reported yet gives up waiting for its answer: a search still
         // queued behind busy workers is dropped then, and its place on the socket and in the queue freed (found by
         // an audit: stopped analyses kept both until a worker came free).
@@ -683,7 +685,7 @@ async fn start<G: Game>(
                 _ = stopped.wait_for(|s| *s), if !stop_asked => {
                     subscription.stop();
                     stop_asked = true;
-                    if !reported {
+                    if !began {
                         give_up = tokio::time::Instant::now() + STOP_UNSTARTED;
                     }
                     continue;
@@ -713,7 +715,7 @@ async fn start<G: Game>(
             };
             let text = match next {
                 Ok(Progress::Info(info)) => {
-                    reported = true;
+                    (reported, began) = (true, true);
                     give_up = far;
                     let line = (info.depth, info.multipv);
                     let complete = !info.pv.is_empty()
