@@ -83,7 +83,8 @@ fn annotation_paths() -> Value {
                     "operationId": "getAnnotation",
                     "parameters": [ { "name": "moves", "in": "query", "schema": { "type": "boolean", "default": true },
                         "description": "`false`: the progress only, each game's `moves` empty and no `players` (cheap to ask often)." } ],
-                    "responses": with_errors(json_ok("The job.", "AnnotationJob"), &[("404", "No such job."), ("503", STORE_AWAY)])
+                    "responses": with_errors(json_ok("The job.", "AnnotationJob"),
+                        &[("404", "No such job."), ("422", "A query parameter is invalid (`moves` not `true` or `false`)."), ("503", STORE_AWAY)])
                 },
                 "delete": {
                     "summary": "Cancel a job (its results so far are kept).",
