@@ -213,6 +213,25 @@ fn bad_requests_and_cancellation() {
     server.request("DELETE", &format!("/v1/annotations/{small_id}"), None, b"").problem(409);
     let p = server.get(&format!("/v1/annotations/{small_id}/export?format=docx")).problem(422);
     assert_eq!(p["token"], json!("docx"));
+
+    // A job over is removed with its results (the store's own tests see them go); so is a running one,
+    // cancelled first, without its task failing on writes to a job that is gone; the worker is then free.
+    server.request("DELETE", &format!("/v1/annotations/{small_id}?purge=maybe"), None, b"").problem(422);
+    let removed = server.request("DELETE", &format!("/v1/annotations/{small_id}?purge=true"), None, b"");
+    assert_eq!((removed.status, removed.json()["status"].clone()), (200, json!("removed")), "{}", removed.text());
+    server.get(&format!("/v1/annotations/{small_id}")).problem(404);
+    server.get(&format!("/v1/annotations/{small_id}/export")).problem(404);
+    let running = create(&server, &json!({ "game": "chess", "text": pgn, "depth": 30 }));
+    let running_id = running["id"].as_str().expect("id").to_string();
+    wait_status(&server, &running_id, |v| v["status"] == json!("running"));
+    let removed = server.request("DELETE", &format!("/v1/annotations/{running_id}?purge=true"), None, b"");
+    assert_eq!(removed.status, 200, "{}", removed.text());
+    server.get(&format!("/v1/annotations/{running_id}")).problem(404);
+    let quick = server.post_ok("/v1/analysis", &json!({ "game": "chess", "depth": 3 }));
+    assert!(quick["bestmove"].is_string());
+    // Warnings are logged (`KIBITZ_LOG=warn`): the removed job's task ended without one.
+    let log = server.stderr();
+    assert!(!log.contains("annotation job failed") && !log.contains("trying again"), "{log}");
     server.stop();
 }
 

@@ -294,6 +294,34 @@ fn a_job_belongs_to_its_key_and_ids_are_uuids() {
     let old = call(&server, "GET", &format!("/v1/annotations/{old_id}"), None, None);
     assert_eq!(old.status, 200, "{}", old.text());
     assert_eq!(old.json()["status"], "failed");
+
+    // Each key lists its own jobs, newest first; a client without a key has no list (the jobs made without
+    // a key are found by their ids only).
+    let second = call(&server, "POST", "/v1/annotations", Some(&alice), Some(&game));
+    let second_id = second.json()["id"].as_str().expect("id").to_string();
+    let listed = |key: Option<&str>| {
+        let r = call(&server, "GET", "/v1/annotations", key, None);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let ids: Vec<String> =
+            r.json()["jobs"].as_array().expect("jobs").iter().map(|j| j["id"].as_str().expect("id").into()).collect();
+        ids
+    };
+    assert_eq!(listed(Some(&alice)), [second_id.clone(), id.clone()]);
+    assert!(listed(Some(&bob)).is_empty());
+    let r = call(&server, "GET", "/v1/annotations?limit=1", Some(&alice), None);
+    assert_eq!(r.json()["jobs"][0]["status_url"], json!(format!("/v1/annotations/{second_id}")));
+    assert_eq!(r.json()["jobs"].as_array().map(Vec::len), Some(1));
+    call(&server, "GET", "/v1/annotations?limit=0", Some(&alice), None).problem(422);
+    let p = call(&server, "GET", "/v1/annotations", None, None).problem(401);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("API key")), "{p}");
+    // Only its key removes a job; removed, it is gone from the list and from every route.
+    call(&server, "DELETE", &format!("{path}?purge=true"), Some(&bob), None).problem(404);
+    let removed = call(&server, "DELETE", &format!("{path}?purge=true"), Some(&alice), None);
+    assert_eq!(removed.status, 200, "{}", removed.text());
+    assert_eq!(removed.json()["status"], "removed");
+    assert_eq!(listed(Some(&alice)), [second_id]);
+    call(&server, "GET", &path, Some(&alice), None).problem(404);
+    call(&server, "DELETE", &format!("{path}?purge=true"), Some(&alice), None).problem(404);
     server.stop();
 }
 

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use tokio::sync::{Notify, Semaphore, watch};
@@ -48,6 +48,8 @@ pub struct AnnotatorConfig {
     pub lease: Duration,
     /// How often a server looks for jobs nobody holds (shared stores).
     pub poll: Duration,
+    /// How long a job that is over (done, failed, cancelled) is kept after its last change; `None`: for ever.
+    pub keep: Option<Duration>,
 }
 
 impl AnnotatorConfig {
@@ -60,6 +62,7 @@ impl AnnotatorConfig {
             node: new_node_id(),
             lease: DEFAULT_LEASE,
             poll: DEFAULT_POLL,
+            keep: None,
         }
     }
 }
@@ -70,6 +73,11 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_POLL: Duration = Duration::from_secs(2);
 /// How long a server passes over a job it cannot run (before it reads the job again).
 const RECHECK_UNRUNNABLE: Duration = Duration::from_secs(60);
+/// How often jobs kept past [`AnnotatorConfig::keep`] are looked for and removed.
+const SWEEP_EVERY: Duration = Duration::from_secs(600);
+/// Longest a removal waits for this server's task of the job to end (it stops at once on being cancelled,
+/// but for a search in progress that takes a moment).
+const REMOVE_WAIT: Duration = Duration::from_secs(5);
 
 /// A node id for job leases: the host's name (when known) and 64 random bits.
 fn new_node_id() -> String {
@@ -253,6 +261,10 @@ impl Annotator {
     /// Start every job a previous run left queued or running. Returns how many. On a shared store, start
     /// looking for jobs nobody holds instead (now and every `poll`), until the shutdown; returns 0.
     pub async fn resume(&self) -> Result<usize, StoreError> {
+        if let Some(keep) = self.inner.config.keep {
+            let this = self.clone();
+            tokio::spawn(async move { this.sweep_loop(keep).await });
+        }
         if self.inner.store.is_shared() {
             let this = self.clone();
             tokio::spawn(async move { this.claim_loop().await });
@@ -368,6 +380,40 @@ impl Annotator {
         Ok(changed)
     }
 
+    /// Remove a job, its games and its results from the store, cancelling it first if it is not over; false
+    /// when there was none. This server's task for it is let end before the removal, so that none of its
+    /// writes comes after it (a server sharing the store that runs the job stops when it finds it gone).
+    pub async fn remove(&self, id: &str) -> Result<bool, StoreError> {
+        self.cancel(id).await?;
+        let waited = Instant::now();
+        while self.control(id).is_some() && waited.elapsed() < REMOVE_WAIT {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let removed = self.inner.store.delete_job(id).await?;
+        if removed {
+            info!(job = %id, "annotation job removed");
+        }
+        Ok(removed)
+    }
+
+    /// Remove the jobs over for longer than `keep`, now and every [`SWEEP_EVERY`], until the shutdown.
+    async fn sweep_loop(&self, keep: Duration) {
+        let mut shutdown = self.inner.shutdown.subscribe();
+        loop {
+            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            let before = i64::try_from(now.saturating_sub(keep).as_millis()).unwrap_or(i64::MAX);
+            match self.inner.store.delete_jobs_over_before(before).await {
+                Ok(0) => {}
+                Ok(removed) => info!(removed, kept_s = keep.as_secs(), "annotation jobs kept past their time removed"),
+                Err(error) => warn!(%error, "cannot remove the annotation jobs kept past their time"),
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(SWEEP_EVERY) => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+        }
+    }
+
     /// Progress of a job this server is running now (on a shared store another server may run it: its
     /// progress is then in the store).
     pub fn watch(&self, id: &str) -> Option<watch::Receiver<Progress>> {
@@ -413,6 +459,13 @@ impl Annotator {
                 let outcome = loop {
                     let outcome = with_game!(kind, G =>
                         leased(&inner, &id, &control, run_job::<G>(&inner, &id, &control)).await);
+                    // Removed by a client while it ran (its writes then fail): nothing is left to mark.
+                    if matches!(outcome, Some(Err(JobError::Store(_))))
+                        && matches!(inner.store.job(&id).await, Ok(None))
+                    {
+                        info!("the job was removed while it ran");
+                        break None;
+                    }
                     // On the embedded store no other server resumes a job: a store error is tried again here,
                     // from what is stored. An outage (the file locked by another program past SQLite's own
                     // wait, a full disk) is waited out however long it lasts; a query refused otherwise, a
@@ -547,7 +600,9 @@ where
                 }
                 Ok(Some(_)) => held_since = tokio::time::Instant::now(),
                 Ok(None) => {
-                    warn!("the job's lease is held by another server now; stopping here");
+                    warn!(
+                        "the job's lease is no longer this server's (another server took it, or the job was removed); stopping here"
+                    );
                     return;
                 }
                 // The store is away: the lease may run out meanwhile; past it, another server may have the job.
@@ -774,4 +829,43 @@ async fn evaluate<G: Game>(
     }
     let result = &answer.result;
     Ok(Some(PositionEval::searched(result, answer.cached).unwrap_or_else(|| PositionEval::unjudged(result))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::{Pool, PoolConfig};
+
+    /// A server keeping jobs for a while removes those over for longer (at its start and every
+    /// [`SWEEP_EVERY`]), and never one that still runs.
+    #[tokio::test]
+    async fn jobs_over_for_longer_than_kept_are_removed() {
+        let store = Store::open("sqlite::memory:").await.expect("store");
+        for (id, status) in [("over", JobStatus::Done), ("going", JobStatus::Running)] {
+            let job = NewJob {
+                id: id.into(),
+                game: "chess".into(),
+                settings: "{}".into(),
+                games: vec![NewJobGame { record: None, error: Some("{}".into()), positions: 0 }],
+                owner: None,
+            };
+            store.create_job(&job).await.expect("job");
+            store.set_job_status(id, &[JobStatus::Queued], status, None).await.expect("status");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let pool = Pool::new(PoolConfig { workers: 1, queue: 4, hash_mb: 1, clock_workers: 0 });
+        let analysis = Analysis::new(pool, store.clone());
+        let config = AnnotatorConfig { keep: Some(Duration::from_millis(10)), ..AnnotatorConfig::for_workers(1) };
+        let annotator = Annotator::new(analysis, store.clone(), config);
+        annotator.resume().await.expect("resumes");
+        let waited = Instant::now();
+        while store.job("over").await.expect("reads").is_some() {
+            assert!(waited.elapsed() < Duration::from_secs(30), "the job over was not removed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        annotator.begin_shutdown();
+        // The running one is there still (resumed, it may have ended since, but only just now).
+        assert!(store.job("going").await.expect("reads").is_some());
+        assert!(annotator.wait_stopped(Duration::from_secs(30)).await);
+    }
 }

@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// it every third of this; when a server dies, another resumes its jobs after at most this long.
     #[arg(long, env = "KIBITZ_JOB_LEASE_S", default_value_t = 30)]
     pub job_lease_s: u64,
+    /// Days an annotation job that is over (done, failed, cancelled) is kept after its last change, then
+    /// removed with its results (default: kept until a client removes it).
+    #[arg(long, env = "KIBITZ_KEEP_ANNOTATIONS_DAYS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub keep_annotations_days: Option<u32>,
     /// Search worker threads (default: one per core; 1 to 256).
     #[arg(long, env = "KIBITZ_WORKERS", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub workers: Option<usize>,
@@ -172,6 +176,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         trusted_proxies: args.trusted_proxies.clone(),
         max_ws_analyses: args.max_ws_analyses.max(1),
         job_lease: Duration::from_secs(args.job_lease_s.max(1)),
+        keep_annotations: args.keep_annotations_days.map(|days| Duration::from_secs(u64::from(days) * 86_400)),
         ..ApiConfig::default()
     };
     let engines = super::load_engines(args.engines.as_deref())?;

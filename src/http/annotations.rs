@@ -1,5 +1,6 @@
 //! Annotation jobs: `POST /v1/annotations` (202 with the job's id), `GET /v1/annotations/{id}` (status,
-//! progress, results so far), `GET /v1/annotations/{id}/export` (the annotated games), `DELETE` (cancel).
+//! progress, results so far), `GET /v1/annotations/{id}/export` (the annotated games), `DELETE` (cancel, or
+//! with `?purge=true` remove), `GET /v1/annotations` (the jobs of the key that asks).
 //!
 //! Reading a submission (parsing whole game collections) and building a report (replaying every game) are
 //! CPU work: they run on the blocking thread pool, never on the async workers.
@@ -15,7 +16,7 @@ use super::analysis::{check_format, game_kind, read_limits};
 use super::auth::Client;
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::problem::Problem;
-use crate::access::{CHEAP, LimitStatus, annotation_cost, utc_day};
+use crate::access::{AuthMode, CHEAP, LimitStatus, annotation_cost, utc_day};
 use crate::analysis::{AnalysisError, Clamped, EngineChoice};
 use crate::annotate::{DEFAULT_THRESHOLD, ErrorJson, JobPriority, Settings, report};
 use crate::game::{Game, RecordBudget, Records};
@@ -269,21 +270,26 @@ pub(super) fn may_see(job: &JobRow, client: Option<&Client>) -> bool {
     }
 }
 
-/// A job's rows, or 404 (also for a job of another key: its existence is not told).
+/// A job, or 404 (also for a job of another key: its existence is not told).
+async fn find(state: &AppState, id: &str, client: Option<&Client>) -> Result<JobRow, Problem> {
+    if id.is_empty() || id.len() > MAX_ID || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(Problem::not_found(format!("no annotation job `{}`", id.chars().take(MAX_ID).collect::<String>())));
+    }
+    state
+        .store
+        .job(id)
+        .await?
+        .filter(|job| may_see(job, client))
+        .ok_or_else(|| Problem::not_found(format!("no annotation job `{id}`")))
+}
+
+/// A job's rows, or 404 (see [`find`]).
 async fn load(
     state: &AppState,
     id: &str,
     client: Option<&Client>,
 ) -> Result<(JobRow, Vec<JobGameRow>, Vec<PositionRow>), Problem> {
-    if id.is_empty() || id.len() > MAX_ID || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(Problem::not_found(format!("no annotation job `{}`", id.chars().take(MAX_ID).collect::<String>())));
-    }
-    let job = state
-        .store
-        .job(id)
-        .await?
-        .filter(|job| may_see(job, client))
-        .ok_or_else(|| Problem::not_found(format!("no annotation job `{id}`")))?;
+    let job = find(state, id, client).await?;
     let games = state.store.job_games(id).await?;
     let positions = state.store.job_positions(id).await?;
     Ok((job, games, positions))
@@ -391,12 +397,27 @@ struct Cancelled {
     status: &'static str,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeleteQuery {
+    /// `true`: remove the job with its results (cancelling it first if it runs), not only cancel it.
+    #[serde(default)]
+    purge: Option<bool>,
+}
+
 pub(super) async fn delete_annotation(
     State(state): State<AppState>,
     client: Option<Extension<Client>>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<DeleteQuery>,
 ) -> Result<Response, Problem> {
-    let (job, _, _) = load(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
+    let job = find(&state, &id, client.as_ref().map(|Extension(c)| c)).await?;
+    if query.purge == Some(true) {
+        if !state.annotator.remove(&job.id).await? {
+            return Err(Problem::not_found(format!("no annotation job `{}`", job.id)));
+        }
+        return Ok(Json(Cancelled { id: job.id, status: "removed" }).into_response());
+    }
     let cancelled = state.annotator.cancel(&job.id).await?;
     if !cancelled && job.status != JobStatus::Cancelled {
         let status = state.store.job(&job.id).await.ok().flatten().map_or(job.status, |j| j.status);
@@ -405,9 +426,78 @@ pub(super) async fn delete_annotation(
                 StatusCode::CONFLICT,
                 "job-over",
                 "The job is already over",
-                format!("annotation job `{}` is {status} and cannot be cancelled", job.id),
+                format!(
+                    "annotation job `{}` is {status} and cannot be cancelled (remove it with `?purge=true`)",
+                    job.id
+                ),
             ));
         }
     }
     Ok(Json(Cancelled { id: job.id, status: JobStatus::Cancelled.as_str() }).into_response())
+}
+
+/// Most jobs `GET /v1/annotations` lists at once, and how many it lists unless asked.
+const MAX_LISTED: u32 = 1000;
+const DEFAULT_LISTED: u32 = 100;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListQuery {
+    /// How many jobs, newest first (default 100, at most 1000).
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// One job of `GET /v1/annotations`.
+#[derive(Serialize)]
+struct Listed {
+    id: String,
+    game: String,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    created_ms: i64,
+    updated_ms: i64,
+    status_url: String,
+}
+
+#[derive(Serialize)]
+struct JobList {
+    jobs: Vec<Listed>,
+}
+
+/// `GET /v1/annotations`: the jobs of the key that asks, newest first. A job made without a key is found by
+/// its id only (whoever holds it may read it): a list of them would hand every client everyone's games.
+pub(super) async fn list_annotations(
+    State(state): State<AppState>,
+    client: Option<Extension<Client>>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Response, Problem> {
+    let Some(owner) = client.as_ref().and_then(|Extension(c)| c.key.clone()) else {
+        let why = if state.config.auth == AuthMode::Off {
+            "this server takes no API keys (`--auth off`): a job is read by its id only, and there is no list"
+        } else {
+            "listing annotation jobs needs an API key (`Authorization: Bearer <key>`): the list is the key's own \
+             jobs; a job made without a key is read by its id only"
+        };
+        return Ok(super::auth::unauthorized(why, false));
+    };
+    let limit = query.limit.unwrap_or(DEFAULT_LISTED);
+    if limit == 0 || limit > MAX_LISTED {
+        return Err(Problem::invalid("limit", format!("give 1 to {MAX_LISTED} jobs, not {limit}")));
+    }
+    let jobs = state.store.jobs_of(&owner, limit).await?;
+    let jobs = jobs
+        .into_iter()
+        .map(|job| Listed {
+            status_url: format!("/v1/annotations/{}", job.id),
+            id: job.id,
+            game: job.game,
+            status: job.status.as_str(),
+            error: job.error,
+            created_ms: job.created_ms,
+            updated_ms: job.updated_ms,
+        })
+        .collect();
+    Ok(Json(JobList { jobs }).into_response())
 }

@@ -101,7 +101,7 @@ pub fn rate_limited(limited: Limited) -> Problem {
 }
 
 /// 401 with `WWW-Authenticate: Bearer`.
-fn unauthorized(detail: impl Into<String>, invalid: bool) -> Response {
+pub(super) fn unauthorized(detail: impl Into<String>, invalid: bool) -> Response {
     let mut response = Problem::unauthorized(detail).into_response();
     let challenge =
         if invalid { r#"Bearer realm="kibitz", error="invalid_token""# } else { r#"Bearer realm="kibitz""# };

@@ -81,6 +81,9 @@ pub struct ApiConfig {
     /// How long an annotation job's lease lasts without renewal on a shared store (PostgreSQL): after a
     /// server dies, its jobs are resumed by another server this long after its last renewal.
     pub job_lease: Duration,
+    /// How long an annotation job that is over is kept after its last change (`None`: until a client removes
+    /// it with `DELETE /v1/annotations/{id}?purge=true`).
+    pub keep_annotations: Option<Duration>,
 }
 
 impl Default for ApiConfig {
@@ -103,6 +106,7 @@ impl Default for ApiConfig {
             max_ws_per_address: 16,
             trusted_proxies: Vec::new(),
             job_lease: crate::annotate::DEFAULT_LEASE,
+            keep_annotations: None,
         }
     }
 }
@@ -140,6 +144,7 @@ impl AppState {
             lease,
             // Jobs whose server died are looked for a few times per lease.
             poll: (lease / 3).min(crate::annotate::DEFAULT_POLL),
+            keep: config.keep_annotations,
             ..AnnotatorConfig::for_workers(workers)
         };
         let annotator = Annotator::new(analysis.clone(), store.clone(), annotator_config);
@@ -185,7 +190,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/board.svg", get(board::board_svg))
         .route(
             "/v1/annotations",
-            post(annotations::post_annotations).layer(DefaultBodyLimit::max(state.config.max_annotation_bytes)),
+            post(annotations::post_annotations)
+                .layer(DefaultBodyLimit::max(state.config.max_annotation_bytes))
+                .get(annotations::list_annotations),
         )
         .route("/v1/annotations/{id}", get(annotations::get_annotation).delete(annotations::delete_annotation))
         .route("/v1/annotations/{id}/export", get(annotations::export))

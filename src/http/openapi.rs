@@ -65,7 +65,15 @@ fn annotation_paths() -> Value {
         ])
         .collect();
     json!({
-            "/v1/annotations": { "post": {
+            "/v1/annotations": { "get": {
+                "summary": "The annotation jobs of the key that asks, newest first.",
+                "description": "A job made without a key is read by its id only (whoever holds the id may read it): it is in no list. Jobs over are kept until removed (`DELETE` with `purge=true`) or, on a server started with `--keep-annotations-days`, until that long after their last change.",
+                "operationId": "listAnnotations",
+                "parameters": [ { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000, "default": 100 },
+                    "description": "How many jobs." } ],
+                "responses": with_errors(json_ok("The key's jobs.", "AnnotationList"),
+                    &[("422", "`limit` is not 1 to 1000."), ("503", STORE_AWAY)])
+            }, "post": {
                 "summary": "Annotate one game or a collection: every move judged (evaluation before and after, loss, class, better line), as a persisted job.",
                 "description": "The job is stored before the answer and runs on the worker pool at low priority; each evaluated position is written as it finishes, so a restarted server resumes the job. Games that cannot be read are reported with their index, line and token; the others are annotated.",
                 "operationId": "createAnnotation",
@@ -87,10 +95,13 @@ fn annotation_paths() -> Value {
                         &[("404", "No such job."), ("422", "A query parameter is invalid (`moves` not `true` or `false`)."), ("503", STORE_AWAY)])
                 },
                 "delete": {
-                    "summary": "Cancel a job (its results so far are kept).",
+                    "summary": "Cancel a job (its results so far are kept), or with `purge=true` remove it and its results.",
                     "operationId": "cancelAnnotation",
-                    "responses": with_errors(json_ok("Cancelled.", "AnnotationCancelled"),
-                        &[("404", "No such job."), ("409", "The job is already over."), ("503", STORE_AWAY)])
+                    "parameters": [ { "name": "purge", "in": "query", "schema": { "type": "boolean", "default": false },
+                        "description": "`true`: remove the job, its games and results from the store, cancelling it first if it is not over (status `removed`)." } ],
+                    "responses": with_errors(json_ok("Cancelled or removed.", "AnnotationCancelled"),
+                        &[("404", "No such job."), ("409", "The job is already over (and `purge` not asked)."),
+                          ("422", "A query parameter is invalid (`purge` not `true` or `false`)."), ("503", STORE_AWAY)])
                 }
             },
             "/v1/annotations/{id}/export": {
@@ -221,7 +232,21 @@ fn annotation_schemas(games: &[&str]) -> Value {
             },
             "AnnotationCancelled": {
                 "type": "object", "required": ["id", "status"],
-                "properties": { "id": { "type": "string" }, "status": { "type": "string", "enum": ["cancelled"] } }
+                "properties": { "id": { "type": "string" }, "status": { "type": "string", "enum": ["cancelled", "removed"] } }
+            },
+            "AnnotationList": {
+                "type": "object", "required": ["jobs"],
+                "properties": { "jobs": { "type": "array", "items": {
+                    "type": "object", "required": ["id", "game", "status", "created_ms", "updated_ms", "status_url"],
+                    "properties": {
+                        "id": { "type": "string" },
+                        "game": { "type": "string" },
+                        "status": { "type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"] },
+                        "error": { "type": "string" },
+                        "created_ms": { "type": "integer" },
+                        "updated_ms": { "type": "integer" },
+                        "status_url": { "type": "string" }
+                    } } } }
             }
     })
 }
@@ -618,7 +643,7 @@ fn add_access(doc: &mut Value) {
         "content": problem_ref()
     });
     let unauthorized = json!({
-        "description": "No API key where the server requires one, or an unknown or revoked key.",
+        "description": "No API key where the server requires one (or, listing annotation jobs, no key at all), or an unknown or revoked key.",
         "headers": { "WWW-Authenticate": { "description": "`Bearer`.", "schema": { "type": "string" } } },
         "content": problem_ref()
     });
@@ -634,12 +659,30 @@ fn add_access(doc: &mut Value) {
     if let Value::Object(root) = &mut *doc {
         root.insert("security".into(), json!([{ "bearer": [] }, {}]));
     }
+    // What any request may be answered before it reaches its route, or once it has taken too long.
+    let too_long_uri = json!({ "description": "The request's URI is too long.", "content": problem_ref() });
+    let too_many_headers = json!({
+        "description": "The request's header fields are too many or too large.", "content": problem_ref()
+    });
+    let timed_out = json!({
+        "description": "The request took longer than the server's request timeout (`--request-timeout-s`), or its body came too slowly.",
+        "content": problem_ref()
+    });
     let Some(Value::Object(paths)) = doc.pointer_mut("/paths") else { return };
     for (path, item) in paths.iter_mut() {
         let Value::Object(operations) = item else { continue };
         let open = !path.starts_with("/v1/") || path == "/v1/openapi.json";
         for operation in operations.values_mut() {
             let Value::Object(operation) = operation else { continue };
+            if let Some(Value::Object(responses)) = operation.get_mut("responses") {
+                responses.insert("414".into(), too_long_uri.clone());
+                responses.insert("431".into(), too_many_headers.clone());
+                let timed = (path.starts_with("/v1/") && path != "/v1/stream")
+                    || ["/healthz", "/readyz", "/metrics"].contains(&path.as_str());
+                if timed {
+                    responses.insert("408".into(), timed_out.clone());
+                }
+            }
             if open {
                 operation.insert("security".into(), json!([]));
                 continue;

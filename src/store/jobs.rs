@@ -116,3 +116,30 @@ pub struct PositionRow {
     pub ply: u32,
     pub result: String,
 }
+
+/// The columns [`job_row`] reads (PostgreSQL's rows also have `waiting`).
+pub(super) const JOB_COLUMNS: &str = "id, game, status, settings, engine, error, created_ms, updated_ms, key_name";
+
+/// A job read from a row of `SELECT JOB_COLUMNS FROM annotation_jobs` (with `waiting` too when `waiting`), on
+/// either backend; `what` names the job in the error of a corrupt row.
+pub(super) fn job_row<R: sqlx::Row>(row: &R, what: &str, waiting: bool) -> Result<JobRow, super::StoreError>
+where
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let corrupt = |e: String| super::StoreError::Corrupt { what: format!("annotation job {what}: {e}") };
+    let status: String = row.try_get("status").map_err(|e| corrupt(e.to_string()))?;
+    Ok(JobRow {
+        id: row.try_get("id").map_err(|e| corrupt(e.to_string()))?,
+        game: row.try_get("game").map_err(|e| corrupt(e.to_string()))?,
+        status: status.parse::<JobStatus>().map_err(corrupt)?,
+        settings: row.try_get("settings").map_err(|e| corrupt(e.to_string()))?,
+        engine: row.try_get("engine").map_err(|e| corrupt(e.to_string()))?,
+        error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
+        created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
+        updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
+        owner: row.try_get("key_name").map_err(|e| corrupt(e.to_string()))?,
+        waiting: if waiting { row.try_get("waiting").map_err(|e| corrupt(e.to_string()))? } else { None },
+    })
+}

@@ -525,6 +525,26 @@ impl Store {
         on_backend!(self, backend => backend.job(id).await)
     }
 
+    /// The jobs made with key `owner`, newest first, at most `limit`.
+    pub async fn jobs_of(&self, owner: &str, limit: u32) -> Result<Vec<JobRow>, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.jobs_of(owner, limit).await)
+    }
+
+    /// Remove a job with its games and results (a server still running it finds it gone and stops); true
+    /// when there was one.
+    pub async fn delete_job(&self, id: &str) -> Result<bool, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.delete_job(id).await)
+    }
+
+    /// Remove every job that is over (done, failed or cancelled) and has not changed since `before_ms`
+    /// (milliseconds since 1970); how many were removed.
+    pub async fn delete_jobs_over_before(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.check_open()?;
+        on_backend!(self, backend => backend.delete_jobs_over_before(before_ms).await)
+    }
+
     /// A job's games, in order.
     pub async fn job_games(&self, id: &str) -> Result<Vec<JobGameRow>, StoreError> {
         self.check_open()?;

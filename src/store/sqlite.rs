@@ -16,7 +16,7 @@ use sqlx::{Executor, Row};
 use tracing::{debug, warn};
 
 use super::codec::{self, Raw};
-use super::jobs::{JobGameRow, JobRow, JobStatus, NewJob, PositionRow};
+use super::jobs::{JOB_COLUMNS, JobGameRow, JobRow, JobStatus, NewJob, PositionRow, job_row};
 use super::keys::{KEY_COLUMNS, KeyRow, NewKey, key_row};
 use super::{CacheKey, CachedAnalysis, StoreError};
 
@@ -418,29 +418,47 @@ impl SqliteBackend {
     }
 
     pub(crate) async fn job(&self, id: &str) -> Result<Option<JobRow>, StoreError> {
-        let row = sqlx::query(
-            "SELECT id, game, status, settings, engine, error, created_ms, updated_ms, key_name FROM annotation_jobs \
-             WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_optional(&self.read)
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {JOB_COLUMNS} FROM annotation_jobs WHERE id = ?")))
+            .bind(id)
+            .fetch_optional(&self.read)
+            .await
+            .map_err(query_error)?;
+        row.map(|row| job_row(&row, id, false)).transpose()
+    }
+
+    /// The jobs made with key `owner`, newest first, at most `limit`.
+    pub(crate) async fn jobs_of(&self, owner: &str, limit: u32) -> Result<Vec<JobRow>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {JOB_COLUMNS} FROM annotation_jobs WHERE key_name = ? ORDER BY created_ms DESC, id DESC LIMIT ?"
+        )))
+        .bind(owner)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
         .await
         .map_err(query_error)?;
-        let Some(row) = row else { return Ok(None) };
-        let corrupt = |e: String| StoreError::Corrupt { what: format!("annotation job {id}: {e}") };
-        let status: String = row.try_get("status").map_err(|e| corrupt(e.to_string()))?;
-        Ok(Some(JobRow {
-            id: row.try_get("id").map_err(|e| corrupt(e.to_string()))?,
-            game: row.try_get("game").map_err(|e| corrupt(e.to_string()))?,
-            status: status.parse::<JobStatus>().map_err(corrupt)?,
-            settings: row.try_get("settings").map_err(|e| corrupt(e.to_string()))?,
-            engine: row.try_get("engine").map_err(|e| corrupt(e.to_string()))?,
-            error: row.try_get("error").map_err(|e| corrupt(e.to_string()))?,
-            created_ms: row.try_get("created_ms").map_err(|e| corrupt(e.to_string()))?,
-            updated_ms: row.try_get("updated_ms").map_err(|e| corrupt(e.to_string()))?,
-            owner: row.try_get("key_name").map_err(|e| corrupt(e.to_string()))?,
-            waiting: None,
-        }))
+        rows.iter().map(|row| job_row(row, &format!("of key {owner}"), false)).collect()
+    }
+
+    /// Remove a job with its games and results; true when there was one.
+    pub(crate) async fn delete_job(&self, id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM annotation_jobs WHERE id = ?")
+            .bind(id)
+            .execute(&self.write)
+            .await
+            .map_err(query_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Remove the jobs that are over (done, failed, cancelled) and unchanged since `before_ms`; how many.
+    pub(crate) async fn delete_jobs_over_before(&self, before_ms: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM annotation_jobs WHERE status IN ('done', 'failed', 'cancelled') AND updated_ms < ?",
+        )
+        .bind(before_ms)
+        .execute(&self.write)
+        .await
+        .map_err(query_error)?;
+        Ok(done.rows_affected())
     }
 
     pub(crate) async fn job_games(&self, id: &str) -> Result<Vec<JobGameRow>, StoreError> {

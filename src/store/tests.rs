@@ -98,6 +98,7 @@ cases!(
     closed_store_refuses_everything,
     annotation_jobs_are_durable_and_each_position_is_written_once,
     job_leases,
+    jobs_are_listed_by_key_and_removed_with_their_results,
     keys_are_kept_by_digest_revoked_by_name_and_quotas_never_overdrawn,
 );
 
@@ -369,6 +370,47 @@ async fn job_leases(ctx: &Ctx) {
     assert_eq!(all, (0..6).map(|i| format!("c{i}")).collect::<Vec<_>>());
     store.close().await;
     other.close().await;
+}
+
+/// A key's jobs are listed newest first and only its own; a removed job takes its games and results with it;
+/// the sweep removes the jobs over before a time and never one still running.
+async fn jobs_are_listed_by_key_and_removed_with_their_results(ctx: &Ctx) {
+    let store = ctx.store(16).await;
+    for (i, owner) in ["alice", "bob", "alice", "alice"].into_iter().enumerate() {
+        let job = NewJob { owner: Some(owner.into()), ..small_job(&format!("j{i}")) };
+        store.create_job(&job).await.expect("created");
+        // Distinct creation times, so that the order is the one of creation.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    store.create_job(&small_job("anonymous")).await.expect("created");
+    let ids = |jobs: Vec<JobRow>| jobs.into_iter().map(|j| j.id).collect::<Vec<_>>();
+    assert_eq!(ids(store.jobs_of("alice", 10).await.expect("lists")), ["j3", "j2", "j0"]);
+    assert_eq!(ids(store.jobs_of("alice", 2).await.expect("lists")), ["j3", "j2"]);
+    assert_eq!(ids(store.jobs_of("bob", 10).await.expect("lists")), ["j1"]);
+    assert!(store.jobs_of("carol", 10).await.expect("lists").is_empty());
+
+    assert_eq!(store.put_job_position("j0", 0, 0, "r").await.ok(), Some(true));
+    assert_eq!(store.delete_job("j0").await.ok(), Some(true));
+    assert_eq!(store.delete_job("j0").await.ok(), Some(false));
+    assert_eq!(store.job("j0").await.ok(), Some(None));
+    assert!(store.job_games("j0").await.expect("games").is_empty());
+    assert_eq!(store.job_position_count("j0").await.ok(), Some(0));
+    // Its results went with it: a job made again under the same id starts empty.
+    store.create_job(&small_job("j0")).await.expect("the id is free again");
+    assert_eq!(store.job_position_count("j0").await.ok(), Some(0));
+
+    // j1 done, j2 failed, j3 still running, the others queued: a sweep after all of them removes the two over.
+    store.set_job_status("j1", &[JobStatus::Queued], JobStatus::Done, None).await.expect("status");
+    store.set_job_status("j2", &[JobStatus::Queued], JobStatus::Failed, Some("why")).await.expect("status");
+    store.set_job_status("j3", &[JobStatus::Queued], JobStatus::Running, None).await.expect("status");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis();
+    let now = i64::try_from(now).expect("fits");
+    assert_eq!(store.delete_jobs_over_before(now - 60_000).await.ok(), Some(0), "none is a minute old");
+    assert_eq!(store.delete_jobs_over_before(now + 1_000).await.ok(), Some(2));
+    for (id, left) in [("j1", false), ("j2", false), ("j3", true), ("j0", true), ("anonymous", true)] {
+        assert_eq!(store.job(id).await.expect("reads").is_some(), left, "{id}");
+    }
+    store.close().await;
 }
 
 async fn keys_are_kept_by_digest_revoked_by_name_and_quotas_never_overdrawn(ctx: &Ctx) {
