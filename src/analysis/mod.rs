@@ -623,7 +623,11 @@ impl Analysis {
                 && let Some(store) = store
                 && result.depth > 0
                 && let Some(key) = request.cache_key()
-                && let Err(e) = store.put_analysis(&key, result).await
+                && let Err(e) = if request.cache == CacheMode::Refresh {
+                    store.refresh_analysis(&key, result).await
+                } else {
+                    store.put_analysis(&key, result).await
+                }
             {
                 log_store_error(&e);
             }

@@ -447,14 +447,31 @@ impl Store {
     /// Store `value` for `key` unless a result at least as deep is already stored (by this engine version).
     /// Returns whether it was written.
     pub async fn put_analysis(&self, key: &CacheKey, value: &CachedAnalysis) -> Result<bool, StoreError> {
+        self.put_analysis_with(key, value, false).await
+    }
+
+    /// Store `value` for `key` unless a deeper result is already stored: a search asked to refresh the cache
+    /// replaces an entry as deep as its own (a client that refreshes wants the search it asked for kept).
+    pub async fn refresh_analysis(&self, key: &CacheKey, value: &CachedAnalysis) -> Result<bool, StoreError> {
+        self.put_analysis_with(key, value, true).await
+    }
+
+    async fn put_analysis_with(
+        &self,
+        key: &CacheKey,
+        value: &CachedAnalysis,
+        replace_equal: bool,
+    ) -> Result<bool, StoreError> {
         self.check_open()?;
         let inner = &self.inner;
         let engine = key.engine.as_deref().unwrap_or(&inner.engine);
-        let written = on_backend!(self, backend => backend.upsert(engine, key, value).await?);
+        let written = on_backend!(self, backend => backend.upsert(engine, key, value, replace_equal).await?);
         let depth = value.depth;
         if written {
             inner.writes.fetch_add(1, Ordering::Relaxed);
-            self.memory().insert_if(key.clone(), Arc::new(value.clone()), |old| depth > old.depth);
+            self.memory().insert_if(key.clone(), Arc::new(value.clone()), |old| {
+                depth > old.depth || (replace_equal && depth == old.depth)
+            });
         } else {
             // The database holds something at least as deep: a remembered entry no deeper than `value` may be
             // stale (another server sharing the database wrote it), so let the next read fetch the stored one.

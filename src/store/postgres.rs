@@ -39,7 +39,7 @@ macro_rules! db_now_ms {
 const SELECT: &str = "SELECT id, revision, depth, seldepth, nodes, time_ms, bestmove, lines FROM analysis_cache \
      WHERE game = $1 AND position = $2 AND multipv = $3 AND engine = $4";
 
-/// Insert, or overwrite only with a strictly deeper result; the comparison is in the statement, so concurrent
+/// Insert, or overwrite only with a strictly deeper result (or, when asked, one as deep: a refresh); the comparison is in the statement, so concurrent
 /// writers of one key (on any server) cannot lose the deepest result.
 const UPSERT: &str = "INSERT INTO analysis_cache \
      (game, position, multipv, engine, depth, seldepth, nodes, time_ms, bestmove, lines, updated_ms) \
@@ -48,7 +48,7 @@ const UPSERT: &str = "INSERT INTO analysis_cache \
      depth = excluded.depth, seldepth = excluded.seldepth, nodes = excluded.nodes, time_ms = excluded.time_ms, \
      bestmove = excluded.bestmove, lines = excluded.lines, updated_ms = excluded.updated_ms, \
      revision = analysis_cache.revision + 1 \
-     WHERE excluded.depth > analysis_cache.depth";
+     WHERE excluded.depth > analysis_cache.depth OR ($12 AND excluded.depth = analysis_cache.depth)";
 
 const DELETE_CORRUPT: &str = "DELETE FROM analysis_cache WHERE id = $1 AND revision = $2";
 
@@ -281,6 +281,7 @@ impl PostgresBackend {
         engine: &str,
         key: &CacheKey,
         value: &CachedAnalysis,
+        replace_equal: bool,
     ) -> Result<bool, StoreError> {
         let encoded = codec::encode(value)?;
         let result = sqlx::query(UPSERT)
@@ -295,6 +296,7 @@ impl PostgresBackend {
             .bind(encoded.bestmove)
             .bind(encoded.lines)
             .bind(super::sqlite::now_ms())
+            .bind(replace_equal)
             .execute(&mut *self.conn().await?)
             .await
             .map_err(query_error)?;

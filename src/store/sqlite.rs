@@ -32,7 +32,7 @@ const READERS: u32 = 4;
 const SELECT: &str = "SELECT id, revision, depth, seldepth, nodes, time_ms, bestmove, lines FROM analysis_cache \
      WHERE game = ? AND position = ? AND multipv = ? AND engine = ?";
 
-/// Insert, or overwrite only with a strictly deeper result. The comparison is in the statement itself, so
+/// Insert, or overwrite only with a strictly deeper result (or, when asked, one as deep: a refresh). The comparison is in the statement itself, so
 /// concurrent writers of one key cannot lose the deepest result.
 const UPSERT: &str = "INSERT INTO analysis_cache \
      (game, position, multipv, engine, depth, seldepth, nodes, time_ms, bestmove, lines, updated_ms) \
@@ -41,7 +41,7 @@ const UPSERT: &str = "INSERT INTO analysis_cache \
      depth = excluded.depth, seldepth = excluded.seldepth, nodes = excluded.nodes, time_ms = excluded.time_ms, \
      bestmove = excluded.bestmove, lines = excluded.lines, updated_ms = excluded.updated_ms, \
      revision = analysis_cache.revision + 1 \
-     WHERE excluded.depth > analysis_cache.depth";
+     WHERE excluded.depth > analysis_cache.depth OR (? AND excluded.depth = analysis_cache.depth)";
 
 /// Remove a row found undecodable, only if nobody rewrote it since it was read.
 const DELETE_CORRUPT: &str = "DELETE FROM analysis_cache WHERE id = ? AND revision = ?";
@@ -307,6 +307,7 @@ impl SqliteBackend {
         engine: &str,
         key: &CacheKey,
         value: &CachedAnalysis,
+        replace_equal: bool,
     ) -> Result<bool, StoreError> {
         let encoded = codec::encode(value)?;
         let result = sqlx::query(UPSERT)
@@ -321,6 +322,7 @@ impl SqliteBackend {
             .bind(encoded.bestmove)
             .bind(encoded.lines)
             .bind(now_ms())
+            .bind(replace_equal)
             .execute(&self.write)
             .await
             .map_err(query_error)?;

@@ -135,6 +135,18 @@ async fn depth_rules(ctx: &Ctx) {
     assert_eq!(store.put_analysis(&k, &analysis(11)).await.ok(), Some(true));
     assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(analysis(11))));
     assert_eq!(store.stats().writes, 2);
+    // A refresh replaces a result as deep as its own (in the database and the memory front), never a deeper one.
+    let mut refreshed = analysis(11);
+    refreshed.bestmove = Some("refreshed".into());
+    assert_eq!(store.refresh_analysis(&k, &refreshed).await.ok(), Some(true));
+    assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(refreshed.clone())));
+    assert_eq!(store.refresh_analysis(&k, &analysis(10)).await.ok(), Some(false));
+    assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(refreshed.clone())));
+    store.close().await;
+    let store = ctx.store(0).await;
+    if matches!(ctx, Ctx::Postgres { .. }) {
+        assert_eq!(store.get_analysis(&k).await.ok(), Some(Some(refreshed)), "the database holds the refresh");
+    }
     store.close().await;
 }
 
