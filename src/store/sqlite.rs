@@ -707,7 +707,33 @@ fn check_directory(path: &Path) -> Result<(), sqlx::Error> {
             std::io::Error::new(std::io::ErrorKind::NotFound, format!("directory {} does not exist", parent.display())),
         )),
         _ => Ok(()),
+    }?;
+    check_one_name(path)
+}
+
+/// Refuse a database file that has several names (hard links): SQLite names its write-ahead log, its
+/// shared-memory index and its journal after the name a program opens it by, so two programs (or two
+/// servers) opening it by two names would each keep their own log beside the same database and corrupt it;
+/// and the annotation jobs' lock ([`SqliteBackend::hold_jobs`]), named after the path, would let both run
+/// every job. A symbolic link is one file with one name: it is followed, and fine.
+fn check_one_name(path: &Path) -> Result<(), sqlx::Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.is_file()
+            && meta.nlink() > 1
+        {
+            let why = format!(
+                "the file has {} names (hard links): SQLite names its write-ahead log after the name it is opened \
+                 by, so two programs opening it by two names would corrupt it. Give it one name (a symbolic link is \
+                 fine)",
+                meta.nlink()
+            );
+            return Err(sqlx::Error::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why)));
+        }
     }
+    Ok(())
 }
 
 fn is_not_a_database(error: &sqlx::Error) -> bool {

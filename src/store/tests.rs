@@ -252,6 +252,33 @@ async fn missing_directory_is_named() {
 }
 
 #[tokio::test]
+async fn a_database_file_with_two_names_is_refused_and_a_symbolic_link_is_not() {
+    let ctx = Ctx::sqlite("two-names");
+    let Ctx::Sqlite { dir } = &ctx else { unreachable!() };
+    let first = dir.join("first.db");
+    let store = Store::open(&first.display().to_string()).await.expect("opens");
+    store.close().await;
+    let symbolic = dir.join("symbolic.db");
+    std::os::unix::fs::symlink(&first, &symbolic).expect("symlink");
+    let store = Store::open(&symbolic.display().to_string()).await.expect("a symbolic link opens");
+    store.close().await;
+    let second = dir.join("second.db");
+    std::fs::hard_link(&first, &second).expect("hard link");
+    for name in [&first, &second, &symbolic] {
+        match Store::open(&name.display().to_string()).await {
+            Err(error @ StoreError::Open { .. }) => {
+                let message = error.to_string();
+                assert!(message.contains("2 names (hard links)"), "{message}");
+                assert!(message.contains(&name.display().to_string()), "{message}");
+            }
+            other => panic!("{}: expected an Open error, got {other:?}", name.display()),
+        }
+    }
+    std::fs::remove_file(&second).expect("unlink");
+    Store::open(&first.display().to_string()).await.expect("one name again: opens").close().await;
+}
+
+#[tokio::test]
 async fn an_empty_target_is_refused() {
     // SQLite would open a private temporary database for each connection, and keep nothing.
     for target in ["", "sqlite:", "sqlite://"] {
