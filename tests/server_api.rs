@@ -236,6 +236,9 @@ fn multipv_gives_distinct_ordered_lines_and_clamps_above_the_maximum() {
             json!([{ "field": "depth", "requested": 7, "used": 6 }, { "field": "multipv", "requested": 50, "used": 10 }])
         );
         assert!(a["depth"].as_u64().expect("depth") <= 6, "{a}");
+        // A depth past 32 bits is clamped like any other, not refused for its size.
+        let a = server.post_ok("/v1/analysis", &json!({ "game": game, "depth": 5_000_000_000u64 }));
+        assert_eq!(a["clamped"], json!([{ "field": "depth", "requested": 5_000_000_000u64, "used": 6 }]));
     }
 }
 
@@ -274,6 +277,17 @@ fn get_analysis_answers_from_the_cache_or_404() {
             .get(&format!("/v1/analysis?game={game}&position={}&moves={}", encode(position), encode(&twice)))
             .problem(422);
         assert_eq!((p["field"].clone(), p["token"].clone()), (json!("moves[1]"), json!(moves[0])));
+        // The index named is the one of the client's text: an empty entry is refused as itself, not skipped
+        // (which would name the entry after it by the wrong number); one comma at the end is harmless.
+        let gap = format!("{},,{}", moves[0], moves[0]);
+        let p = server
+            .get(&format!("/v1/analysis?game={game}&position={}&moves={}", encode(position), encode(&gap)))
+            .problem(422);
+        assert_eq!(p["field"], json!("moves[1]"), "{p}");
+        let trailing = format!("{},{},", moves[0], moves[1]);
+        let r =
+            server.get(&format!("/v1/analysis?game={game}&position={}&moves={}", encode(position), encode(&trailing)));
+        assert_eq!(r.status, 200, "{}", r.text());
     }
 }
 

@@ -38,7 +38,7 @@ pub struct AnalysisRequest {
     #[serde(default)]
     pub moves: Vec<String>,
     #[serde(default)]
-    pub depth: Option<u32>,
+    pub depth: Option<u64>,
     #[serde(default)]
     pub movetime_ms: Option<u64>,
     #[serde(default)]
@@ -142,7 +142,7 @@ pub(super) fn setup<G: Game>(
 /// Read the one search limit a request may give (depth, time or nodes), clamped to the server's maxima; the
 /// names of the clamped ones are added to `clamped`. None given: `default_depth`.
 pub(super) fn read_limits(
-    depth: Option<u32>,
+    depth: Option<u64>,
     movetime_ms: Option<u64>,
     nodes: Option<u64>,
     default_depth: u32,
@@ -159,10 +159,11 @@ pub(super) fn read_limits(
         if depth == 0 {
             return Err(Problem::invalid("depth", "depth must be at least 1"));
         }
-        if depth > config.max_depth {
+        // Any depth past the server's largest is that one (as 10^12 would be: not refused for its size).
+        if depth > u64::from(config.max_depth) {
             clamped.push(Clamped::new("depth", depth, config.max_depth));
         }
-        limits.depth = Some(depth.min(config.max_depth));
+        limits.depth = Some(u32::try_from(depth).map_or(config.max_depth, |d| d.min(config.max_depth)));
     } else if let Some(ms) = movetime_ms {
         if ms == 0 {
             return Err(Problem::invalid("movetime_ms", "movetime_ms must be at least 1"));
@@ -442,11 +443,7 @@ pub(super) async fn get_analysis(
     client: Option<Extension<Client>>,
     ApiQuery(q): ApiQuery<AnalysisQuery>,
 ) -> Result<Json<AnalysisResponse>, Problem> {
-    let moves: Vec<String> = q
-        .moves
-        .as_deref()
-        .map(|m| m.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
-        .unwrap_or_default();
+    let moves = super::extract::comma_list("moves", q.moves.as_deref())?;
     let req = AnalysisRequest {
         game: q.game,
         position: q.position,

@@ -49,7 +49,7 @@ pub struct AnnotationRequest {
     #[serde(default)]
     pub format: Option<String>,
     #[serde(default)]
-    pub depth: Option<u32>,
+    pub depth: Option<u64>,
     #[serde(default)]
     pub movetime_ms: Option<u64>,
     #[serde(default)]

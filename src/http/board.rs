@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::analysis::{game_kind, setup};
-use super::extract::ApiQuery;
+use super::extract::{ApiQuery, comma_list};
 use super::problem::Problem;
 use super::{ApiConfig, AppState};
 use crate::game::Game;
@@ -35,17 +35,12 @@ pub(super) struct BoardQuery {
     size: Option<u32>,
 }
 
-fn list(text: Option<&str>) -> Vec<String> {
-    text.map(|m| m.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
-        .unwrap_or_default()
-}
-
 fn picture_of<G: Game>(q: &BoardQuery, config: &ApiConfig) -> Result<String, Problem> {
     let size = picture::check_size(q.size.unwrap_or(picture::DEFAULT_SIZE))
         .map_err(|e| Problem::invalid("size", e).with_token(q.size.unwrap_or_default().to_string()))?;
-    let moves = list(q.moves.as_deref());
+    let moves = comma_list("moves", q.moves.as_deref())?;
     let s = setup::<G>(q.position.as_deref(), q.format.as_deref(), &moves, None, config)?;
-    let arrows = list(q.arrows.as_deref());
+    let arrows = comma_list("arrows", q.arrows.as_deref())?;
     if arrows.len() > config.max_moves {
         return Err(Problem::invalid(
             "arrows",

@@ -133,3 +133,25 @@ fn serde_urlencoded_like<T: DeserializeOwned>(query: &str) -> Result<T, Problem>
         Problem::invalid(&field, format!("{field}: {text}"))
     })
 }
+
+/// A comma-separated query parameter (`moves=e2e4,e7e5`) as its entries, trimmed. Nothing, or one comma at the
+/// end, gives no entry; an empty entry inside is refused (422 naming it as `field[i]`), so that the index a
+/// later error names is the one of the client's own text.
+pub(super) fn comma_list(field: &str, text: Option<&str>) -> Result<Vec<String>, Problem> {
+    let Some(text) = text else { return Ok(Vec::new()) };
+    let text = text.trim();
+    let text = text.strip_suffix(',').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .enumerate()
+        .map(|(i, entry)| match entry.trim() {
+            "" => Err(Problem::invalid(
+                &format!("{field}[{i}]"),
+                format!("entry {i} of `{field}` is empty (two commas in a row?)"),
+            )),
+            entry => Ok(entry.to_string()),
+        })
+        .collect()
+}
