@@ -55,6 +55,11 @@ fn every_status_the_server_sends_is_a_problem_document() {
     check("annotation body over --max-annotation-bytes", r, 413);
     let r = server.request("POST", "/v1/moves", Some("text/plain"), json!({ "game": game }).to_string().as_bytes());
     check("not sent as JSON", r, 415);
+    // A compressed body is named as such (it was 400, "not valid JSON").
+    let gzipped = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03];
+    let headers = [("content-type", "application/json"), ("content-encoding", "gzip")];
+    let p = check("compressed body", common::http_with(server.addr, "POST", "/v1/moves", &headers, &gzipped), 415);
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("Content-Encoding: gzip")), "{p}");
     let p = check("missing game", server.post("/v1/analysis", &json!({ "depth": 3 })), 422);
     assert_eq!(p["field"], json!("game"), "{p}");
     let p = check("missing game (annotations)", server.post("/v1/annotations", &json!({ "text": "" })), 422);
@@ -69,9 +74,14 @@ fn every_status_the_server_sends_is_a_problem_document() {
     for (method, path) in [("DELETE", "/v1/games"), ("PUT", "/v1/analysis"), ("GET", "/v1/moves"), ("POST", "/healthz")]
     {
         let r = server.request(method, path, Some("application/json"), b"{}");
-        assert!(r.header("allow").is_some_and(|a| !a.is_empty()), "{method} {path}: no Allow header: {r:?}");
+        assert!(r.header("allow").is_some_and(|a| a.contains("OPTIONS")), "{method} {path}: Allow: {r:?}");
         let p = check("method not allowed", r, 405);
         assert!(p["detail"].as_str().unwrap_or("").contains(method), "{p}");
+        // OPTIONS is answered on every path, with the methods it takes, OPTIONS among them.
+        let r = common::http_with(server.addr, "OPTIONS", path, &[], b"");
+        assert_eq!(r.status, 200, "OPTIONS {path}: {r:?}");
+        let allow = r.header("allow").unwrap_or_default().to_string();
+        assert!(allow.contains("OPTIONS") && allow.contains("GET") || allow.contains("POST"), "{path}: {allow}");
     }
     check("stream without upgrade", server.get("/v1/stream"), 426);
 

@@ -33,6 +33,21 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 "send the request body as JSON with `Content-Type: application/json`",
             ));
         }
+        // A compressed body (gzip, say) is not read as JSON and refused as "not JSON" (400): say what it is.
+        if let Some(coding) = req.headers().get(header::CONTENT_ENCODING) {
+            let coding = String::from_utf8_lossy(coding.as_bytes()).trim().to_ascii_lowercase();
+            if coding != "identity" {
+                return Err(Problem::new(
+                    axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported-media-type",
+                    "Expected an uncompressed body",
+                    format!(
+                        "the body is sent with `Content-Encoding: {}`: send it uncompressed",
+                        coding.chars().take(40).collect::<String>()
+                    ),
+                ));
+            }
+        }
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|e| Problem::new(e.status(), "body", "The request body could not be read", e.body_text()))?;

@@ -37,6 +37,22 @@ pub(super) async fn method_not_allowed(request: Request) -> Problem {
     )
 }
 
+/// Every path answers `OPTIONS` (with its methods; a browser's CORS preflight, with the CORS headers): the
+/// `Allow` header of any answer (an `OPTIONS` one, a 405) says so, which the router's own list does not.
+pub(super) async fn allow_lists_options(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    if let Some(allow) = response.headers().get(header::ALLOW)
+        && let Ok(list) = allow.to_str()
+        && !list.split(',').any(|m| m.trim().eq_ignore_ascii_case("OPTIONS"))
+    {
+        let list = if list.trim().is_empty() { "OPTIONS".to_string() } else { format!("{list},OPTIONS") };
+        if let Ok(value) = HeaderValue::from_str(&list) {
+            response.headers_mut().insert(header::ALLOW, value);
+        }
+    }
+    response
+}
+
 /// The body limits by route: what `POST /v1/annotations` takes, and what every other request does.
 #[derive(Clone, Copy)]
 pub(super) struct BodyLimits {

@@ -207,7 +207,7 @@ pub fn router(state: AppState) -> Router {
         axum::middleware::from_fn_with_state(state.config.request_timeout + deadline::ANSWER_GRACE, guard::time_limit),
     );
     // The WebSocket lives as long as its client: no request timeout.
-    Router::new()
+    let app = Router::new()
         .route("/v1/stream", get(ws::stream))
         .route("/", get(web::index))
         .route("/web/{file}", get(web::asset))
@@ -228,7 +228,10 @@ pub fn router(state: AppState) -> Router {
         .layer(cors)
         .layer(TraceLayer::new_for_http().make_span_with(auth::request_span))
         .layer(axum::middleware::from_fn(auth::request_id))
-        .with_state(state)
+        .with_state(state);
+    // A layer of a router reaches inside each route's methods, under the `Allow` header the route adds to a
+    // 405 or OPTIONS answer: this one wraps the whole router, so that it sees that header.
+    Router::new().fallback_service(app).layer(axum::middleware::from_fn(guard::allow_lists_options))
 }
 
 fn cors_layer(origins: &[String]) -> CorsLayer {

@@ -45,7 +45,7 @@ fn json_ok(description: &str, schema: &str) -> Value {
 const BAD_INPUT: [(&str, &str); 4] = [
     ("400", "The body is not JSON."),
     ("413", "The body is too large."),
-    ("415", "The body is not sent as JSON."),
+    ("415", "The body is not sent as JSON, or is sent compressed (`Content-Encoding`)."),
     ("422", "A member is invalid: unknown game, unreadable position or move (the token is named), bad limits."),
 ];
 
