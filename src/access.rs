@@ -298,7 +298,29 @@ pub fn utc_day() -> (i64, u64) {
     ((now / 86_400) as i64, 86_400 - now % 86_400)
 }
 
-/// Open connections per address, with a most per address. A [`Slot`] counts one until dropped.
+/// What one client's limits are counted by: its IPv4 address, or its IPv6 address's /64 network (the
+/// smallest one a provider hands a subscriber: one client may use any of its 2^64 addresses, and counted per
+/// address it would have as many buckets and connection allowances). An IPv4 address written as IPv6
+/// (`::ffff:a.b.c.d`, a dual-stack socket's) is that IPv4 address.
+pub fn limited_network(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(_) => address,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+    }
+}
+
+/// The name of a client without a key for its bucket: `ip:ADDRESS`, or `ip:NETWORK/64` for IPv6.
+pub fn address_client_id(address: IpAddr) -> String {
+    match limited_network(address) {
+        IpAddr::V4(v4) => format!("ip:{v4}"),
+        IpAddr::V6(v6) => format!("ip:{v6}/64"),
+    }
+}
+
+/// Open connections per address (per [`limited_network`]), with a most per address. A [`Slot`] counts one until dropped.
 #[derive(Default)]
 pub struct PerAddress {
     open: Mutex<HashMap<IpAddr, usize>>,
@@ -325,6 +347,7 @@ impl Drop for Slot {
 impl PerAddress {
     /// Count one more connection from `address` unless it has `max` open already (`max` 0: no limit).
     pub fn take(self: &Arc<Self>, address: IpAddr, max: usize) -> Option<Slot> {
+        let address = limited_network(address);
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let n = open.entry(address).or_insert(0);
         if max > 0 && *n >= max {
@@ -336,6 +359,7 @@ impl PerAddress {
 
     /// Connections open from `address`.
     pub fn open(&self, address: IpAddr) -> usize {
+        let address = limited_network(address);
         self.open.lock().unwrap_or_else(|e| e.into_inner()).get(&address).copied().unwrap_or(0)
     }
 }
@@ -426,6 +450,24 @@ pub fn client_address<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv6_clients_are_limited_by_their_64_network() {
+        let ip = |t: &str| t.parse::<IpAddr>().expect("ip");
+        assert_eq!(limited_network(ip("2001:db8:1:2:aaaa:bbbb:cccc:dddd")), ip("2001:db8:1:2::"));
+        assert_eq!(limited_network(ip("::ffff:198.51.100.7")), ip("198.51.100.7"));
+        assert_eq!(limited_network(ip("198.51.100.7")), ip("198.51.100.7"));
+        assert_eq!(address_client_id(ip("2001:db8:1:2::9")), "ip:2001:db8:1:2::/64");
+        assert_eq!(address_client_id(ip("::ffff:198.51.100.7")), "ip:198.51.100.7");
+        // Two addresses of one /64 share their connections' allowance; another /64 has its own.
+        let open = Arc::new(PerAddress::default());
+        let first = open.take(ip("2001:db8:1:2::1"), 2).expect("first");
+        let _second = open.take(ip("2001:db8:1:2:ffff::2"), 2).expect("second");
+        assert!(open.take(ip("2001:db8:1:2::3"), 2).is_none(), "a third from the same /64");
+        assert!(open.take(ip("2001:db8:1:3::1"), 2).is_some(), "another /64");
+        drop(first);
+        assert_eq!(open.open(ip("2001:db8:1:2::77")), 1);
+    }
 
     #[test]
     fn the_client_behind_a_trusted_proxy_is_read_from_x_forwarded_for() {

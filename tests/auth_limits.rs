@@ -209,6 +209,10 @@ fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit() {
     assert_eq!(get(&server, "203.0.113.2"), 200, "another client behind the same proxy");
     // A client's own header before the proxy's entry changes nothing: the proxy's last word counts.
     assert_eq!(get(&server, "203.0.113.2, 203.0.113.1"), 429);
+    // IPv6 clients are counted by their /64: another address of the same network pays from the same bucket.
+    assert_eq!((get(&server, "2001:db8:1:2::1"), get(&server, "2001:db8:1:2:ffff::9")), (200, 200));
+    assert_eq!(get(&server, "2001:db8:1:2::3"), 429, "a third address of one /64");
+    assert_eq!(get(&server, "2001:db8:1:3::1"), 200, "another /64");
     server.stop();
     // Trusting nobody, the header is ignored: one bucket for the one peer.
     let server = Server::start(&["--anon-rate", "0.01", "--anon-burst", "2", "--no-guide"]);

@@ -155,7 +155,7 @@ pub(super) async fn authenticate(State(state): State<AppState>, mut request: Req
     let forwarded = request.headers().get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
     let address = crate::access::client_address(peer, forwarded, &config.trusted_proxies);
     let mut client = Client {
-        id: Arc::from(format!("ip:{address}")),
+        id: Arc::from(crate::access::address_client_id(address)),
         key: None,
         quota_positions: None,
         digest: None,
