@@ -64,7 +64,14 @@ impl UciNotation for Chess {
             _ => text,
         };
         coordinate_shaped(text)?;
-        self.parse_move(text)
+        // The strict reader: the game's own (`parse_move`) also takes SAN and what follows a move in records
+        // (`e2e4x` read as e2e4), which an engine's answer must not be.
+        match crate::games::chess::notation::parse_uci(self.board(), text) {
+            Some(m) => Ok(m),
+            None => Err(self.parse_move(text).err().unwrap_or_else(|| {
+                NotationError::new(text, "not a move in coordinates (a promotion is one of q, r, b, n)")
+            })),
+        }
     }
 
     fn without_history(&self) -> Option<Self> {
@@ -140,6 +147,23 @@ pub fn shift_ranks(text: &str, delta: i32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_engine_move_is_coordinates_and_nothing_else() {
+        let g = Chess::start();
+        assert!(g.parse_uci_move("e2e4").is_ok());
+        for bad in ["e2e4x", "e2e4+", "e2-e4", "E2E4", "e4", "e2e4q", "Nf3", "e2e4 "] {
+            assert!(g.parse_uci_move(bad).is_err(), "{bad} was read");
+        }
+        let promote = Chess::parse_position("8/P6k/8/8/8/8/8/K7 w - - 0 1", None).expect("fen");
+        assert!(promote.parse_uci_move("a7a8Q").is_ok() && promote.parse_uci_move("a7a8q").is_ok());
+        assert!(promote.parse_uci_move("a7a8").is_err(), "a promotion says its piece");
+        let x = Xiangqi::start();
+        assert!(x.parse_uci_move("h3e3").is_ok());
+        for bad in ["h3e3x", "h3e3+", "h3-e3", "h2e2", "H3E3"] {
+            assert!(x.parse_uci_move(bad).is_err(), "{bad} was read");
+        }
+    }
 
     #[test]
     fn a_chess_game_forgets_its_moves_only_when_they_cannot_matter() {

@@ -12,7 +12,7 @@
 mod eval;
 mod hashing;
 pub mod net;
-mod notation;
+pub(crate) mod notation;
 mod picture;
 mod record;
 mod tuning;
