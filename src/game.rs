@@ -129,6 +129,35 @@ pub fn without_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
+/// A file of game records as text: UTF-8 when it is, else Windows-1252 (Latin-1 with the printable characters
+/// Windows puts at 0x80-0x9F), which is what older PGN and PDN collections are written in (ChessBase's and
+/// many databases' exports: `Réti`, `Ljubojević`, as bytes). The second value is where the text stopped being
+/// UTF-8 when it was read as Windows-1252 instead, for the reader's warning.
+pub fn decode_records(bytes: Vec<u8>) -> (String, Option<usize>) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            (e.into_bytes().iter().map(|&b| windows_1252(b)).collect(), Some(at))
+        }
+    }
+}
+
+/// One byte of Windows-1252 as a character (the five bytes it leaves undefined as the C1 controls Latin-1
+/// reads them as).
+fn windows_1252(byte: u8) -> char {
+    const HIGH: [char; 32] = [
+        '\u{20ac}', '\u{81}', '\u{201a}', '\u{192}', '\u{201e}', '\u{2026}', '\u{2020}', '\u{2021}', '\u{2c6}',
+        '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8d}', '\u{17d}', '\u{8f}', '\u{90}', '\u{2018}', '\u{2019}',
+        '\u{201c}', '\u{201d}', '\u{2022}', '\u{2013}', '\u{2014}', '\u{2dc}', '\u{2122}', '\u{161}', '\u{203a}',
+        '\u{153}', '\u{9d}', '\u{17e}', '\u{178}',
+    ];
+    match byte {
+        0x80..=0x9f => HIGH[usize::from(byte - 0x80)],
+        _ => char::from(byte),
+    }
+}
+
 /// How much one reading of game records may hold: the games read (those that cannot be read included) and
 /// the positions of the games read (a game of `n` moves has `n + 1`). Reading counts as it goes and stops at
 /// the first game over either limit, before the rest of the text is read; one budget may be spent over

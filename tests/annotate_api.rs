@@ -599,6 +599,27 @@ fn the_cli_refuses_a_bad_export_or_output_before_annotating_and_reads_past_a_bom
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = std::fs::read_to_string(&out_file).expect("the annotated game");
     assert!(written.contains("1. e4"), "{written}");
+
+    // A Latin-1 (Windows-1252) file, as older collections are, is read (it was refused whole), with a warning;
+    // its names come out in UTF-8.
+    let latin = dir.path().join("latin1.pgn");
+    std::fs::write(&latin, b"[White \"R\xe9ti, Richard\"]\n[Black \"Bogolyubov \x96 E.\"]\n\n1. e4 e5 *\n")
+        .expect("write");
+    let out_file = dir.path().join("latin-out.pgn");
+    let out = kibitz(&[
+        "annotate",
+        latin.to_str().expect("path"),
+        "--depth",
+        "1",
+        "--quiet",
+        "-o",
+        out_file.to_str().expect("path"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("not UTF-8 (from byte 9): read as Latin-1"), "{stderr}");
+    let written = std::fs::read_to_string(&out_file).expect("the annotated game, in UTF-8");
+    assert!(written.contains("[White \"Réti, Richard\"]") && written.contains("Bogolyubov – E."), "{written}");
 }
 
 #[test]

@@ -557,7 +557,12 @@ fn what_gets_no_answer_costs_only_the_request_and_every_message_and_wrong_key_co
         ws.send(Message::text(json!({"type": "stop", "id": "nothing"}).to_string())).expect("send");
         assert_eq!(ws_next(&mut ws)["status"], 404);
     }
-    assert_eq!(header_u64(&call(&server, "GET", "/v1/games", Some(&payer), None), "ratelimit-remaining"), 93);
+    // A binary message is told to be text, and costs its unit as any other (it was free).
+    ws.send(Message::binary(b"{\"type\": \"subscribe\"}".to_vec())).expect("send");
+    let v = ws_next(&mut ws);
+    assert_eq!((v["type"].as_str(), v["status"].as_u64()), (Some("error"), Some(400)), "{v}");
+    assert!(v["detail"].as_str().is_some_and(|d| d.contains("binary")), "{v}");
+    assert_eq!(header_u64(&call(&server, "GET", "/v1/games", Some(&payer), None), "ratelimit-remaining"), 92);
     for status in hogs.into_iter().map(|h| h.join().expect("hog")) {
         assert_eq!(status, 200);
     }

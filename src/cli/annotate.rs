@@ -92,8 +92,14 @@ impl AnnotateArgs {
 
 pub fn run(args: AnnotateArgs) -> Result<()> {
     let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| anyhow!("{} is not UTF-8 text (byte {})", args.file.display(), e.utf8_error().valid_up_to()))?;
+    let (text, not_utf8) = kibitz::game::decode_records(bytes);
+    if let Some(at) = not_utf8 {
+        eprintln!(
+            "{} is not UTF-8 (from byte {at}): read as Latin-1 (Windows-1252), as older PGN and PDN files are \
+             written; the export is UTF-8",
+            args.file.display()
+        );
+    }
     let text = kibitz::game::without_bom(&text).to_string();
     let kind = match &args.game {
         Some(name) => name.parse::<GameKind>()?,
