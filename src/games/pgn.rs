@@ -420,6 +420,11 @@ fn unescape(raw: &str) -> String {
 /// nothing when the symbol is only a number or an annotation.
 fn move_text(sym: &str) -> &str {
     let digits = sym.bytes().take_while(u8::is_ascii_digit).count();
+    // `3 Bb5`: a move number written without its dot, as some programs and hands do (no game's move is a bare
+    // number: PDN's have a separator, `32-28`).
+    if digits == sym.len() {
+        return "";
+    }
     let dots = sym[digits..].bytes().take_while(|&c| c == b'.').count();
     let rest = if dots > 0 { &sym[digits + dots..] } else { sym };
     // `exd6 e.p.`: the en passant mark written apart from its capture says nothing more.
@@ -902,6 +907,16 @@ mod tests {
         let cut = read_games("[Result \"0-1\"]\n1. e4 e5", PGN_RESULTS);
         assert_eq!(cut[0].result.as_deref(), Some("0-1"));
         assert_eq!(games[2].result.as_deref(), Some("0-1"));
+    }
+
+    #[test]
+    fn a_move_number_without_its_dot_is_a_move_number() {
+        let g = read_games("1 e4 e5 2 Nf3 Nc6 3 Bb5 *", PGN_RESULTS);
+        let moves: Vec<&str> = g[0].moves.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(moves, ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
+        let g = read_games("1 32-28 19-23 2 28x19 14x23 *", PDN_RESULTS);
+        let moves: Vec<&str> = g[0].moves.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(moves, ["32-28", "19-23", "28x19", "14x23"]);
     }
 
     #[test]
