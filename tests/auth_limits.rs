@@ -453,6 +453,41 @@ fn an_infinite_analysis_pays_as_it_runs_and_stops_when_its_client_cannot() {
     server.stop();
 }
 
+/// Found by an audit: an endless analysis waiting in the queue (every worker busy) was charged for each period
+/// it waited, and stopped as unpaid before it had searched at all.
+#[test]
+fn an_infinite_analysis_waiting_for_a_worker_pays_nothing_while_it_waits() {
+    let dir = TempDir::new("ws-infinite-queued");
+    let hog = make_key(&dir, "hog", &["--rate", "100", "--burst", "1000"]);
+    // 40 units, hardly refilled: the socket (1) and the first period (1 + 16) leave 22; a period charged while
+    // waiting would leave 6, and a second could not be paid.
+    let waiter = make_key(&dir, "waiter", &["--rate", "0.001", "--burst", "40"]);
+    let server = Server::start_on(&dir, &["--auth", "required", "--no-guide", "--workers", "1"]);
+    let addr = server.addr;
+    let hogging = std::thread::spawn(move || {
+        let bearer = format!("Bearer {hog}");
+        let headers = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+        let body = json!({"game": "chess", "movetime_ms": 12_000}).to_string();
+        http_with(addr, "POST", "/v1/analysis", &headers, body.as_bytes()).status
+    });
+    server.wait_metric("kibitz_pool_busy_workers", |busy| busy == 1.0);
+    let mut ws = ws_connect(server.addr, Some(&waiter)).expect("socket");
+    let analyse = json!({"type": "analyse", "id": "inf", "game": "checkers", "infinite": true}).to_string();
+    ws.send(tokio_tungstenite::tungstenite::Message::text(analyse)).expect("send");
+    server.wait_metric("kibitz_pool_queue_depth", |queued| queued == 1.0);
+    // Two periods pass while it waits (the hog holds the one worker 12 s of wall-clock time).
+    std::thread::sleep(Duration::from_millis(8_500));
+    assert_eq!(server.metric("kibitz_pool_queue_depth"), 1.0, "the analysis left the queue early");
+    let games = call(&server, "GET", "/v1/games", Some(&waiter), None);
+    assert_eq!(header_u64(&games, "ratelimit-remaining"), 21, "charged while waiting");
+    ws.send(tokio_tungstenite::tungstenite::Message::text(json!({"type": "stop", "id": "inf"}).to_string()))
+        .expect("send");
+    let answer = ws_next(&mut ws);
+    assert!(answer.get("retry_after_s").is_none(), "stopped as unpaid: {answer}");
+    assert_eq!(hogging.join().expect("hog"), 200);
+    server.stop();
+}
+
 /// Found by an audit: a socket opened with a key kept analysing after the key was revoked.
 #[test]
 fn a_revoked_keys_socket_is_closed_and_two_authorization_headers_are_refused() {
