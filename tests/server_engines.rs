@@ -437,3 +437,39 @@ fn a_server_stopping_stops_the_searches_of_external_engines() {
     let a = answered.json();
     assert!(a["bestmove"].is_string() && a["engine"].as_str().is_some_and(|e| e.starts_with("ext (")), "{a}");
 }
+
+/// Found by an audit: an external engine repeating one line (as some do, every few milliseconds while a
+/// depth runs) had every repeat forwarded to a WebSocket client; a repeat is now held to one every 100 ms, as
+/// kibitz's own progress is.
+#[cfg(unix)]
+#[test]
+fn an_external_engine_repeating_its_line_is_throttled_on_the_websocket() {
+    let dir = TempDir::new("engines-repeat");
+    let script = dir.path().join("repeater.sh");
+    // 400 identical lines, a pause, 400 more, then the move: a few hundred milliseconds in all.
+    let burst = "i=0; while [ $i -lt 400 ]; do echo 'info depth 5 seldepth 5 multipv 1 score cp 12 nodes 900 pv e2e4 e7e5'; i=$((i+1)); done";
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nwhile read -r line; do\n  case \"$line\" in\n    uci) echo 'id name repeater'; echo uciok;;\n    \
+             isready) echo readyok;;\n    go*) {burst}; sleep 0.3; {burst}; echo 'bestmove e2e4 ponder e7e5';;\n    \
+             quit) exit 0;;\n  esac\ndone\n"
+        ),
+    )
+    .expect("script");
+    set_executable(&script);
+    let entry = format!(
+        "[[engine]]\nname = \"repeater\"\ngame = \"chess\"\nprotocol = \"uci\"\ncommand = \"{}\"\n",
+        script.display()
+    );
+    let file = engines_file(&dir, &[entry]);
+    let server = Server::start(&["--engines", file.to_str().expect("path")]);
+    let mut ws = server.ws();
+    ws.send(&json!({ "type": "analyse", "id": "r", "game": "chess", "engine": "repeater", "depth": 5 }));
+    let seen = ws.until("bestmove", "r");
+    let infos = seen.iter().filter(|v| v["type"] == "info").count();
+    let best = seen.last().expect("the answer");
+    assert_eq!(best["bestmove"], json!("e2e4"), "{best}");
+    assert!((1..=10).contains(&infos), "{infos} info messages for 800 repeats of one line: {seen:?}");
+    server.stop();
+}
