@@ -560,20 +560,26 @@ fn what_gets_no_answer_costs_only_the_request_and_every_message_and_wrong_key_co
     );
     // The one worker busy and the one place in the queue taken.
     let long = json!({"game": "chess", "movetime_ms": 4000});
-    let hogs: Vec<_> = (0..2)
-        .map(|n| {
+    // One after the other: a client holds at most its share of the queue (one place of one), so the second
+    // must find the first on the worker, not still queued (sent together, the second was refused now and then).
+    let hogs: Vec<_> = ["e2e4", "d2d4"]
+        .into_iter()
+        .enumerate()
+        .map(|(n, first)| {
             let (addr, hog) = (server.addr, hog.clone());
-            let first = ["e2e4", "d2d4"][n];
             // Long enough for the steps below to find the pool full, on a loaded machine too.
             let body = json!({"game": "chess", "moves": [first], "movetime_ms": 8000}).to_string();
-            std::thread::spawn(move || {
+            let thread = std::thread::spawn(move || {
                 let bearer = format!("Bearer {hog}");
                 let headers = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
                 http_with(addr, "POST", "/v1/analysis", &headers, body.as_bytes()).status
-            })
+            });
+            if n == 0 {
+                server.wait_metric("kibitz_pool_busy_workers", |busy| busy == 1.0);
+            }
+            thread
         })
         .collect();
-    server.wait_metric("kibitz_pool_busy_workers", |busy| busy == 1.0);
     server.wait_metric("kibitz_pool_queue_depth", |queued| queued == 1.0);
     let refused = call(&server, "POST", "/v1/analysis", Some(&payer), Some(&long));
     refused.problem(503);
