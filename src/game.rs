@@ -109,6 +109,9 @@ pub struct GameRecord<G: Game> {
     pub result: Option<String>,
     /// The 1-based line of the text where this game begins.
     pub line: usize,
+    /// The record's own comment after each move, by move (empty when it has none): kept for annotated
+    /// exports, which write it beside their own.
+    pub comments: Vec<Option<String>>,
 }
 
 /// A game of a collection that could not be read: which one, where, and the offending token.

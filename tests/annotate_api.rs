@@ -623,6 +623,41 @@ fn the_cli_refuses_a_bad_export_or_output_before_annotating_and_reads_past_a_bom
 }
 
 #[test]
+fn the_records_own_comments_are_kept_beside_the_annotations() {
+    // A lichess or ChessBase export's clocks and remarks were dropped from the annotated game.
+    let dir = TempDir::new("annotate-cli-comments");
+    let file = dir.path().join("clocks.pgn");
+    std::fs::write(
+        &file,
+        "[Event \"x\"]\n\n1. e4 { [%eval 9.99] [%clk 0:03:00] } e5 {[%clk 0:02:58]} 2. Nf3 (2. d4 {not kept}) Nc6 \
+         ; fine }{ here\n3. Bb5 *\n",
+    )
+    .expect("write");
+    let out_file = dir.path().join("out.pgn");
+    let out = kibitz(&[
+        "annotate",
+        file.to_str().expect("path"),
+        "--depth",
+        "1",
+        "--quiet",
+        "-o",
+        out_file.to_str().expect("path"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(&out_file).expect("the annotated game");
+    for kept in ["[%clk 0:03:00]", "[%clk 0:02:58]", "fine )( here"] {
+        assert!(written.contains(kept), "{kept}: {written}");
+    }
+    // Their evaluation gives way to kibitz's; a variation's comment is not the main line's.
+    assert!(!written.contains("9.99") && !written.contains("not kept"), "{written}");
+    let comments: Vec<&str> = written.split('{').skip(1).map(|c| c.split('}').next().unwrap_or("")).collect();
+    assert!(comments.iter().all(|c| c.matches("[%eval").count() <= 1), "{comments:?}");
+    // It reads back in kibitz's own reader, comments and all.
+    let back = kibitz(&["annotate", out_file.to_str().expect("path"), "--depth", "1", "--quiet"]);
+    assert!(back.status.success(), "{}", String::from_utf8_lossy(&back.stderr));
+}
+
+#[test]
 fn the_cli_through_a_server_names_its_job_and_waits_out_the_rate_limit() {
     // One unit, one every two seconds: the submission takes it, and the first status poll is answered 429. The
     // CLI used to give up there, never having said the job's id; it now waits what Retry-After says.

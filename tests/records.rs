@@ -212,6 +212,7 @@ fn generate_fixtures() {
         moves: moves.clone(),
         result: Some(result.to_string()),
         line: 1,
+        comments: Vec::new(),
     };
     write("draughts.pdn", &strip_annotator(&Draughts::export_record(&rec, &[]).unwrap()));
     let mut guide = Draughts::format_guide_game(&start, &moves[..40.min(moves.len())]);
@@ -242,6 +243,7 @@ fn generate_fixtures() {
         moves,
         result: Some(result.to_string()),
         line: 1,
+        comments: Vec::new(),
     };
     write("checkers.pdn", &strip_annotator(&Checkers::export_record(&rec, &[]).unwrap()));
 

@@ -121,6 +121,10 @@ pub struct StoredRecord {
     pub result: Option<String>,
     /// The line of the submitted text where the game began.
     pub line: usize,
+    /// The record's own comment after each move (see [`GameRecord::comments`]); absent in jobs stored before
+    /// comments were kept, and when the record has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<Option<String>>,
 }
 
 impl StoredRecord {
@@ -133,7 +137,14 @@ impl StoredRecord {
             moves.push(game.format_move(m));
             game.make(m);
         }
-        Ok(StoredRecord { tags: record.tags.clone(), start, moves, result: record.result.clone(), line: record.line })
+        Ok(StoredRecord {
+            tags: record.tags.clone(),
+            start,
+            moves,
+            result: record.result.clone(),
+            line: record.line,
+            comments: record.comments.clone(),
+        })
     }
 
     /// The record again, every move checked.
@@ -141,7 +152,14 @@ impl StoredRecord {
         let start = G::parse_position(&self.start, None).map_err(|e| format!("stored start position: {e}"))?;
         let mut game = start.clone();
         let moves = play_moves(&mut game, &self.moves).map_err(|e| format!("stored moves: {e}"))?;
-        Ok(GameRecord { tags: self.tags.clone(), start, moves, result: self.result.clone(), line: self.line })
+        Ok(GameRecord {
+            tags: self.tags.clone(),
+            start,
+            moves,
+            result: self.result.clone(),
+            line: self.line,
+            comments: self.comments.clone(),
+        })
     }
 }
 

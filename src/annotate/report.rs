@@ -360,8 +360,37 @@ fn note<G: Game>(j: &Judged<G>, k: usize, before_move: &G) -> PlyNote<G::Move> {
             }
         }
     }
+    // The record's own comment after the move (a clock, a remark) is kept after kibitz's; an evaluation
+    // command in it gives way to kibitz's own.
+    if let Some(own) = j.record.comments.get(k).and_then(Option::as_deref) {
+        let own = if comment.starts_with("[%eval ") { without_command(own, "eval") } else { own.to_string() };
+        if !own.is_empty() {
+            if !comment.is_empty() {
+                comment.push(' ');
+            }
+            comment.push_str(&own);
+        }
+    }
     note.comment = (!comment.is_empty()).then_some(comment);
     note
+}
+
+/// A comment without its `[%name ...]` commands (PGN's embedded commands, as lichess writes `[%eval 0.3]`).
+fn without_command(comment: &str, name: &str) -> String {
+    let open = format!("[%{name} ");
+    let mut rest = comment;
+    let mut kept = String::with_capacity(comment.len());
+    while let Some(at) = rest.find(&open) {
+        kept.push_str(&rest[..at]);
+        match rest[at..].find(']') {
+            Some(end) => rest = &rest[at + end + 1..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    kept.push_str(rest);
+    kept.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn show(view: EvalView) -> String {

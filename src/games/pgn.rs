@@ -42,11 +42,13 @@ pub struct Tag {
     pub line: usize,
 }
 
-/// A move of the main line as written (move number and suffix annotations removed) and its line.
+/// A move of the main line as written (move number and suffix annotations removed), its line, and the
+/// comments written right after it in the main line (joined by a space), if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoveToken {
     pub text: String,
     pub line: usize,
+    pub comment: Option<String>,
 }
 
 /// What went wrong in a game, where.
@@ -110,7 +112,8 @@ enum Tok<'a> {
     Open,
     Close,
     Nag,
-    Comment,
+    /// A comment's text (`{...}` or `; ...` to the end of the line), without its delimiters.
+    Comment(&'a str),
     Symbol(&'a str),
     Error(Fault),
     /// A tag pair that could not be read: the game's error, still in its tag section.
@@ -195,7 +198,7 @@ impl<'a> Lexer<'a> {
             b'{' => self.comment(),
             b';' => {
                 self.skip_line();
-                Tok::Comment
+                Tok::Comment(&self.s[start + 1..self.pos])
             }
             b'(' => {
                 self.pos += 1;
@@ -347,7 +350,7 @@ impl<'a> Lexer<'a> {
                     if self.pos - start > MAX_COMMENT {
                         return Tok::Error(fault(line, "{", format!("comment longer than {MAX_COMMENT} bytes")));
                     }
-                    return Tok::Comment;
+                    return Tok::Comment(&self.s[start + 1..self.pos - 1]);
                 }
                 b'\n' => {
                     self.pos += 1;
@@ -457,7 +460,7 @@ impl Iterator for RawGames<'_> {
         let results = self.results;
         while let Some((line, tok)) = self.lexer.next() {
             // Comments and NAGs outside any game are dropped.
-            if self.cur.is_none() && matches!(tok, Tok::Comment | Tok::Nag) {
+            if self.cur.is_none() && matches!(tok, Tok::Comment(_) | Tok::Nag) {
                 continue;
             }
             if let Tok::Tag(name, value) = tok {
@@ -483,7 +486,23 @@ impl Iterator for RawGames<'_> {
                 }
                 // The game's tag section goes on: its later tags are still its own, not the next game's.
                 Tok::TagError(f) => c.fail(f),
-                Tok::Comment | Tok::Nag => {}
+                // A comment of the main line after a move is that move's (kept for exports); others are
+                // dropped (before the first move, in variations, after an error).
+                Tok::Comment(text) if c.depth == 0 && c.game.error.is_none() => {
+                    let all_kept = c.game.moves.len() == c.game.moves_written;
+                    if let Some(last) = c.game.moves.last_mut()
+                        && all_kept
+                    {
+                        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                        if !text.is_empty() {
+                            last.comment = Some(match last.comment.take() {
+                                Some(before) => format!("{before} {text}"),
+                                None => text,
+                            });
+                        }
+                    }
+                }
+                Tok::Comment(_) | Tok::Nag => {}
                 _ if c.game.error.is_some() => {
                     // After an error: skip to a result token (or the next tag section).
                     c.movetext = true;
@@ -529,7 +548,7 @@ impl Iterator for RawGames<'_> {
                     if !m.is_empty() && !m.bytes().all(|c| c == b'.') {
                         c.game.moves_written += 1;
                         if c.game.moves.len() < self.max_moves {
-                            c.game.moves.push(MoveToken { text: m.to_string(), line });
+                            c.game.moves.push(MoveToken { text: m.to_string(), line, comment: None });
                         }
                     }
                 }
@@ -609,7 +628,12 @@ pub fn build_record<G: Game>(
     // position is, not the room a freshly set-up game reserves for the moves to come (kilobytes per game,
     // hundreds of megabytes over a collection of tens of thousands).
     let start = start.clone();
-    Ok(GameRecord { tags: raw.tag_pairs(), start, moves, result: raw.result, line: raw.line })
+    let tags = raw.tag_pairs();
+    let mut comments: Vec<Option<String>> = raw.moves.into_iter().map(|tok| tok.comment).collect();
+    if comments.iter().all(Option::is_none) {
+        comments.clear();
+    }
+    Ok(GameRecord { tags, start, moves, result: raw.result, line: raw.line, comments })
 }
 
 /// A tag section's error: the tag's line and value.
@@ -910,6 +934,23 @@ mod tests {
     }
 
     #[test]
+    fn a_comment_of_the_main_line_belongs_to_the_move_before_it() {
+        let text = "{before} 1. e4 {[%clk 0:03:00]} {two\n  lines} e5 (1... c5 {in a variation}) 2. Nf3 ; to the end\n2... Nc6 *";
+        let g = &read_games(text, PGN_RESULTS)[0];
+        let comments: Vec<Option<&str>> = g.moves.iter().map(|m| m.comment.as_deref()).collect();
+        assert_eq!(comments, [Some("[%clk 0:03:00] two lines"), None, Some("to the end"), None]);
+        let record =
+            build_record(0, g.clone(), crate::games::chess::Chess::start(), 1, |p, t| p.parse_move(t)).expect("record");
+        assert_eq!(record.comments.len(), 4);
+        assert_eq!(record.comments[2].as_deref(), Some("to the end"));
+        // A record without comments keeps none.
+        let g = &read_games("1. e4 e5 *", PGN_RESULTS)[0];
+        let record =
+            build_record(0, g.clone(), crate::games::chess::Chess::start(), 1, |p, t| p.parse_move(t)).expect("record");
+        assert!(record.comments.is_empty());
+    }
+
+    #[test]
     fn a_move_number_without_its_dot_is_a_move_number() {
         let g = read_games("1 e4 e5 2 Nf3 Nc6 3 Bb5 *", PGN_RESULTS);
         let moves: Vec<&str> = g[0].moves.iter().map(|m| m.text.as_str()).collect();
@@ -1075,6 +1116,7 @@ mod tests {
                     moves: Vec::new(),
                     result: None,
                     line: i * 2 + 1,
+                    comments: Vec::new(),
                 })
             })
         });
@@ -1090,7 +1132,14 @@ mod tests {
             let read = &read;
             (i + 1, if i == 1 { 1_000 } else { 0 }, move || {
                 read.set(read.get() + 1);
-                Ok(GameRecord { tags: Vec::new(), start: Chess::start(), moves: Vec::new(), result: None, line: i + 1 })
+                Ok(GameRecord {
+                    tags: Vec::new(),
+                    start: Chess::start(),
+                    moves: Vec::new(),
+                    result: None,
+                    line: i + 1,
+                    comments: Vec::new(),
+                })
             })
         });
         let e = gather_records::<Chess, _>(games, &mut RecordBudget::new(10, 100)).expect_err("over budget");
