@@ -556,6 +556,12 @@ fn kibitz(args: &[&str]) -> std::process::Output {
         .expect("run kibitz")
 }
 
+/// `kibitz annotate FILE --depth DEPTH --quiet -o OUT`, here (no server).
+fn annotate_into(file: &Path, depth: &str, out: &Path) -> std::process::Output {
+    let (file, out) = (file.to_str().expect("path"), out.to_str().expect("path"));
+    kibitz(&["annotate", file, "--depth", depth, "--quiet", "-o", out])
+}
+
 #[test]
 fn a_file_every_game_reads_alike_is_refused_naming_them_all() {
     // A game without moves reads under every PGN and PDN reader: the refusal named two of them at random
@@ -606,15 +612,7 @@ fn the_cli_refuses_a_bad_export_or_output_before_annotating_and_reads_past_a_bom
     std::fs::write(&latin, b"[White \"R\xe9ti, Richard\"]\n[Black \"Bogolyubov \x96 E.\"]\n\n1. e4 e5 *\n")
         .expect("write");
     let out_file = dir.path().join("latin-out.pgn");
-    let out = kibitz(&[
-        "annotate",
-        latin.to_str().expect("path"),
-        "--depth",
-        "1",
-        "--quiet",
-        "-o",
-        out_file.to_str().expect("path"),
-    ]);
+    let out = annotate_into(&latin, "1", &out_file);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("not UTF-8 (from byte 9): read as Latin-1"), "{stderr}");
@@ -634,15 +632,7 @@ fn the_records_own_comments_are_kept_beside_the_annotations() {
     )
     .expect("write");
     let out_file = dir.path().join("out.pgn");
-    let out = kibitz(&[
-        "annotate",
-        file.to_str().expect("path"),
-        "--depth",
-        "1",
-        "--quiet",
-        "-o",
-        out_file.to_str().expect("path"),
-    ]);
+    let out = annotate_into(&file, "1", &out_file);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = std::fs::read_to_string(&out_file).expect("the annotated game");
     for kept in ["[%clk 0:03:00]", "[%clk 0:02:58]", "fine )( here"] {
@@ -698,15 +688,7 @@ fn the_cli_annotates_here_and_through_a_server() {
     let dir = TempDir::new("annotate-cli");
     let out = dir.path().join("annotated.pdn");
     let file = fixture_path("checkers.pdn");
-    let local = kibitz(&[
-        "annotate",
-        file.to_str().expect("path"),
-        "--depth",
-        "4",
-        "--quiet",
-        "-o",
-        out.to_str().expect("path"),
-    ]);
+    let local = annotate_into(&file, "4", &out);
     assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
     let written = std::fs::read_to_string(&out).expect("output");
     assert!(written.contains("[%eval "), "{written}");
