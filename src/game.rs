@@ -109,9 +109,55 @@ pub struct GameRecord<G: Game> {
     pub result: Option<String>,
     /// The 1-based line of the text where this game begins.
     pub line: usize,
-    /// The record's own comment after each move, by move (empty when it has none): kept for annotated
-    /// exports, which write it beside their own.
-    pub comments: Vec<Option<String>>,
+    /// What the record's author wrote besides the moves (comments, NAGs, variations): kept for annotated
+    /// exports, which write it beside their own notes.
+    pub remarks: Remarks,
+}
+
+/// What a record's author wrote besides the moves of its main line (PGN-family records): the comment before the
+/// first move, and for each move its annotation glyphs, the comment after it and the variations that stand
+/// beside it. Empty for records without any, and for formats that have none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Remarks {
+    /// The comment before the first move (a game's introduction), whitespace collapsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// By move, from the first; it ends at the last move that has a remark.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<MoveRemarks>,
+}
+
+impl Remarks {
+    pub fn is_empty(&self) -> bool {
+        self.before.is_none() && self.moves.is_empty()
+    }
+
+    /// The remarks of move `k` (0-based), if it has any.
+    pub fn of_move(&self, k: usize) -> Option<&MoveRemarks> {
+        self.moves.get(k)
+    }
+}
+
+/// What a record's author wrote about one move of its main line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MoveRemarks {
+    /// Numeric annotation glyphs, as `$n` or as the move's suffix (`!` is 1, `?` 2, `!!` 3, `??` 4, `!?` 5,
+    /// `?!` 6), in their order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nags: Vec<u8>,
+    /// The comments after the move (joined by a space, whitespace collapsed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// The variations standing beside the move (each an alternative to it), as movetext with their parentheses,
+    /// moves, numbers, NAGs, comments and nested variations as written; not checked against the rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variations: Vec<String>,
+}
+
+impl MoveRemarks {
+    pub fn is_empty(&self) -> bool {
+        self.nags.is_empty() && self.comment.is_none() && self.variations.is_empty()
+    }
 }
 
 /// A game of a collection that could not be read: which one, where, and the offending token.
@@ -331,8 +377,9 @@ pub(crate) mod budget_check {
     }
 }
 
-/// What an annotated export writes after one move: a comment, a NAG, a better line.
-#[derive(Clone, Debug, Default)]
+/// What an annotated export writes about one move: a comment, a NAG, a better line after it, and what the record
+/// itself said about it.
+#[derive(Clone, Debug)]
 pub struct PlyNote<M> {
     /// Comment text without braces, e.g. `[%eval 0.48] Mistake. Nf3 was best.`.
     pub comment: Option<String>,
@@ -340,6 +387,27 @@ pub struct PlyNote<M> {
     pub nag: Option<u8>,
     /// A better line, starting from the position before this move (empty: none).
     pub variation: Vec<M>,
+    /// A comment written before the move (the record's comment before its first move).
+    pub before: Option<String>,
+    /// The record's own glyphs for this move, written after [`PlyNote::nag`].
+    pub record_nags: Vec<u8>,
+    /// The record's own variations beside this move (movetext as [`MoveRemarks::variations`]), written after
+    /// the better line.
+    pub record_variations: Vec<String>,
+}
+
+impl<M> PlyNote<M> {
+    /// A note of nothing.
+    pub fn empty() -> Self {
+        PlyNote {
+            comment: None,
+            nag: None,
+            variation: Vec::new(),
+            before: None,
+            record_nags: Vec::new(),
+            record_variations: Vec::new(),
+        }
+    }
 }
 
 /// The rules of one game, as the search and the front ends need them.

@@ -80,6 +80,7 @@ fn exported_pgn_reads_back_in_python_chess() {
                 comment: Some(format!("[%eval {}.{:02}] note {i}", i % 3, i)),
                 nag,
                 variation: other,
+                ..PlyNote::empty()
             });
             sans.push(g.move_to_san(m));
             g.make(m);
@@ -212,7 +213,7 @@ fn generate_fixtures() {
         moves: moves.clone(),
         result: Some(result.to_string()),
         line: 1,
-        comments: Vec::new(),
+        remarks: Default::default(),
     };
     write("draughts.pdn", &strip_annotator(&Draughts::export_record(&rec, &[]).unwrap()));
     let mut guide = Draughts::format_guide_game(&start, &moves[..40.min(moves.len())]);
@@ -243,7 +244,7 @@ fn generate_fixtures() {
         moves,
         result: Some(result.to_string()),
         line: 1,
-        comments: Vec::new(),
+        remarks: Default::default(),
     };
     write("checkers.pdn", &strip_annotator(&Checkers::export_record(&rec, &[]).unwrap()));
 

@@ -18,7 +18,7 @@ mod runner;
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{Game, GameEnd, GameRecord, Outcome, play_moves};
+use crate::game::{Game, GameEnd, GameRecord, MoveRemarks, Outcome, Remarks, play_moves};
 use crate::pool::Priority;
 use crate::search::Limits;
 use crate::store::{CachedAnalysis, CachedScore};
@@ -121,9 +121,12 @@ pub struct StoredRecord {
     pub result: Option<String>,
     /// The line of the submitted text where the game began.
     pub line: usize,
-    /// The record's own comment after each move (see [`GameRecord::comments`]); absent in jobs stored before
-    /// comments were kept, and when the record has none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// What the record's author wrote besides the moves ([`GameRecord::remarks`]); absent when it wrote nothing.
+    #[serde(default, skip_serializing_if = "Remarks::is_empty")]
+    pub remarks: Remarks,
+    /// The comment after each move, as jobs stored them before glyphs and variations were kept (read into
+    /// `remarks`, never written).
+    #[serde(default, skip_serializing)]
     pub comments: Vec<Option<String>>,
 }
 
@@ -143,7 +146,8 @@ impl StoredRecord {
             moves,
             result: record.result.clone(),
             line: record.line,
-            comments: record.comments.clone(),
+            remarks: record.remarks.clone(),
+            comments: Vec::new(),
         })
     }
 
@@ -152,14 +156,12 @@ impl StoredRecord {
         let start = G::parse_position(&self.start, None).map_err(|e| format!("stored start position: {e}"))?;
         let mut game = start.clone();
         let moves = play_moves(&mut game, &self.moves).map_err(|e| format!("stored moves: {e}"))?;
-        Ok(GameRecord {
-            tags: self.tags.clone(),
-            start,
-            moves,
-            result: self.result.clone(),
-            line: self.line,
-            comments: self.comments.clone(),
-        })
+        let mut remarks = self.remarks.clone();
+        if remarks.is_empty() && !self.comments.is_empty() {
+            remarks.moves =
+                self.comments.iter().map(|c| MoveRemarks { comment: c.clone(), ..MoveRemarks::default() }).collect();
+        }
+        Ok(GameRecord { tags: self.tags.clone(), start, moves, result: self.result.clone(), line: self.line, remarks })
     }
 }
 
@@ -276,5 +278,42 @@ impl PositionEval {
             (None, Some(CachedScore::Mate(n))) => Some(judge::Value::Mate(n)),
             (None, None) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::RecordBudget;
+    use crate::games::chess::Chess;
+
+    #[test]
+    fn a_stored_record_keeps_the_records_remarks() {
+        let text = "{Intro} 1. e4! {[%clk 0:01:00]} e5 (1... c5 {Sicilian} $5) 2. Nf3 *";
+        let record = Chess::parse_records(text, Some("pgn"), &mut RecordBudget::new(1, 10))
+            .expect("read")
+            .remove(0)
+            .expect("the game");
+        let stored = StoredRecord::of(&record).expect("stored");
+        let json = serde_json::to_string(&stored).expect("json");
+        assert!(!json.contains("\"comments\""), "{json}");
+        let back: StoredRecord = serde_json::from_str(&json).expect("read back");
+        let replayed = back.replay::<Chess>().expect("replay");
+        assert_eq!(replayed.remarks, record.remarks);
+        assert_eq!(replayed.remarks.before.as_deref(), Some("Intro"));
+        assert_eq!(replayed.remarks.moves[0].nags, [1]);
+        assert_eq!(replayed.remarks.moves[1].variations, ["(1... c5 {Sicilian} $5)"]);
+    }
+
+    #[test]
+    fn a_job_stored_before_remarks_keeps_its_comments() {
+        // Jobs stored by the version that kept comments only (session 96) wrote them as `comments`.
+        let json = r#"{"tags":[],"start":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "moves":["e2e4","e7e5"],"result":"*","line":1,"comments":[null,"[%clk 0:02:58]"]}"#;
+        let stored: StoredRecord = serde_json::from_str(json).expect("an older job");
+        let record = stored.replay::<Chess>().expect("replay");
+        assert_eq!(record.remarks.moves.len(), 2);
+        assert_eq!(record.remarks.moves[0], MoveRemarks::default());
+        assert_eq!(record.remarks.moves[1].comment.as_deref(), Some("[%clk 0:02:58]"));
     }
 }

@@ -333,7 +333,7 @@ pub fn export_native<G: Game>(games: &[JobGameRow], positions: &[PositionRow], t
 
 /// The note of the `k`-th move, played from `before` (the position after `k` moves).
 fn note<G: Game>(j: &Judged<G>, k: usize, before_move: &G) -> PlyNote<G::Move> {
-    let mut note = PlyNote { comment: None, nag: None, variation: Vec::new() };
+    let mut note = PlyNote::empty();
     let mut comment = String::new();
     if let Some(after) = &j.evals[k + 1] {
         let white = after.value().map(|v| if j.sides[k + 1] == G::WHITE_SIDE { v } else { v.negate() });
@@ -360,9 +360,18 @@ fn note<G: Game>(j: &Judged<G>, k: usize, before_move: &G) -> PlyNote<G::Move> {
             }
         }
     }
-    // The record's own comment after the move (a clock, a remark) is kept after kibitz's; an evaluation
-    // command in it gives way to kibitz's own.
-    if let Some(own) = j.record.comments.get(k).and_then(Option::as_deref) {
+    // What the record said itself is kept beside kibitz's notes: its comment before the first move, its glyphs
+    // and variations, its comment after the move (a clock, a remark) after kibitz's, where an evaluation command
+    // gives way to kibitz's own.
+    if k == 0 {
+        note.before = j.record.remarks.before.clone();
+    }
+    let own = j.record.remarks.of_move(k);
+    if let Some(own) = own {
+        note.record_nags = own.nags.clone();
+        note.record_variations = own.variations.clone();
+    }
+    if let Some(own) = own.and_then(|r| r.comment.as_deref()) {
         let own = if comment.starts_with("[%eval ") { without_command(own, "eval") } else { own.to_string() };
         if !own.is_empty() {
             if !comment.is_empty() {

@@ -2,21 +2,23 @@
 //!
 //! Reading splits a collection into games and gives each its tag pairs and the moves of its main line as
 //! tokens with their 1-based line numbers; the game's own module then sets up the start position from the
-//! tags and plays the moves with its own notation. Comments (`{...}`, `;` to the end of the line), NAGs
-//! (`$n`), move suffixes (`!`, `?`, `!?`...), move numbers (`12.`, `12...`), `%` escape lines and nested
-//! variations `(...)` are skipped. A game ends at its result token or where the next tag section begins, so
-//! a malformed game never swallows the next one: after an error the reader skips to the next result token or
-//! tag section, and a comment or variation left open ends at the next line that looks like a tag pair.
+//! tags and plays the moves with its own notation. Move numbers (`12.`, `12...`) and `%` escape lines are
+//! skipped. What the author wrote besides the moves is kept with them for annotated exports, unchecked
+//! ([`MoveRemarks`]): comments (`{...}`, `;` to the end of the line), NAGs (`$n`) and move suffixes (`!`,
+//! `?`, `!?`...) as glyphs, and nested variations `(...)` as their text. A game ends at its result token or
+//! where the next tag section begins, so a malformed game never swallows the next one: after an error the
+//! reader skips to the next result token or tag section, and a comment or variation left open ends at the next
+//! line that looks like a tag pair.
 //!
-//! Writing gives tags, movetext with move numbers, comments, NAGs, variations and the result, wrapped at 80
-//! columns.
+//! Writing gives tags, movetext with move numbers, comments, NAGs, variations (kibitz's better lines and the
+//! record's own) and the result, wrapped at 80 columns.
 //!
 //! Everything is bounded: a token longer than [`MAX_TOKEN`] bytes, a comment longer than [`MAX_COMMENT`] or
 //! variations nested deeper than [`MAX_DEPTH`] fail the game they are in.
 
 use crate::game::{
-    BudgetError, Game, GameRecord, NotationError, Outcome, PlyNote, RecordBudget, RecordError, Records, Side,
-    gather_records,
+    BudgetError, Game, GameRecord, MoveRemarks, NotationError, Outcome, PlyNote, RecordBudget, RecordError, Records,
+    Remarks, Side, gather_records,
 };
 
 /// The longest move, symbol, tag name or tag value read (bytes).
@@ -42,13 +44,21 @@ pub struct Tag {
     pub line: usize,
 }
 
-/// A move of the main line as written (move number and suffix annotations removed), its line, and the
-/// comments written right after it in the main line (joined by a space), if any.
+/// A move of the main line as written (move number and suffix annotations removed), its line, and what the
+/// record says about it ([`MoveRemarks`]): glyphs, the comments right after it in the main line (joined by a
+/// space), the variations beside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoveToken {
     pub text: String,
     pub line: usize,
-    pub comment: Option<String>,
+    pub remarks: MoveRemarks,
+}
+
+impl MoveToken {
+    /// A move without remarks.
+    pub fn new(text: &str, line: usize) -> Self {
+        MoveToken { text: text.to_string(), line, remarks: MoveRemarks::default() }
+    }
 }
 
 /// What went wrong in a game, where.
@@ -71,6 +81,8 @@ pub struct RawGame {
     pub error: Option<Fault>,
     /// The move tokens of the main line as written, `moves` and those a reader's limit left out of it.
     pub moves_written: usize,
+    /// The comment before the first move.
+    pub before: Option<String>,
 }
 
 impl RawGame {
@@ -111,7 +123,7 @@ enum Tok<'a> {
     Tag(String, String),
     Open,
     Close,
-    Nag,
+    Nag(u8),
     /// A comment's text (`{...}` or `; ...` to the end of the line), without its delimiters.
     Comment(&'a str),
     Symbol(&'a str),
@@ -214,8 +226,8 @@ impl<'a> Lexer<'a> {
                     self.pos += 1;
                 }
                 let text = &self.s[start..self.pos];
-                match text[1..].parse::<u16>() {
-                    Ok(n) if n <= 255 => Tok::Nag,
+                match text[1..].parse::<u8>() {
+                    Ok(n) => Tok::Nag(n),
                     _ => Tok::Error(fault(line, text, "not a NAG ($0 to $255)")),
                 }
             }
@@ -374,11 +386,33 @@ struct Builder {
     depth: usize,
     /// Line of the outermost open variation.
     open_line: usize,
+    /// The outermost open variation's movetext so far.
+    variation: String,
 }
 
 impl Builder {
     fn new(line: usize) -> Self {
-        Builder { game: RawGame { line, ..RawGame::default() }, movetext: false, depth: 0, open_line: 0 }
+        Builder {
+            game: RawGame { line, ..RawGame::default() },
+            movetext: false,
+            depth: 0,
+            open_line: 0,
+            variation: String::new(),
+        }
+    }
+
+    /// The remarks of the last move read, while every move read is kept (those past a reader's limit have none).
+    fn last_remarks(&mut self) -> Option<&mut MoveRemarks> {
+        let all_kept = self.game.moves.len() == self.game.moves_written;
+        self.game.moves.last_mut().filter(|_| all_kept).map(|m| &mut m.remarks)
+    }
+
+    /// One more token of the open variation: `(` and `)` hug what they enclose.
+    fn variation_token(&mut self, token: &str) {
+        if !(self.variation.is_empty() || self.variation.ends_with('(') || token == ")") {
+            self.variation.push(' ');
+        }
+        self.variation.push_str(token);
     }
 
     fn fail(&mut self, f: Fault) {
@@ -419,6 +453,36 @@ fn unescape(raw: &str) -> String {
     value
 }
 
+/// A comment's text with its whitespace collapsed and no braces (a `;` comment may hold `}`, which would end it
+/// once written in braces; `{` is turned the same way so that none is left unbalanced).
+fn comment_text(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('}', ")").replace('{', "(")
+}
+
+/// `more` after `text`, a space between.
+fn join_comment(text: &mut Option<String>, more: String) {
+    if more.is_empty() {
+        return;
+    }
+    *text = Some(match text.take() {
+        Some(before) => format!("{before} {more}"),
+        None => more,
+    });
+}
+
+/// The glyph a move's suffix stands for (`!` 1, `?` 2, `!!` 3, `??` 4, `!?` 5, `?!` 6).
+fn suffix_nag(suffix: &str) -> Option<u8> {
+    match suffix {
+        "!" => Some(1),
+        "?" => Some(2),
+        "!!" => Some(3),
+        "??" => Some(4),
+        "!?" => Some(5),
+        "?!" => Some(6),
+        _ => None,
+    }
+}
+
 /// A symbol less its move number prefix (`12.`, `12...`) and suffix annotations (`!`, `?!`): the move, or
 /// nothing when the symbol is only a number or an annotation.
 fn move_text(sym: &str) -> &str {
@@ -445,11 +509,14 @@ pub struct RawGames<'a> {
     results: &'a [&'a str],
     cur: Option<Builder>,
     max_moves: usize,
+    /// Comments read outside any game: the next game's comment before its first move if its movetext follows
+    /// (a game without tags), dropped if a tag section does.
+    pending: Option<String>,
 }
 
 impl<'a> RawGames<'a> {
     pub fn new(text: &'a str, results: &'a [&'a str], max_moves: usize) -> Self {
-        RawGames { lexer: Lexer::new(text), results, cur: None, max_moves }
+        RawGames { lexer: Lexer::new(text), results, cur: None, max_moves, pending: None }
     }
 }
 
@@ -459,11 +526,15 @@ impl Iterator for RawGames<'_> {
     fn next(&mut self) -> Option<RawGame> {
         let results = self.results;
         while let Some((line, tok)) = self.lexer.next() {
-            // Comments and NAGs outside any game are dropped.
-            if self.cur.is_none() && matches!(tok, Tok::Comment(_) | Tok::Nag) {
+            // Glyphs outside any game are dropped; comments wait to see what follows them.
+            if self.cur.is_none() && matches!(tok, Tok::Comment(_) | Tok::Nag(_)) {
+                if let Tok::Comment(text) = tok {
+                    join_comment(&mut self.pending, comment_text(text));
+                }
                 continue;
             }
             if let Tok::Tag(name, value) = tok {
+                self.pending = None;
                 let tag = Tag { name, value, line };
                 // A tag after movetext or a result begins the next game.
                 if self.cur.as_ref().is_some_and(|c| c.movetext || c.game.result.is_some())
@@ -477,7 +548,12 @@ impl Iterator for RawGames<'_> {
                 self.cur.get_or_insert_with(|| Builder::new(line)).game.tags.push(tag);
                 continue;
             }
-            let c = self.cur.get_or_insert_with(|| Builder::new(line));
+            let pending = &mut self.pending;
+            let c = self.cur.get_or_insert_with(|| {
+                let mut b = Builder::new(line);
+                b.game.before = pending.take();
+                b
+            });
             match tok {
                 Tok::Tag(..) => {}
                 Tok::Error(f) => {
@@ -486,23 +562,26 @@ impl Iterator for RawGames<'_> {
                 }
                 // The game's tag section goes on: its later tags are still its own, not the next game's.
                 Tok::TagError(f) => c.fail(f),
-                // A comment of the main line after a move is that move's (kept for exports); others are
-                // dropped (before the first move, in variations, after an error).
-                Tok::Comment(text) if c.depth == 0 && c.game.error.is_none() => {
-                    let all_kept = c.game.moves.len() == c.game.moves_written;
-                    if let Some(last) = c.game.moves.last_mut()
-                        && all_kept
-                    {
-                        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-                        if !text.is_empty() {
-                            last.comment = Some(match last.comment.take() {
-                                Some(before) => format!("{before} {text}"),
-                                None => text,
-                            });
-                        }
+                // Comments and glyphs are kept for exports: in a variation as part of it, in the main line as the
+                // last move's (or the game's, before its first move). After an error nothing is kept.
+                Tok::Comment(text) if c.game.error.is_none() => {
+                    let text = comment_text(text);
+                    if c.depth > 0 {
+                        c.variation_token(&format!("{{{text}}}"));
+                    } else if c.game.moves_written == 0 {
+                        join_comment(&mut c.game.before, text);
+                    } else if let Some(last) = c.last_remarks() {
+                        join_comment(&mut last.comment, text);
                     }
                 }
-                Tok::Comment(_) | Tok::Nag => {}
+                Tok::Nag(n) if c.game.error.is_none() => {
+                    if c.depth > 0 {
+                        c.variation_token(&format!("${n}"));
+                    } else if let Some(last) = c.last_remarks() {
+                        last.nags.push(n);
+                    }
+                }
+                Tok::Comment(_) | Tok::Nag(_) => {}
                 _ if c.game.error.is_some() => {
                     // After an error: skip to a result token (or the next tag section).
                     c.movetext = true;
@@ -520,7 +599,9 @@ impl Iterator for RawGames<'_> {
                     c.movetext = true;
                     if c.depth == 0 {
                         c.open_line = line;
+                        c.variation.clear();
                     }
+                    c.variation_token("(");
                     c.depth += 1;
                     if c.depth > MAX_DEPTH {
                         c.fail(fault(line, "(", format!("variations nested deeper than {MAX_DEPTH}")));
@@ -531,10 +612,18 @@ impl Iterator for RawGames<'_> {
                     if c.depth == 0 {
                         c.fail(fault(line, ")", "`)` without `(`"));
                     } else {
+                        c.variation_token(")");
                         c.depth -= 1;
+                        // A variation is an alternative to the move before it (none before the first move).
+                        if c.depth == 0 {
+                            let variation = std::mem::take(&mut c.variation);
+                            if let Some(last) = c.last_remarks() {
+                                last.variations.push(variation);
+                            }
+                        }
                     }
                 }
-                Tok::Symbol(_) if c.depth > 0 => {}
+                Tok::Symbol(s) if c.depth > 0 => c.variation_token(s),
                 Tok::Symbol(s) => {
                     c.movetext = true;
                     if results.contains(&s) {
@@ -545,11 +634,18 @@ impl Iterator for RawGames<'_> {
                         continue;
                     }
                     let m = move_text(s);
+                    let nag = suffix_nag(&s[s.trim_end_matches(['!', '?']).len()..]);
                     if !m.is_empty() && !m.bytes().all(|c| c == b'.') {
                         c.game.moves_written += 1;
                         if c.game.moves.len() < self.max_moves {
-                            c.game.moves.push(MoveToken { text: m.to_string(), line, comment: None });
+                            c.game.moves.push(MoveToken::new(m, line));
                         }
+                    }
+                    // `e4!`, or `e4 !` (a glyph written apart from its move).
+                    if let Some(n) = nag
+                        && let Some(last) = c.last_remarks()
+                    {
+                        last.nags.push(n);
                     }
                 }
             }
@@ -629,11 +725,11 @@ pub fn build_record<G: Game>(
     // hundreds of megabytes over a collection of tens of thousands).
     let start = start.clone();
     let tags = raw.tag_pairs();
-    let mut comments: Vec<Option<String>> = raw.moves.into_iter().map(|tok| tok.comment).collect();
-    if comments.iter().all(Option::is_none) {
-        comments.clear();
+    let mut remarks = Remarks { before: raw.before, moves: raw.moves.into_iter().map(|tok| tok.remarks).collect() };
+    while remarks.moves.last().is_some_and(MoveRemarks::is_empty) {
+        remarks.moves.pop();
     }
-    Ok(GameRecord { tags, start, moves, result: raw.result, line: raw.line, comments })
+    Ok(GameRecord { tags, start, moves, result: raw.result, line: raw.line, remarks })
 }
 
 /// A tag section's error: the tag's line and value.
@@ -653,7 +749,9 @@ struct Wrapper {
 impl Wrapper {
     fn word(&mut self, w: &str) {
         let len = w.chars().count();
-        if self.col > 0 && self.col + 1 + len > LINE_WIDTH {
+        // A line beginning with `%` is an escape line, skipped to its end by readers: a word beginning with it
+        // (in a comment) stays on the line before.
+        if self.col > 0 && self.col + 1 + len > LINE_WIDTH && !w.starts_with('%') {
             self.out.push('\n');
             self.col = 0;
         }
@@ -683,9 +781,8 @@ fn escape(value: &str) -> String {
 
 /// The comment words: `{`, the text's words (with no `}`), `}`.
 fn comment_words(text: &str) -> Vec<String> {
-    let clean = text.replace('}', ")").replace('{', "(");
     let mut words = vec!["{".to_string()];
-    words.extend(clean.split_whitespace().map(str::to_string));
+    words.extend(comment_text(text).split_whitespace().map(str::to_string));
     words.push("}".to_string());
     words
 }
@@ -748,6 +845,13 @@ pub fn write_game<G: Game>(
         if !legal.contains(&m) {
             break;
         }
+        let note = notes.get(i);
+        if let Some(text) = note.and_then(|n| n.before.as_deref()) {
+            for word in comment_words(text) {
+                w.word(&word);
+            }
+            need_number = true;
+        }
         let (n, second) = move_label(first_number, first, i);
         if !second || need_number {
             w.word(&format!("{} {}", label(n, second), fmt(&g, m)));
@@ -755,9 +859,16 @@ pub fn write_game<G: Game>(
             w.word(&fmt(&g, m));
         }
         need_number = false;
-        let note = notes.get(i);
-        if let Some(nag) = note.and_then(|n| n.nag) {
+        let nag = note.and_then(|n| n.nag);
+        if let Some(nag) = nag {
             w.word(&format!("${nag}"));
+        }
+        // The record's own glyphs; its judgement of the move (`!`, `?`...) gives way to kibitz's where kibitz
+        // judged the move.
+        for &own in note.map_or(&[][..], |n| &n.record_nags) {
+            if nag.is_none() || !(1..=6).contains(&own) {
+                w.word(&format!("${own}"));
+            }
         }
         if let Some(text) = note.and_then(|n| n.comment.as_deref()) {
             for word in comment_words(text) {
@@ -777,6 +888,12 @@ pub fn write_game<G: Game>(
                 }
                 need_number = true;
             }
+        }
+        for variation in note.map_or(&[][..], |n| &n.record_variations) {
+            for word in variation.split_whitespace() {
+                w.word(word);
+            }
+            need_number = true;
         }
         g.make(m);
     }
@@ -937,17 +1054,83 @@ mod tests {
     fn a_comment_of_the_main_line_belongs_to_the_move_before_it() {
         let text = "{before} 1. e4 {[%clk 0:03:00]} {two\n  lines} e5 (1... c5 {in a variation}) 2. Nf3 ; to the end\n2... Nc6 *";
         let g = &read_games(text, PGN_RESULTS)[0];
-        let comments: Vec<Option<&str>> = g.moves.iter().map(|m| m.comment.as_deref()).collect();
+        let comments: Vec<Option<&str>> = g.moves.iter().map(|m| m.remarks.comment.as_deref()).collect();
         assert_eq!(comments, [Some("[%clk 0:03:00] two lines"), None, Some("to the end"), None]);
+        assert_eq!(g.before.as_deref(), Some("before"));
         let record =
             build_record(0, g.clone(), crate::games::chess::Chess::start(), 1, |p, t| p.parse_move(t)).expect("record");
-        assert_eq!(record.comments.len(), 4);
-        assert_eq!(record.comments[2].as_deref(), Some("to the end"));
-        // A record without comments keeps none.
+        // Up to the last move with a remark.
+        assert_eq!(record.remarks.moves.len(), 3);
+        assert_eq!(record.remarks.moves[2].comment.as_deref(), Some("to the end"));
+        assert_eq!(record.remarks.moves[1].variations, ["(1... c5 {in a variation})"]);
+        // A record without remarks keeps none.
         let g = &read_games("1. e4 e5 *", PGN_RESULTS)[0];
         let record =
             build_record(0, g.clone(), crate::games::chess::Chess::start(), 1, |p, t| p.parse_move(t)).expect("record");
-        assert!(record.comments.is_empty());
+        assert!(record.remarks.is_empty());
+    }
+
+    #[test]
+    fn glyphs_and_variations_of_the_main_line_are_kept_as_written() {
+        // ChessBase and lichess studies: glyphs as suffixes and `$n`, nested variations with their own comments,
+        // glyphs and `;` comments, a null move `--` inside a variation.
+        let text = "1. e4! $14 e5 (1... c5?! {Sicilian} (1... e6 $2 ; French }\n 2. d4) 2. -- {null}) \
+                    (1... d5) 2. Nf3 !? Nc6 (2... Nf6 {Petroff}) *";
+        let g = &read_games(text, PGN_RESULTS)[0];
+        assert!(g.error.is_none(), "{:?}", g.error);
+        let moves: Vec<&str> = g.moves.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(moves, ["e4", "e5", "Nf3", "Nc6"]);
+        let r: Vec<&MoveRemarks> = g.moves.iter().map(|m| &m.remarks).collect();
+        assert_eq!(r[0].nags, [1, 14]);
+        assert_eq!(r[1].variations, ["(1... c5?! {Sicilian} (1... e6 $2 {French )} 2. d4) 2. -- {null})", "(1... d5)"]);
+        assert_eq!(r[2].nags, [5]);
+        assert_eq!(r[3].variations, ["(2... Nf6 {Petroff})"]);
+        // Read again, each variation is the same text.
+        for v in r.iter().flat_map(|r| &r.variations) {
+            let again = read_games(&format!("1. e4 e5 {v} *"), PGN_RESULTS);
+            assert_eq!(again[0].moves[1].remarks.variations, std::slice::from_ref(v), "{v}");
+        }
+        // A variation before the first move stands beside no move: dropped, the game read.
+        let g = &read_games("(1. d4) 1. e4 *", PGN_RESULTS)[0];
+        assert!(g.error.is_none() && g.moves.iter().all(|m| m.remarks.is_empty()));
+    }
+
+    #[test]
+    fn the_writer_keeps_the_records_remarks_beside_its_own_notes() {
+        use crate::games::chess::Chess;
+        let text = "{A game} 1. e4 $1 e5 {[%clk 0:01:00]} (1... c5 {Sicilian}) 2. Nf3 Nc6 $14 *";
+        let g = read_games(text, PGN_RESULTS).remove(0);
+        let record = build_record(0, g, Chess::start(), 1, |p, t| p.parse_move(t)).expect("record");
+        let mut notes: Vec<PlyNote<_>> = (0..record.moves.len()).map(|_| PlyNote::empty()).collect();
+        for (k, note) in notes.iter_mut().enumerate() {
+            if let Some(own) = record.remarks.of_move(k) {
+                note.record_nags = own.nags.clone();
+                note.record_variations = own.variations.clone();
+                note.comment = own.comment.clone();
+            }
+        }
+        notes[0].before = record.remarks.before.clone();
+        // kibitz judged the first move: its `?` stands, the record's `!` gives way.
+        notes[0].nag = Some(2);
+        let out = write_game(&[], &record.start, 1, &record.moves, &notes, "*", |g: &Chess, m| g.move_to_san(m));
+        assert_eq!(
+            out.trim(),
+            "{ A game } 1. e4 $2 e5 { [%clk 0:01:00] } (1... c5 {Sicilian}) 2. Nf3 Nc6 $14 *",
+            "{out}"
+        );
+        let back = read_games(&out, PGN_RESULTS).remove(0);
+        assert_eq!(back.before.as_deref(), Some("A game"));
+        assert_eq!(back.moves[1].remarks.variations, ["(1... c5 {Sicilian})"]);
+    }
+
+    #[test]
+    fn a_word_beginning_with_percent_never_begins_a_line() {
+        // A line beginning with `%` is an escape line: a comment's `%` word there would hide the rest of the line.
+        let mut w = Wrapper { out: String::new(), col: 0 };
+        w.word(&"x".repeat(LINE_WIDTH - 2));
+        w.word("%100");
+        w.word("y");
+        assert_eq!(w.out, format!("{} %100\ny", "x".repeat(LINE_WIDTH - 2)));
     }
 
     #[test]
@@ -1116,7 +1299,7 @@ mod tests {
                     moves: Vec::new(),
                     result: None,
                     line: i * 2 + 1,
-                    comments: Vec::new(),
+                    remarks: Default::default(),
                 })
             })
         });
@@ -1138,7 +1321,7 @@ mod tests {
                     moves: Vec::new(),
                     result: None,
                     line: i + 1,
-                    comments: Vec::new(),
+                    remarks: Default::default(),
                 })
             })
         });

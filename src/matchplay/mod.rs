@@ -255,7 +255,7 @@ impl<G: Game> PlayedGame<G> {
             moves: self.moves.clone(),
             result: Some(self.result_text().to_string()),
             line: 1,
-            comments: Vec::new(),
+            remarks: Default::default(),
         }
     }
 

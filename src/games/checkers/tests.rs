@@ -325,7 +325,7 @@ mod records {
         let mut notes = Vec::new();
         for &m in &rec.moves {
             let better: Vec<_> = g.legal_moves().into_iter().filter(|&o| o != m).take(1).collect();
-            notes.push(PlyNote { comment: Some("[%eval -0.30] Inaccuracy.".into()), nag: Some(6), variation: better });
+            notes.push(PlyNote { comment: Some("[%eval -0.30] Inaccuracy.".into()), nag: Some(6), variation: better, ..PlyNote::empty() });
             g.make(m);
         }
         for notes in [Vec::new(), notes] {

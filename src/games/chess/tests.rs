@@ -573,6 +573,7 @@ mod records {
                     comment: Some("[%eval 0.48] Mistake. {x} was best.".into()),
                     nag: Some(2),
                     variation: better,
+                    ..PlyNote::empty()
                 });
                 g.make(m);
             }

@@ -30,7 +30,7 @@ fn parse_guide(text: &str, budget: &mut RecordBudget) -> Result<Records<Draughts
         // Each move is written after an `m`.
         let written = line.split_whitespace().filter(|t| t.eq_ignore_ascii_case("m")).count() as u64;
         let read = move || match Draughts::parse_guide_game(line) {
-            Ok((start, moves)) => Ok(GameRecord { tags: Vec::new(), start, moves, result: None, line: n + 1, comments: Vec::new() }),
+            Ok((start, moves)) => Ok(GameRecord { tags: Vec::new(), start, moves, result: None, line: n + 1, remarks: Default::default() }),
             Err(e) => Err(RecordError {
                 index,
                 line: n + 1,

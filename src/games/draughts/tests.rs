@@ -452,7 +452,12 @@ mod records {
         let mut notes = Vec::new();
         for (i, &m) in rec.moves.iter().enumerate() {
             let better: Vec<_> = g.legal_moves().into_iter().filter(|&o| o != m).take(1).collect();
-            notes.push(PlyNote { comment: Some(format!("[%eval {i}.25] note")), nag: Some(6), variation: better });
+            notes.push(PlyNote {
+                comment: Some(format!("[%eval {i}.25] note")),
+                nag: Some(6),
+                variation: better,
+                ..PlyNote::empty()
+            });
             g.make(m);
         }
         notes

@@ -35,5 +35,5 @@ fn game(index: usize, line: usize, text: &str) -> Result<GameRecord<Hive>, Recor
     let state = text.split(';').nth(1).map(str::trim).unwrap_or("");
     let result =
         ["WhiteWins", "BlackWins", "Draw"].iter().find(|s| s.eq_ignore_ascii_case(state)).map(|s| s.to_string());
-    Ok(GameRecord { tags: Vec::new(), start, moves: game.moves(), result, line, comments: Vec::new() })
+    Ok(GameRecord { tags: Vec::new(), start, moves: game.moves(), result, line, remarks: Default::default() })
 }

@@ -174,7 +174,7 @@ fn moves_game(index: usize, block: &Block) -> Result<GameRecord<Xiangqi>, Record
             let dots = tok[digits..].bytes().take_while(|&c| c == b'.').count();
             let m = if digits > 0 && dots > 0 { &tok[digits + dots..] } else { tok };
             if !m.is_empty() {
-                raw.moves.push(MoveToken { text: m.to_string(), line, comment: None });
+                raw.moves.push(MoveToken::new(m, line));
             }
         }
     }
