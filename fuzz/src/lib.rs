@@ -140,8 +140,18 @@ fn records<G: Game>(text: &str, format: Option<&str>) {
             assert!(legal.contains(&m), "record move {m:?} not legal in `{}`", g.position_key());
             g.make(m);
         }
-        let notes: Vec<PlyNote<G::Move>> =
-            record.moves.iter().map(|_| PlyNote { comment: None, nag: None, variation: Vec::new() }).collect();
+        // The record's own remarks go out with it, as an annotation job writes them.
+        let mut notes: Vec<PlyNote<G::Move>> = record.moves.iter().map(|_| PlyNote::empty()).collect();
+        for (k, note) in notes.iter_mut().enumerate() {
+            if let Some(own) = record.remarks.of_move(k) {
+                note.comment = own.comment.clone();
+                note.record_nags = own.nags.clone();
+                note.record_variations = own.variations.clone();
+            }
+        }
+        if let Some(first) = notes.first_mut() {
+            first.before = record.remarks.before.clone();
+        }
         let Some(exported) = G::export_record(&record, &notes) else { continue };
         let again = G::parse_records(&exported, G::EXPORT_FORMAT, &mut RecordBudget::new(1, u64::MAX))
             .unwrap_or_else(|e| panic!("exported record not read back: {e}\n{exported}"));
@@ -152,6 +162,12 @@ fn records<G: Game>(text: &str, format: Option<&str>) {
         };
         assert_eq!(back.start.position_key(), record.start.position_key(), "start of\n{exported}");
         assert_eq!(back.moves, record.moves, "moves of\n{exported}");
+        // and read back as they were (a game without moves has nowhere to write its opening comment).
+        let mut remarks = record.remarks.clone();
+        if record.moves.is_empty() {
+            remarks.before = None;
+        }
+        assert_eq!(back.remarks, remarks, "remarks of\n{exported}");
         // A record without a result is exported with the unknown result `*`, which reads back as such.
         let result = record.result.as_deref().unwrap_or("*");
         assert_eq!(back.result.as_deref(), Some(result), "result of\n{exported}");

@@ -749,9 +749,10 @@ struct Wrapper {
 impl Wrapper {
     fn word(&mut self, w: &str) {
         let len = w.chars().count();
-        // A line beginning with `%` is an escape line, skipped to its end by readers: a word beginning with it
-        // (in a comment) stays on the line before.
-        if self.col > 0 && self.col + 1 + len > LINE_WIDTH && !w.starts_with('%') {
+        // A line beginning with `%` is an escape line, skipped to its end by readers, and one beginning with `[`
+        // may be read as a tag pair ending whatever comment it is in: a word of a comment beginning with either
+        // stays on the line before.
+        if self.col > 0 && self.col + 1 + len > LINE_WIDTH && !w.starts_with(['%', '[']) {
             self.out.push('\n');
             self.col = 0;
         }
@@ -1124,13 +1125,24 @@ mod tests {
     }
 
     #[test]
-    fn a_word_beginning_with_percent_never_begins_a_line() {
+    fn a_comment_word_that_would_change_a_lines_meaning_never_begins_one() {
         // A line beginning with `%` is an escape line: a comment's `%` word there would hide the rest of the line.
         let mut w = Wrapper { out: String::new(), col: 0 };
         w.word(&"x".repeat(LINE_WIDTH - 2));
         w.word("%100");
         w.word("y");
         assert_eq!(w.out, format!("{} %100\ny", "x".repeat(LINE_WIDTH - 2)));
+        // One beginning with `[Name "` ends the comment it is in: `[Event "x"]` stays one game's comment.
+        let text = format!("1. e4 {{{} [Event \"x\"] and more}} e5 *", "w ".repeat(36));
+        let g = read_games(&text, PGN_RESULTS).remove(0);
+        let comment = g.moves[0].remarks.comment.clone().expect("the comment");
+        let record = build_record(0, g, crate::games::chess::Chess::start(), 1, |p, t| p.parse_move(t)).expect("ok");
+        let mut notes: Vec<PlyNote<_>> = (0..2).map(|_| PlyNote::empty()).collect();
+        notes[0].comment = Some(comment.clone());
+        let out = write_game(&[], &record.start, 1, &record.moves, &notes, "*", |g, m| g.move_to_san(m));
+        let back = read_games(&out, PGN_RESULTS);
+        assert_eq!(back.len(), 1, "{out}");
+        assert_eq!(back[0].moves[0].remarks.comment.as_deref(), Some(comment.as_str()), "{out}");
     }
 
     #[test]
