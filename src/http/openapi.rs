@@ -107,7 +107,7 @@ fn annotation_paths() -> Value {
             "/v1/annotations/{id}/export": {
                 "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } } ],
                 "get": {
-                    "summary": "The annotated games: the game's own format (PGN/PDN with `[%eval]` comments, NAGs and better lines), readable text, or JSON.",
+                    "summary": "The annotated games: the game's own format (PGN/PDN with `[%eval]` comments, NAGs and better lines beside the record's own comments, glyphs and variations), readable text, or JSON.",
                     "operationId": "exportAnnotation",
                     "parameters": [ { "name": "format", "in": "query", "schema": { "type": "string" },
                         "description": "The game's export format (see /v1/games), `text` or `json`; default: the game's own, else text." } ],
