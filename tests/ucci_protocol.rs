@@ -316,3 +316,75 @@ fn end_of_input_answers_the_search_and_exits() {
     replay(Xiangqi::start(), &[&best]);
     e.ends();
 }
+
+/// The `bestmove`, `nobestmove` and `readyok` lines, `count` of them.
+fn answers(e: &mut Engine, count: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    while out.len() < count {
+        match e.next() {
+            Some(line) if line.starts_with("bestmove") || line == "nobestmove" || line == "readyok" => out.push(line),
+            Some(line) => assert!(line.starts_with("info "), "{line}"),
+            None => panic!("the engine closed its output: {out:?}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn lines_behind_a_waiting_go_belong_to_it() {
+    // As in kibitz-uci (found by an audit): a `stop` behind a waiting `go` is that search's, and `readyok` comes
+    // after the `bestmove` of a search told to stop before it.
+    let mut e = Engine::kibitz();
+    handshake(&mut e);
+    e.send("position startpos");
+    for line in ["go depth infinite", "stop", "go depth infinite", "stop", "go ponder", "ponderhit", "stop", "isready"]
+    {
+        e.send(line);
+    }
+    let out = answers(&mut e, 4);
+    assert!(out[..3].iter().all(|l| l.starts_with("bestmove ")), "{out:?}");
+    assert_eq!(out[3], "readyok");
+    e.send("go depth infinite");
+    for line in ["stop", "setoption newgame", "isready"] {
+        e.send(line);
+    }
+    let out = answers(&mut e, 2);
+    assert!(out[0].starts_with("bestmove ") && out[1] == "readyok", "{out:?}");
+    e.send("quit");
+    assert_eq!(e.until("bye"), ["bye"]);
+    e.ends();
+}
+
+#[test]
+fn the_end_of_input_lets_the_waiting_searches_answer() {
+    let mut e = Engine::kibitz();
+    for line in ["position startpos", "go depth 4", "position startpos moves h2e2", "go depth 4"] {
+        e.send(line);
+    }
+    e.stdin = None;
+    let out = answers(&mut e, 2);
+    let second = out[1].split_whitespace().nth(1).expect("a move").to_string();
+    replay(Xiangqi::start(), &["h2e2", &second]);
+    e.ends();
+}
+
+#[test]
+fn a_held_search_without_a_move_answers_when_told() {
+    // Black is mated: `go ponder` and an endless `go` hold their `nobestmove` until `ponderhit` or `stop`.
+    let mut e = Engine::kibitz();
+    handshake(&mut e);
+    e.quiet("position fen 4k4/4R4/4R1N2/9/9/9/9/9/9/3K5 b - - 0 1");
+    e.send("go ponder time 5");
+    e.send("isready");
+    assert_eq!(e.until("readyok"), ["readyok"], "nothing before `ponderhit`");
+    e.send("ponderhit");
+    assert_eq!(e.until("nobestmove"), ["nobestmove"]);
+    e.send("go depth infinite");
+    e.send("isready");
+    assert_eq!(e.until("readyok"), ["readyok"], "nothing before `stop`");
+    e.send("stop");
+    assert_eq!(e.until("nobestmove"), ["nobestmove"]);
+    e.send("quit");
+    assert_eq!(e.until("bye"), ["bye"]);
+    e.ends();
+}

@@ -553,3 +553,119 @@ fn fairy_stockfish_and_kibitz_play_xiangqi_through_uci_variant() {
     kibitz.send("quit");
     kibitz.ends();
 }
+
+/// The lines up to `bestmove` or `readyok`, keeping only those two kinds.
+fn answers(e: &mut Engine, count: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    while out.len() < count {
+        match e.next() {
+            Some(line) if line.starts_with("bestmove") || line == "readyok" => out.push(line),
+            Some(line) => assert!(line.starts_with("info "), "{line}"),
+            None => panic!("the engine closed its output: {out:?}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn lines_behind_a_waiting_go_belong_to_it() {
+    // Found by an audit: a `stop` or `ponderhit` sent behind a `go` still waiting for the search before it
+    // stopped that search again, and the `go` then searched for ever; `isready` behind them was answered
+    // before the stopped search's `bestmove`, which a GUI syncing on `readyok` takes for its next answer.
+    let mut e = Engine::kibitz();
+    handshake(&mut e);
+    e.send("position startpos");
+    for line in ["go infinite", "stop", "go infinite", "stop", "go ponder", "ponderhit", "stop", "isready"] {
+        e.send(line);
+    }
+    let out = answers(&mut e, 4);
+    assert!(out[..3].iter().all(|l| l.starts_with("bestmove ")), "{out:?}");
+    assert_eq!(out[3], "readyok");
+
+    e.send("go infinite");
+    for line in ["stop", "ucinewgame", "isready"] {
+        e.send(line);
+    }
+    let out = answers(&mut e, 2);
+    assert!(out[0].starts_with("bestmove ") && out[1] == "readyok", "{out:?}");
+    e.send("position fen 4k3/8/8/8/8/8/8/4K2R w K - 0 1");
+    let (_, best, _) = e.go("go depth 3");
+    let best = best.expect("a move");
+    let g = Chess::parse_position("4k3/8/8/8/8/8/8/4K2R w K - 0 1", None).expect("fen");
+    assert!(g.parse_uci_move(&best).is_ok(), "{best} is not a move of the new position");
+    e.send("quit");
+    e.ends();
+}
+
+#[test]
+fn the_end_of_input_lets_the_waiting_searches_answer() {
+    // Found by an audit: the end of input dropped a `go` waiting behind the running search.
+    let mut e = Engine::kibitz();
+    for line in ["position startpos", "go depth 5", "position startpos moves e2e4", "go depth 5"] {
+        e.send(line);
+    }
+    e.stdin = None;
+    let out = answers(&mut e, 2);
+    let second = out[1].split_whitespace().nth(1).expect("a move").to_string();
+    replay(Chess::start(), &["e2e4".to_string(), second]);
+    e.ends();
+}
+
+#[test]
+fn a_held_search_without_a_move_answers_when_told() {
+    // `go ponder` and `go infinite` hold their `bestmove` until `ponderhit` or `stop`, also where there is no move
+    // (found by an audit: a GUI pondering on its own mate got `bestmove (none)` before it asked).
+    let mut e = Engine::kibitz();
+    handshake(&mut e);
+    e.send("position fen k7/8/1K6/8/8/8/8/7R b - - 0 1 moves a8b8 h1h8");
+    e.send("go ponder wtime 5000 btime 5000");
+    assert_eq!(e.ask("debug off"), Vec::<String>::new(), "nothing before `ponderhit`");
+    e.send("ponderhit");
+    assert_eq!(e.until("bestmove"), ["info depth 0 score mate 0", "bestmove (none)"]);
+    e.send("go infinite");
+    assert_eq!(e.ask("debug off"), Vec::<String>::new(), "nothing before `stop`");
+    e.send("stop");
+    assert_eq!(e.until("bestmove"), ["info depth 0 score mate 0", "bestmove (none)"]);
+    e.send("quit");
+    e.ends();
+}
+
+#[test]
+fn chess960_castling_is_king_takes_rook_when_asked() {
+    let mut e = Engine::kibitz();
+    let options = handshake(&mut e);
+    assert!(options.contains(&"option name UCI_Chess960 type check default false".to_string()), "{options:?}");
+    let fen = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1";
+    e.quiet(&format!("position fen {fen}"));
+    assert_eq!(e.go("go depth 1 searchmoves e1g1").1.as_deref(), Some("e1g1"));
+    e.quiet("setoption name UCI_Chess960 value true");
+    e.quiet(&format!("position fen {fen}"));
+    assert_eq!(e.go("go depth 1 searchmoves e1h1").1.as_deref(), Some("e1h1"));
+    // Standard chess's start is Chess960's position 518: its castling too.
+    e.quiet("position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6");
+    let (info, best, _) = e.go("go depth 2 searchmoves e1h1");
+    assert_eq!(best.as_deref(), Some("e1h1"), "{info:?}");
+    e.refused("setoption name UCI_Chess960 value maybe", "option UCI_Chess960 takes true or false");
+    e.send("quit");
+    e.ends();
+}
+
+#[test]
+fn a_position_too_long_to_read_leaves_no_position() {
+    // Found by an audit: the line was dropped and `go` played a move of the position before it.
+    let mut e = Engine::kibitz();
+    handshake(&mut e);
+    e.quiet("position startpos moves e2e4");
+    let long = format!("position startpos moves {}", "g1f3 g8f6 f3g1 f6g8 ".repeat(55_000));
+    let out = e.ask(long.trim_end());
+    assert!(out.len() == 1 && out[0].contains("longer than the limit"), "{out:?}");
+    e.send("go depth 2");
+    let out = e.until("bestmove");
+    assert_eq!(out.last().map(String::as_str), Some("bestmove (none)"), "{out:?}");
+    assert!(out[0].contains("too long to read"), "{out:?}");
+    // The next `position` is read as ever.
+    e.quiet("position startpos");
+    assert!(e.go("go depth 2").1.is_some());
+    e.send("quit");
+    e.ends();
+}

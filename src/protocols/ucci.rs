@@ -34,9 +34,15 @@
 //! * While a search runs, `isready`, `stop`, `ponderhit` and `quit` are answered at once; any other line
 //!   waits (up to 1024 lines, 4 MiB) and runs after the `bestmove`; `position`, `go`, `banmoves` and
 //!   `probe` also stop the running search first (or let out the held `bestmove` of one that has ended).
-//!   `go ponder` and a `go` without a limit hold their `bestmove` until `stop` or `ponderhit`.
-//! * `nobestmove` answers a `go` in a position without a legal move, and when every legal move is banned.
-//! * The end of input stops a running search, writes its answer and exits.
+//!   `go ponder` and a `go` without a limit hold their `bestmove` until `stop` or `ponderhit`. A `stop` or
+//!   `ponderhit` behind a waiting `go` is that search's, and an `isready` behind waiting lines, or while a
+//!   search told to stop has not answered, waits its turn.
+//! * `nobestmove` answers a `go` in a position without a legal move, and when every legal move is banned
+//!   (held like a `bestmove` after `go ponder` or an endless `go`).
+//! * The end of input stops a running search (within [`END_OF_INPUT_GRACE`]), writes its answer, runs the lines
+//!   waiting behind it (a `go` among them searching within the grace too) and exits.
+//! * A line too long to read is answered with an error; it may have been a `position`, so the next `go` is
+//!   refused as after a refused `position` until a `position` is read.
 //!
 //! Options: `usemillisec` (check, false), `hashsize` (spin, MiB, 1-4096, default 64; 0 is read as the
 //! default), `threads` (spin, 1-64, default 1), `newgame` (button: clears the transposition table).
@@ -66,6 +72,10 @@ pub const MAX_TIME_MS: u64 = 7 * 24 * 3600 * 1000;
 /// A draw offer is accepted when kibitz's score is below this (centi-units).
 pub const ACCEPT_DRAW_BELOW: i32 = -150;
 const END_OF_INPUT_GRACE: Duration = Duration::from_millis(200);
+
+/// What stands for a line too long to read among the lines waiting for a search (no line read begins with a
+/// line end).
+const TOO_LONG: char = '\n';
 
 /// UCCI has no error reply; errors are an `info string`, as in UCI.
 pub const ERRORS: ErrorForm = ErrorForm { command: "info string error:", invalid_move: "info string error:" };
@@ -116,6 +126,8 @@ struct Thinking {
     on_ponderhit: Option<Limits>,
     draw_offered: bool,
     answer: Option<String>,
+    /// Asked to stop (by `stop`, or by a line that stops it first), not yet answered.
+    stopping: bool,
 }
 
 /// One UCCI session.
@@ -180,6 +192,15 @@ impl UcciSession {
         if self.thinking.is_some() {
             let word = line.split_whitespace().next().unwrap_or("");
             match word {
+                // Behind a waiting `go`, `stop` and `ponderhit` are about the search it starts; `isready` behind
+                // any waiting line is answered after it, in order (as in `kibitz-uci`, found by an audit).
+                "isready" | "stop" | "ponderhit"
+                    if self.waiting.holds_command("go")
+                        || word == "isready" && (!self.waiting.is_empty() || self.stopping()) =>
+                {
+                    self.waiting.push(line);
+                    return Reply::none();
+                }
                 "isready" | "stop" | "ponderhit" | "quit" => {}
                 "" => return Reply::none(),
                 _ => {
@@ -200,26 +221,44 @@ impl UcciSession {
         self.command(line)
     }
 
+    /// A discarded over-long line. It may have been a `position`: the position is then not the GUI's, so the
+    /// next `go` is refused until a `position` is read, in the order the lines came.
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
-        error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE))
+        let reply =
+            error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE));
+        let mark = format!("{TOO_LONG}{bytes}");
+        if self.thinking.is_some() {
+            self.waiting.push(&mark);
+        } else {
+            self.command(&mark);
+        }
+        reply
     }
 
+    /// The input ended: the running search stops (within [`END_OF_INPUT_GRACE`]) and answers, the lines waiting
+    /// behind it run (a `go` among them searching within the grace too), then the engine quits.
     pub fn on_end_of_input(&mut self) -> Reply {
         self.input_ended = true;
-        self.waiting.clear();
-        match &mut self.thinking {
-            Some(t) => {
-                t.hold = false;
-                t.on_ponderhit = None;
-                if let Some(answer) = t.answer.take() {
-                    self.thinking = None;
-                    return Reply::quit(vec![answer]);
-                }
-                super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-ucci-eof");
-                Reply::none()
-            }
-            None => Reply::quit(Vec::new()),
+        if self.thinking.is_none() {
+            return self.answered(Vec::new());
         }
+        if let Some(answer) = self.wind_down() {
+            self.thinking = None;
+            return self.answered(vec![answer]);
+        }
+        Reply::none()
+    }
+
+    /// After the end of input: the running search holds its answer no longer and ends within the grace; its
+    /// answer if it has one already.
+    fn wind_down(&mut self) -> Option<String> {
+        let t = self.thinking.as_mut()?;
+        t.hold = false;
+        t.on_ponderhit = None;
+        if t.answer.is_none() {
+            super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-ucci-eof");
+        }
+        t.answer.take()
     }
 
     pub fn on_event(&mut self, event: UcciEvent) -> Reply {
@@ -264,24 +303,56 @@ impl UcciSession {
                 break;
             }
         }
+        if self.thinking.is_some() && !quit {
+            // A waiting `go` has started a search: the lines behind it meet it as if they came now (a `stop`
+            // stops it, the rest wait again, in order).
+            let rest: Vec<String> = std::iter::from_fn(|| self.waiting.pop()).collect();
+            for line in rest {
+                let reply = self.on_line(&line);
+                lines.extend(reply.lines);
+                quit |= reply.quit;
+            }
+        }
         if self.thinking.is_none()
             && let Some(e) = self.waiting.take_dropped()
         {
             lines.push(ERRORS.line(&e));
         }
+        if self.input_ended
+            && !quit
+            && let Some(answer) = self.wind_down()
+        {
+            // A `go` that waited behind the end of input and has answered already (a position without a move).
+            self.thinking = None;
+            let reply = self.answered(vec![answer]);
+            lines.extend(reply.lines);
+            return Reply { lines, quit: reply.quit };
+        }
         quit |= self.input_ended && self.thinking.is_none();
         Reply { lines, quit }
+    }
+
+    /// The running search was asked to stop and has not answered yet (its `bestmove` is a moment away: an
+    /// `isready` then waits for it, so that `readyok` comes after it).
+    fn stopping(&self) -> bool {
+        self.thinking.as_ref().is_some_and(|t| t.stopping && t.answer.is_none())
     }
 
     fn release(&mut self) {
         if let Some(t) = &mut self.thinking {
             t.hold = false;
             t.on_ponderhit = None;
+            t.stopping = true;
             t.job.stop();
         }
     }
 
     fn command(&mut self, line: &str) -> Reply {
+        // The mark of a line too long to read (no line read can begin with a line end).
+        if let Some(bytes) = line.strip_prefix(TOO_LONG) {
+            self.refused = Some(format!("a line of {bytes} bytes was too long to read"));
+            return Reply::none();
+        }
         let mut tokens = line.split_whitespace();
         let Some(word) = tokens.next() else { return Reply::none() };
         let args: Vec<&str> = tokens.collect();
@@ -460,13 +531,29 @@ impl UcciSession {
                 limits.infinite = true;
             }
         }
-        // No legal move, or every one banned: nothing to play.
-        let legal = self.game.legal_moves();
-        if legal.iter().all(|m| self.banned.contains(m)) {
-            lines.push("nobestmove".to_string());
+        // No legal move, or every one banned: nothing to play (held like any other answer until `stop` or
+        // `ponderhit` where the search would be).
+        let hold = ponder || limits.infinite;
+        if self.nothing_to_play() {
+            if hold {
+                self.next_id += 1;
+                let (job, _finished) = JobHandle::external();
+                let on_ponderhit = ponder.then_some(limits);
+                let answer = Some("nobestmove".to_string());
+                self.thinking = Some(Thinking {
+                    id: self.next_id,
+                    job,
+                    hold,
+                    on_ponderhit,
+                    draw_offered: draw,
+                    answer,
+                    stopping: false,
+                });
+            } else {
+                lines.push("nobestmove".to_string());
+            }
             return Reply { lines, quit: false };
         }
-        let hold = ponder || limits.infinite;
         let result = if ponder {
             self.start(Limits::infinite(), hold, Some(limits), draw)
         } else {
@@ -499,7 +586,7 @@ impl UcciSession {
             notify(event_of(&root, id, e))
         })
         .map_err(|e| SessionError::command(format!("cannot search now: {e}")))?;
-        self.thinking = Some(Thinking { id, job, hold, on_ponderhit, draw_offered, answer: None });
+        self.thinking = Some(Thinking { id, job, hold, on_ponderhit, draw_offered, answer: None, stopping: false });
         Ok(())
     }
 
@@ -511,6 +598,7 @@ impl UcciSession {
             self.thinking = None;
             return self.answered(vec![answer]);
         }
+        t.stopping = true;
         t.job.stop();
         Reply::none()
     }
@@ -520,11 +608,19 @@ impl UcciSession {
         let Some(limits) = t.on_ponderhit.take() else { return Reply::none() };
         let draw = t.draw_offered || args.first() == Some(&"draw");
         self.thinking = None;
+        if self.nothing_to_play() {
+            return self.answered(vec!["nobestmove".to_string()]);
+        }
         let hold = limits.infinite;
         match self.start(limits, hold, None, draw) {
             Ok(()) => Reply::none(),
             Err(e) => ERRORS.reply(&e),
         }
+    }
+
+    /// No legal move, or every one banned.
+    fn nothing_to_play(&self) -> bool {
+        self.game.legal_moves().iter().all(|m| self.banned.contains(m))
     }
 
     fn probe(&mut self, args: &[&str]) -> Result<Vec<String>, SessionError> {

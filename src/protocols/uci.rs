@@ -6,7 +6,7 @@
 //! | command | answer |
 //! |---|---|
 //! | `uci` | `id name`, `id author`, one `option` line per option, `uciok` |
-//! | `isready` | `readyok` (at once, also while searching) |
+//! | `isready` | `readyok` (at once, also while searching; after the lines still waiting and the `bestmove` of a search told to stop) |
 //! | `debug on\|off` | nothing |
 //! | `setoption name <name> [value <value>]` | nothing (the options are below) |
 //! | `ucinewgame` | nothing; the transposition table is cleared |
@@ -32,14 +32,19 @@
 //! * While a search runs, `isready`, `stop`, `ponderhit`, `debug` and `quit` are answered at once; any other
 //!   line waits (up to 1024 lines, 4 MiB) and runs after the `bestmove`. `position`, `go` and `ucinewgame`
 //!   also stop the running search first (or let out the held `bestmove` of one that has ended), so a GUI that
-//!   forgets `stop` is never left hanging.
+//!   forgets `stop` is never left hanging. A `stop` or `ponderhit` behind a waiting `go` is that search's, and
+//!   an `isready` behind waiting lines, or while a search told to stop has not answered, waits its turn: the
+//!   lines are answered in the order they came.
 //! * `go infinite` and `go ponder` hold their `bestmove` until `stop` (or `ponderhit`), as the specification
 //!   requires, even when the search ends by itself.
 //! * `ponderhit` starts the search afresh on the same position with the clock limits of `go ponder`; the
 //!   transposition table keeps what pondering found.
-//! * The end of input stops a running search; the engine writes its `bestmove` and exits.
+//! * The end of input stops a running search (within [`END_OF_INPUT_GRACE`]); the engine writes its
+//!   `bestmove`, runs the lines waiting behind it (a `go` among them searching within the grace too) and exits.
 //! * In a position without a legal move `go` answers `info depth 0 score mate 0` (or `score cp 0` when it
-//!   is a draw) and `bestmove (none)`.
+//!   is a draw) and `bestmove (none)`, held until `stop` or `ponderhit` after `go infinite` or `go ponder`.
+//! * A line too long to read ([`stdio::MAX_LINE`]) is answered with an error; it may have been a `position`,
+//!   so the next `go` is refused as after a refused `position` until a `position` is read.
 //!
 //! Options:
 //!
@@ -50,6 +55,7 @@
 //! | `MultiPV` | spin | 1 | 1-[`MAX_MULTIPV`] |
 //! | `Move Overhead` | spin | 10 (ms) | 0-5000: kept back from the clock for the GUI's round trip |
 //! | `Ponder` | check | false | whether the GUI may ponder (the engine ponders only when told `go ponder`) |
+//! | `UCI_Chess960` | check | false | castling written king-takes-rook in every position (else only in Chess960 set-ups) |
 //! | `UCI_Variant` | combo | chess | `chess` or `xiangqi`; a change sets the variant's start position |
 
 use std::sync::Arc;
@@ -79,6 +85,10 @@ const END_OF_INPUT_GRACE: Duration = Duration::from_millis(200);
 
 /// The answer of a search that has no move to give.
 const NO_MOVE: &str = "bestmove (none)";
+
+/// What stands for a line too long to read among the lines waiting for a search (no line read begins with a
+/// line end).
+const TOO_LONG: char = '\n';
 
 /// UCI has no error reply; errors are written as an `info string`, which every GUI shows or logs.
 pub const ERRORS: ErrorForm = ErrorForm { command: "info string error:", invalid_move: "info string error:" };
@@ -116,6 +126,9 @@ pub struct UciConfig {
     pub multipv: u32,
     pub move_overhead_ms: u32,
     pub ponder: bool,
+    /// `UCI_Chess960`: castling is written king-takes-rook in every chess position (without it, only in
+    /// positions whose king and rooks do not stand where standard chess has them).
+    pub chess960: bool,
     pub variant: Variant,
     /// Search with this external engine of the engines file instead of kibitz's own (`-engine`), for the
     /// games it plays.
@@ -130,6 +143,7 @@ impl Default for UciConfig {
             multipv: 1,
             move_overhead_ms: 10,
             ponder: false,
+            chess960: false,
             variant: Variant::Chess,
             engine: None,
         }
@@ -190,8 +204,10 @@ struct Thinking {
     hold: bool,
     /// `go ponder`: the search to run at `ponderhit`.
     on_ponderhit: Option<Plan>,
-    /// The answer of a held search that has ended.
-    answer: Option<String>,
+    /// The answer of a held search that has ended (its `bestmove` line, after anything else it has to say).
+    answer: Option<Vec<String>>,
+    /// Asked to stop (by `stop`, or by a line that stops it first), not yet answered.
+    stopping: bool,
 }
 
 /// What a `go` asked for.
@@ -251,6 +267,17 @@ impl UciSession {
         let word = line.split_whitespace().next().unwrap_or("");
         if self.thinking.is_some() {
             match word {
+                // Behind a waiting `go`, `stop` and `ponderhit` are about the search it starts (found by an
+                // audit: they stopped the search already stopping, and the next one ran on for ever); `isready`
+                // behind any waiting line is answered after it, in order (its `readyok` came before the stopped
+                // search's `bestmove`, which a GUI then took for the answer to its next `go`).
+                "isready" | "stop" | "ponderhit"
+                    if self.waiting.holds_command("go")
+                        || word == "isready" && (!self.waiting.is_empty() || self.stopping()) =>
+                {
+                    self.waiting.push(line);
+                    return Reply::none();
+                }
                 "isready" | "stop" | "ponderhit" | "quit" | "debug" => {}
                 "" => return Reply::none(),
                 _ => {
@@ -259,7 +286,7 @@ impl UciSession {
                         if let Some(answer) = self.thinking.as_mut().and_then(|t| t.answer.take()) {
                             self.thinking = None;
                             self.waiting.push(line);
-                            return self.answered(vec![answer]);
+                            return self.answered(answer);
                         }
                         self.release();
                     }
@@ -271,28 +298,44 @@ impl UciSession {
         self.command(line)
     }
 
-    /// A discarded over-long line.
+    /// A discarded over-long line. It may have been a `position` (a game of a great many moves): the position is
+    /// then not the GUI's, so the next `go` is refused until a `position` is read, in the order the lines came.
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
-        error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE))
+        let reply =
+            error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE));
+        let mark = format!("{TOO_LONG}{bytes}");
+        if self.thinking.is_some() {
+            self.waiting.push(&mark);
+        } else {
+            self.command(&mark);
+        }
+        reply
     }
 
-    /// The input ended: quit now, or once the running search has answered.
+    /// The input ended: the running search stops (within [`END_OF_INPUT_GRACE`]) and answers, the lines waiting
+    /// behind it run (a `go` among them searching within the grace too), then the engine quits.
     pub fn on_end_of_input(&mut self) -> Reply {
         self.input_ended = true;
-        self.waiting.clear();
-        match &mut self.thinking {
-            Some(t) => {
-                t.hold = false;
-                t.on_ponderhit = None;
-                if let Some(answer) = t.answer.take() {
-                    self.thinking = None;
-                    return Reply::quit(vec![answer]);
-                }
-                super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-uci-eof");
-                Reply::none()
-            }
-            None => Reply::quit(Vec::new()),
+        if self.thinking.is_none() {
+            return self.answered(Vec::new());
         }
+        if let Some(answer) = self.wind_down() {
+            self.thinking = None;
+            return self.answered(answer);
+        }
+        Reply::none()
+    }
+
+    /// After the end of input: the running search holds its answer no longer and ends within the grace; its
+    /// answer if it has one already.
+    fn wind_down(&mut self) -> Option<Vec<String>> {
+        let t = self.thinking.as_mut()?;
+        t.hold = false;
+        t.on_ponderhit = None;
+        if t.answer.is_none() {
+            super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-uci-eof");
+        }
+        t.answer.take()
     }
 
     /// A search's progress or end.
@@ -303,7 +346,7 @@ impl UciSession {
             UciEvent::Done { id, bestmove } if Some(id) == current => {
                 let Some(t) = self.thinking.as_mut() else { return Reply::none() };
                 if t.hold {
-                    t.answer = Some(bestmove);
+                    t.answer = Some(vec![bestmove]);
                     return Reply::none();
                 }
                 self.thinking = None;
@@ -315,7 +358,7 @@ impl UciSession {
                 let why = ERRORS.line(&SessionError::command(message));
                 if t.hold {
                     // A `ponderhit` still starts its own search (on a fresh process).
-                    t.answer = Some(NO_MOVE.to_string());
+                    t.answer = Some(vec![NO_MOVE.to_string()]);
                     return Reply::line(why);
                 }
                 self.thinking = None;
@@ -337,26 +380,58 @@ impl UciSession {
                 break;
             }
         }
+        if self.thinking.is_some() && !quit {
+            // A waiting `go` has started a search: the lines behind it meet it as if they came now (a `stop`
+            // stops it, the rest wait again, in order).
+            let rest: Vec<String> = std::iter::from_fn(|| self.waiting.pop()).collect();
+            for line in rest {
+                let reply = self.on_line(&line);
+                lines.extend(reply.lines);
+                quit |= reply.quit;
+            }
+        }
         if self.thinking.is_none()
             && let Some(e) = self.waiting.take_dropped()
         {
             lines.push(ERRORS.line(&e));
+        }
+        if self.input_ended
+            && !quit
+            && let Some(answer) = self.wind_down()
+        {
+            // A `go` that waited behind the end of input and has answered already (a position without a move).
+            self.thinking = None;
+            let reply = self.answered(answer);
+            lines.extend(reply.lines);
+            return Reply { lines, quit: reply.quit };
         }
         quit |= self.input_ended && self.thinking.is_none();
         Reply { lines, quit }
     }
 
     /// Stop the running search and let its answer out when it comes.
+    /// The running search was asked to stop and has not answered yet (its `bestmove` is a moment away: an
+    /// `isready` then waits for it, so that `readyok` comes after it).
+    fn stopping(&self) -> bool {
+        self.thinking.as_ref().is_some_and(|t| t.stopping && t.answer.is_none())
+    }
+
     fn release(&mut self) {
         if let Some(t) = &mut self.thinking {
             t.hold = false;
             t.on_ponderhit = None;
+            t.stopping = true;
             t.job.stop();
         }
     }
 
     /// One command (not one that waits for a search).
     fn command(&mut self, line: &str) -> Reply {
+        // The mark of a line too long to read (no line read can begin with a line end).
+        if let Some(bytes) = line.strip_prefix(TOO_LONG) {
+            self.refused = Some(format!("a line of {bytes} bytes was too long to read"));
+            return Reply::none();
+        }
         let mut tokens = line.split_whitespace();
         let Some(word) = tokens.next() else { return Reply::none() };
         let args: Vec<&str> = tokens.collect();
@@ -373,6 +448,7 @@ impl UciSession {
             "ucinewgame" => {
                 self.analysis.pool().clear_hash();
                 self.board = self.config.variant.start();
+                self.settle_castling();
                 self.refused = None;
                 Ok(Vec::new())
             }
@@ -407,6 +483,7 @@ impl UciSession {
             ));
         }
         lines.push(format!("option name Ponder type check default {}", defaults.ponder));
+        lines.push(format!("option name UCI_Chess960 type check default {}", defaults.chess960));
         let vars: Vec<String> = Variant::ALL.iter().map(|v| format!("var {}", v.name())).collect();
         lines.push(format!(
             "option name UCI_Variant type combo default {} {}",
@@ -441,17 +518,23 @@ impl UciSession {
             }
             return Ok(());
         }
-        if name.eq_ignore_ascii_case("Ponder") {
-            self.config.ponder = match value.to_ascii_lowercase().as_str() {
+        if let Some(option) = ["Ponder", "UCI_Chess960"].into_iter().find(|o| name.eq_ignore_ascii_case(o)) {
+            let on = match value.to_ascii_lowercase().as_str() {
                 "true" => true,
                 "false" => false,
                 _ => {
                     return Err(SessionError::command(format!(
-                        "option Ponder takes true or false, not `{}`",
+                        "option {option} takes true or false, not `{}`",
                         shorten(&value)
                     )));
                 }
             };
+            if option == "Ponder" {
+                self.config.ponder = on;
+            } else {
+                self.config.chess960 = on;
+                self.settle_castling();
+            }
             return Ok(());
         }
         if name.eq_ignore_ascii_case("UCI_Variant") {
@@ -465,6 +548,7 @@ impl UciSession {
             if variant != self.config.variant {
                 self.config.variant = variant;
                 self.board = variant.start();
+                self.settle_castling();
                 self.refused = None;
             }
             return Ok(());
@@ -496,7 +580,17 @@ impl UciSession {
         };
         with_board!(&mut board, g => play_uci_moves(g, moves))?;
         self.board = board;
+        self.settle_castling();
         Ok(())
+    }
+
+    /// Castling written as `UCI_Chess960` asks, in the current position and the searches from it.
+    fn settle_castling(&mut self) {
+        if let Board::Chess(g) = &mut self.board
+            && self.config.chess960
+        {
+            g.write_chess960_castling();
+        }
     }
 
     fn go(&mut self, args: &[&str]) -> Reply {
@@ -516,7 +610,16 @@ impl UciSession {
         let (limits, on_ponderhit) =
             if ponder { (Limits::infinite(), Some(plan.clone())) } else { (plan.limits.clone(), None) };
         if let Some(answer) = with_board!(&self.board, g => no_move_answer(g)) {
-            lines.extend(answer);
+            if hold {
+                // Held like any other until `stop` or `ponderhit` (found by an audit: a GUI pondering on a mate
+                // got its `bestmove` before it asked).
+                self.next_id += 1;
+                let (job, _finished) = JobHandle::external();
+                self.thinking =
+                    Some(Thinking { id: self.next_id, job, hold, on_ponderhit, answer: Some(answer), stopping: false });
+            } else {
+                lines.extend(answer);
+            }
             return Reply { lines, quit: false };
         }
         match self.start(limits, plan.excluded, hold, on_ponderhit) {
@@ -552,7 +655,7 @@ impl UciSession {
             start_search(&analysis, engine.as_deref(), request, move |e| notify(event_of(&root, id, e)))
         })
         .map_err(|e| SessionError::command(format!("cannot search now: {e}")))?;
-        self.thinking = Some(Thinking { id, job, hold, on_ponderhit, answer: None });
+        self.thinking = Some(Thinking { id, job, hold, on_ponderhit, answer: None, stopping: false });
         Ok(())
     }
 
@@ -562,8 +665,9 @@ impl UciSession {
         t.on_ponderhit = None;
         if let Some(answer) = t.answer.take() {
             self.thinking = None;
-            return self.answered(vec![answer]);
+            return self.answered(answer);
         }
+        t.stopping = true;
         t.job.stop();
         Reply::none()
     }
@@ -573,6 +677,9 @@ impl UciSession {
         let Some(plan) = t.on_ponderhit.take() else { return Reply::none() };
         // The pondering search is dropped (which cancels it); its late events carry an old number.
         self.thinking = None;
+        if let Some(answer) = with_board!(&self.board, g => no_move_answer(g)) {
+            return self.answered(answer);
+        }
         let hold = plan.limits.infinite;
         match self.start(plan.limits, plan.excluded, hold, None) {
             Ok(()) => Reply::none(),

@@ -237,6 +237,12 @@ impl Chess {
         self.chess960
     }
 
+    /// Write castling king-takes-rook from now on, also where the king and rooks stand as in standard chess (a
+    /// Chess960 game's start position 518, as a GUI playing Chess960 with `UCI_Chess960` expects it).
+    pub fn write_chess960_castling(&mut self) {
+        self.chess960 = true;
+    }
+
     /// Every legal move.
     pub fn legal_moves(&self) -> Vec<Move> {
         notation::legal_moves(&self.board)
