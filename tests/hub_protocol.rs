@@ -196,8 +196,11 @@ fn transcript_and_bad_lines() {
     e.send("ping\r\u{1}");
     assert_eq!(e.until("pong"), ["pong"]);
 
-    // The position is still the one after 32-28 19-23 28x19: Black must take back.
+    // After a refused `pos` there is no position (found by an audit: `go` played a move of the one before it,
+    // which pydraughts could not read): `go` says why and searches nothing, until a `pos` is read.
     e.quiet("level depth=4");
+    e.refused("go think", "go: no position to search, the last `pos` was refused (pos needs pos=)");
+    e.quiet(&format!("pos pos={START} moves=\"32-28 19-23 28x19x23\""));
     e.send("go think");
     let (infos, best, ponder) = e.done();
     let g = replay(Draughts::start(), &["32-28", "19-23", "28x19x23"]);
@@ -270,6 +273,45 @@ fn end_of_input_answers_the_search_and_exits() {
     e.stdin = None;
     let (_, best, _) = e.done();
     replay(Draughts::start(), &[&best]);
+    e.ends();
+}
+
+#[test]
+fn the_end_of_input_lets_the_waiting_lines_run() {
+    // Found by an audit: the end of input dropped a `go` (and a `ping`) waiting behind the running search.
+    let mut e = start_hub(Engine::spawn(Command::new(env!("CARGO_BIN_EXE_kibitz-hub"))));
+    for line in ["pos pos=".to_string() + START, "level depth=2".into(), "go think".into()] {
+        e.send(&line);
+    }
+    e.send(&format!("pos pos={START} moves=\"32-28\""));
+    e.send("go think");
+    e.send("ping");
+    e.stdin = None;
+    // `ping` is answered at once while the second search runs (as ever), or after it.
+    let mut out = Vec::new();
+    while let Some(line) = e.next() {
+        if !line.starts_with("info ") {
+            out.push(line);
+        }
+    }
+    let done: Vec<&str> = out.iter().filter_map(|l| l.strip_prefix("done move=")).collect();
+    assert_eq!((done.len(), out.iter().filter(|l| *l == "pong").count()), (2, 1), "{out:?}");
+    let first = done[0].split_whitespace().next().expect("a move");
+    let second = done[1].split_whitespace().next().expect("a move");
+    replay(Draughts::start(), &[first]);
+    replay(Draughts::start(), &["32-28", second]);
+    e.ends();
+}
+
+#[test]
+fn a_line_too_long_to_read_leaves_no_position() {
+    let mut e = start_hub(Engine::spawn(Command::new(env!("CARGO_BIN_EXE_kibitz-hub"))));
+    e.quiet(&format!("pos pos={START}"));
+    let long = format!("pos pos={START} moves=\"{}\"", "32-28 ".repeat(200_000));
+    let out = e.ask(&long);
+    assert!(out.len() == 1 && out[0].contains("longer than the limit"), "{out:?}");
+    e.refused("go think", "go: no position to search, the last `pos` was refused (a line of");
+    e.send("quit");
     e.ends();
 }
 

@@ -30,7 +30,9 @@
 //!
 //! * Commands and arguments it does not know are ignored, as the protocol requires. A known command with a
 //!   value it cannot use (a bad position, an illegal move, a number that is not one, a parameter value out of
-//!   range) is answered `error message="<what was wrong>"` and changes nothing.
+//!   range) is answered `error message="<what was wrong>"` and changes nothing, but for a refused `pos`: the
+//!   position is then not the GUI's, so `go` answers `error` (why) and searches nothing until a `pos` is read.
+//!   A line too long to read may have been a `pos`, and counts as a refused one.
 //! * `level` replaces the limit of the previous `level` (a GUI sends one before each search); without any,
 //!   a search goes to depth [`Limits::DEFAULT_DEPTH`]. The increment of `level time= inc=` is added to the
 //!   time left before the move, as the protocol says.
@@ -43,7 +45,8 @@
 //!   by itself when nothing deeper is left to search (a forced win seen to the end), as the protocol allows.
 //! * `go` in a position without a legal move answers `error` and starts nothing (the protocol says a GUI
 //!   never asks for it).
-//! * The end of input stops a running search and the engine exits after `done`.
+//! * The end of input stops a running search (within [`END_OF_INPUT_GRACE`]); after its `done` the lines
+//!   waiting behind it run (a `go` among them searching within the grace too), then the engine exits.
 //!
 //! Parameters (`param` lines): `threads` (int, 1-64, default 1), `hash` (int, MiB, 1-4096, default 64),
 //! `variant` (enum, `normal` only: international draughts).
@@ -71,6 +74,10 @@ pub const MAX_DEPTH: u32 = 64;
 pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 /// How long a search goes on once the input has ended.
 const END_OF_INPUT_GRACE: Duration = Duration::from_millis(200);
+
+/// What stands for a line too long to read among the lines waiting for a search (no line read begins with a
+/// line end).
+const TOO_LONG: char = '\n';
 
 /// The shared error form; [`error_line`] writes it as Hub's `error message="..."`.
 const ERRORS: ErrorForm = ErrorForm { command: "error", invalid_move: "error" };
@@ -203,6 +210,8 @@ pub struct HubSession {
     limits: Limits,
     thinking: Option<Thinking>,
     waiting: WaitingLines,
+    /// Why the last `pos` was refused: the position is then not the GUI's, and `go` searches nothing.
+    refused: Option<String>,
     input_ended: bool,
     next_id: u64,
 }
@@ -219,6 +228,7 @@ impl HubSession {
             limits: Limits::default(),
             thinking: None,
             waiting: WaitingLines::default(),
+            refused: None,
             input_ended: false,
             next_id: 0,
         }
@@ -264,21 +274,32 @@ impl HubSession {
         self.command(line)
     }
 
+    /// A discarded over-long line: it may have been a `pos`, refused then, in the order the lines came.
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
-        error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE))
+        let reply =
+            error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE));
+        let mark = format!("{TOO_LONG}{bytes}");
+        if self.thinking.is_some() {
+            self.waiting.push(&mark);
+        } else {
+            self.command(&mark);
+        }
+        reply
     }
 
-    /// The input ended: quit now, or once the running search has answered.
+    /// The input ended: the running search stops within [`END_OF_INPUT_GRACE`], the lines waiting behind it run
+    /// after its `done`, then the engine quits.
     pub fn on_end_of_input(&mut self) -> Reply {
         self.input_ended = true;
-        self.waiting.clear();
-        match &mut self.thinking {
-            Some(t) => {
-                t.on_ponderhit = None;
-                super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-hub-eof");
-                Reply::none()
-            }
-            None => Reply::quit(Vec::new()),
+        self.wind_down();
+        Reply { lines: Vec::new(), quit: self.thinking.is_none() }
+    }
+
+    /// After the end of input: the running search ends within the grace.
+    fn wind_down(&mut self) {
+        if let Some(t) = &mut self.thinking {
+            t.on_ponderhit = None;
+            super::session::stop_after(&t.job, END_OF_INPUT_GRACE, "kibitz-hub-eof");
         }
     }
 
@@ -318,6 +339,10 @@ impl HubSession {
                 {
                     lines.push(error_line(&e));
                 }
+                if self.input_ended {
+                    // A `go` that waited behind the end of input searches within the grace too.
+                    self.wind_down();
+                }
                 quit |= self.input_ended && self.thinking.is_none();
                 Reply { lines, quit }
             }
@@ -333,6 +358,11 @@ impl HubSession {
     }
 
     fn command(&mut self, line: &str) -> Reply {
+        // The mark of a line too long to read (no line read can begin with a line end).
+        if let Some(bytes) = line.strip_prefix(TOO_LONG) {
+            self.refused = Some(format!("a line of {bytes} bytes was too long to read"));
+            return Reply::none();
+        }
         let parsed = match parse_line(line) {
             Ok(p) => p,
             Err(e) => return error(e),
@@ -347,7 +377,11 @@ impl HubSession {
                 self.analysis.pool().clear_hash();
                 Ok(Vec::new())
             }
-            "pos" => self.pos(&parsed).map(|()| Vec::new()),
+            "pos" => {
+                let done = self.pos(&parsed);
+                self.refused = done.as_ref().err().map(|e| e.message().to_string());
+                done.map(|()| Vec::new())
+            }
             "level" => self.level(&parsed).map(|()| Vec::new()),
             "go" => self.go(&parsed).map(|()| Vec::new()),
             "ping" => Ok(vec!["pong".to_string()]),
@@ -466,6 +500,13 @@ impl HubSession {
     }
 
     fn go(&mut self, line: &HubLine) -> Result<(), SessionError> {
+        // Found by an audit: after a refused `pos`, `go` played a move of the position before it, which the GUI
+        // (pydraughts) then failed to read.
+        if let Some(why) = &self.refused {
+            return Err(SessionError::command(format!(
+                "go: no position to search, the last `pos` was refused ({why})"
+            )));
+        }
         if let Some(end) = self.game.outcome().filter(|_| self.game.legal_moves().is_empty()) {
             return Err(SessionError::command(format!("the game is over: {}", describe_end::<Draughts>(end))));
         }
