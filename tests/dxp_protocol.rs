@@ -168,10 +168,13 @@ fn every_gamereq_is_answered_with_a_gameacc() {
     let bad_squares = format!("R01{name}Z005075BW{}", "x".repeat(50));
     let bad_colour = format!("R01{name}Q005075A");
     let bad_time = format!("R01{name}Z0x5075A");
+    // The protocol's own case for 2: no legal move in the starting position (Black to move, without a piece).
+    let no_move = format!("R01{name}Z005075BZ{}w{}", "e".repeat(45), "e".repeat(4));
     for (request, why) in [
         (bad_squares.as_str(), "GAMEREQ square `x` is not e, w, z, W or Z"),
         (bad_colour.as_str(), "follower colour `Q`"),
         (bad_time.as_str(), "the game time `0x5`"),
+        (no_move.as_str(), "the starting position has no legal move"),
     ] {
         send(&mut s, request);
         let c = read_message(&mut s);
@@ -312,4 +315,24 @@ fn a_peer_that_moves_on_after_the_game_ended_gets_kibitzs_gameend() {
     send(&mut s, "E01");
     let line = the_game_line(&mut follower, &lines);
     assert!(line.starts_with("game 1: kibitz white, won ("), "{line}");
+}
+
+#[test]
+fn a_game_cut_off_by_the_peer_is_reported() {
+    // Found by an audit: the follower said `0 games played` and only its log knew of the game.
+    let (mut follower, addr, lines) = follower();
+    let mut s = TcpStream::connect(&addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    // The follower plays black: the script moves first, then leaves without a word.
+    send(&mut s, &format!("R01{:<32}Z005075A", "script"));
+    assert_eq!(read_message(&mut s), format!("A{:<32}0", "follower"));
+    drop(s);
+    let status = wait_exit(&mut follower, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+    let out = rest(&lines);
+    assert!(
+        out.iter().any(|l| l == "game 1: kibitz black, abandoned (the opponent closed the connection)"),
+        "{out:?}"
+    );
+    assert!(out.iter().any(|l| l == "kibitz dxp: 1 games played"), "{out:?}");
 }

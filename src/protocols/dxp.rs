@@ -359,6 +359,12 @@ impl DxpSession {
             Ok(read) => read,
             Err(e) => return declined('2', e, self.name32()),
         };
+        // The protocol's own case for code 2: no legal move in the starting position (found by an audit: kibitz
+        // accepted such a game, then ended it with a chat that its search found no move).
+        if game.legal_moves().is_empty() {
+            let e = SessionError::command("the starting position has no legal move: the game would be over already");
+            return declined('2', e, self.name32());
+        }
         self.begin(game, mine, minutes, moves);
         let mut lines = vec![format!("A{}0", self.name32())];
         lines.extend(self.think_if_mine()?);
@@ -623,8 +629,12 @@ impl LineSession for DxpSession {
     }
 
     fn on_end_of_input(&mut self) -> Reply {
-        if self.current.is_some() {
+        // A game cut off is one of the session's games, as one given up for silence is (found by an audit: the
+        // summary said `0 games played` and only the log knew of it).
+        if let Some(current) = self.current.take() {
             tracing::warn!("the DXP peer closed the connection during a game");
+            self.score.1 += 1;
+            self.record(current.mine, "abandoned (the opponent closed the connection)");
         }
         Reply::quit(Vec::new())
     }
