@@ -330,9 +330,6 @@ fn a_game_cut_off_by_the_peer_is_reported() {
     let status = wait_exit(&mut follower, Duration::from_secs(60));
     assert!(status.success(), "{status:?}");
     let out = rest(&lines);
-    assert!(
-        out.iter().any(|l| l == "game 1: kibitz black, abandoned (the opponent closed the connection)"),
-        "{out:?}"
-    );
+    assert!(out.iter().any(|l| l == "game 1: kibitz black, abandoned (the opponent closed the connection)"), "{out:?}");
     assert!(out.iter().any(|l| l == "kibitz dxp: 1 games played"), "{out:?}");
 }
