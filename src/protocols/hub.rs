@@ -75,10 +75,6 @@ pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 /// How long a search goes on once the input has ended.
 const END_OF_INPUT_GRACE: Duration = Duration::from_millis(200);
 
-/// What stands for a line too long to read among the lines waiting for a search (no line read begins with a
-/// line end).
-const TOO_LONG: char = '\n';
-
 /// The shared error form; [`error_line`] writes it as Hub's `error message="..."`.
 const ERRORS: ErrorForm = ErrorForm { command: "error", invalid_move: "error" };
 
@@ -278,7 +274,7 @@ impl HubSession {
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
         let reply =
             error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE));
-        let mark = format!("{TOO_LONG}{bytes}");
+        let mark = super::session::too_long_mark(bytes);
         if self.thinking.is_some() {
             self.waiting.push(&mark);
         } else {
@@ -358,9 +354,8 @@ impl HubSession {
     }
 
     fn command(&mut self, line: &str) -> Reply {
-        // The mark of a line too long to read (no line read can begin with a line end).
-        if let Some(bytes) = line.strip_prefix(TOO_LONG) {
-            self.refused = Some(format!("a line of {bytes} bytes was too long to read"));
+        if let Some(why) = super::session::too_long_refusal(line) {
+            self.refused = Some(why);
             return Reply::none();
         }
         let parsed = match parse_line(line) {

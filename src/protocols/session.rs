@@ -88,6 +88,17 @@ pub fn shorten(token: &str) -> String {
     out
 }
 
+/// A line too long to read stands among the lines waiting for a search as this mark (no line read begins with a
+/// line end), so that what it may have been (a `position` of a great many moves) is refused in its turn.
+pub fn too_long_mark(bytes: usize) -> String {
+    format!("\n{bytes}")
+}
+
+/// Why the position is unknown, when `line` is the mark of a line too long to read.
+pub fn too_long_refusal(line: &str) -> Option<String> {
+    line.strip_prefix('\n').map(|bytes| format!("a line of {bytes} bytes was too long to read"))
+}
+
 /// Lines that arrived while a search ran, to run after it: at most [`WaitingLines::MAX_LINES`] lines and
 /// [`WaitingLines::MAX_BYTES`] bytes (a GUI sends a few; a flood of long lines is dropped, not kept), and a
 /// note of what was dropped.

@@ -73,10 +73,6 @@ pub const MAX_TIME_MS: u64 = 7 * 24 * 3600 * 1000;
 pub const ACCEPT_DRAW_BELOW: i32 = -150;
 const END_OF_INPUT_GRACE: Duration = Duration::from_millis(200);
 
-/// What stands for a line too long to read among the lines waiting for a search (no line read begins with a
-/// line end).
-const TOO_LONG: char = '\n';
-
 /// UCCI has no error reply; errors are an `info string`, as in UCI.
 pub const ERRORS: ErrorForm = ErrorForm { command: "info string error:", invalid_move: "info string error:" };
 
@@ -226,7 +222,7 @@ impl UcciSession {
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
         let reply =
             error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE));
-        let mark = format!("{TOO_LONG}{bytes}");
+        let mark = super::session::too_long_mark(bytes);
         if self.thinking.is_some() {
             self.waiting.push(&mark);
         } else {
@@ -348,9 +344,8 @@ impl UcciSession {
     }
 
     fn command(&mut self, line: &str) -> Reply {
-        // The mark of a line too long to read (no line read can begin with a line end).
-        if let Some(bytes) = line.strip_prefix(TOO_LONG) {
-            self.refused = Some(format!("a line of {bytes} bytes was too long to read"));
+        if let Some(why) = super::session::too_long_refusal(line) {
+            self.refused = Some(why);
             return Reply::none();
         }
         let mut tokens = line.split_whitespace();

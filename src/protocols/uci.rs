@@ -86,10 +86,6 @@ const END_OF_INPUT_GRACE: Duration = Duration::from_millis(200);
 /// The answer of a search that has no move to give.
 const NO_MOVE: &str = "bestmove (none)";
 
-/// What stands for a line too long to read among the lines waiting for a search (no line read begins with a
-/// line end).
-const TOO_LONG: char = '\n';
-
 /// UCI has no error reply; errors are written as an `info string`, which every GUI shows or logs.
 pub const ERRORS: ErrorForm = ErrorForm { command: "info string error:", invalid_move: "info string error:" };
 
@@ -303,7 +299,7 @@ impl UciSession {
     pub fn on_line_too_long(&mut self, bytes: usize) -> Reply {
         let reply =
             error(format!("a line of {bytes} bytes is longer than the limit of {} bytes, ignored", stdio::MAX_LINE));
-        let mark = format!("{TOO_LONG}{bytes}");
+        let mark = super::session::too_long_mark(bytes);
         if self.thinking.is_some() {
             self.waiting.push(&mark);
         } else {
@@ -427,9 +423,8 @@ impl UciSession {
 
     /// One command (not one that waits for a search).
     fn command(&mut self, line: &str) -> Reply {
-        // The mark of a line too long to read (no line read can begin with a line end).
-        if let Some(bytes) = line.strip_prefix(TOO_LONG) {
-            self.refused = Some(format!("a line of {bytes} bytes was too long to read"));
+        if let Some(why) = super::session::too_long_refusal(line) {
+            self.refused = Some(why);
             return Reply::none();
         }
         let mut tokens = line.split_whitespace();
