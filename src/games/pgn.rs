@@ -750,9 +750,11 @@ impl Wrapper {
     fn word(&mut self, w: &str) {
         let len = w.chars().count();
         // A line beginning with `%` is an escape line, skipped to its end by readers, and one beginning with `[`
-        // may be read as a tag pair ending whatever comment it is in: a word of a comment beginning with either
-        // stays on the line before.
-        if self.col > 0 && self.col + 1 + len > LINE_WIDTH && !w.starts_with(['%', '[']) {
+        // and a name (`[Event "`) may be read as a tag pair ending whatever comment it is in: a word of a comment
+        // beginning so stays on the line before (`[%eval` may begin one).
+        let tag_like =
+            w.strip_prefix('[').and_then(|r| r.chars().next()).is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if self.col > 0 && self.col + 1 + len > LINE_WIDTH && !w.starts_with('%') && !tag_like {
             self.out.push('\n');
             self.col = 0;
         }
