@@ -9,6 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Server, TempDir, sqlite_execute};
+use kibitz::game::{Game, RecordBudget};
+use kibitz::games::chess::Chess;
 use serde_json::{Value, json};
 
 /// Annotation jobs may take a while on a loaded machine; no test asserts a time, but every wait ends.
@@ -783,7 +785,16 @@ print(";".join(out))
     let read: Vec<Vec<usize>> =
         stdout.split(';').map(|g| g.split(' ').map(|n| n.parse().expect("count")).collect()).collect();
     assert_eq!(read.len(), annotated.len(), "{stdout}");
-    for (game, counts) in annotated.iter().zip(&read) {
+    // The records' own variations are kept beside kibitz's better lines.
+    let own: Vec<usize> =
+        Chess::parse_records(&fixture("chess_collection.pgn"), Some("pgn"), &mut RecordBudget::new(100, 10_000))
+            .expect("the fixture")
+            .into_iter()
+            .flatten()
+            .map(|r| r.remarks.moves.iter().map(|m| m.variations.len()).sum())
+            .collect();
+    assert_eq!(own.len(), annotated.len(), "{stdout}");
+    for ((game, counts), own) in annotated.iter().zip(&read).zip(own) {
         let moves = game["moves"].as_array().expect("moves");
         assert_eq!(counts[0], moves.len(), "every move read back: {stdout}");
         assert!(counts[1] > 0, "evaluations read back: {stdout}");
@@ -793,7 +804,7 @@ print(";".join(out))
                 ["inaccuracy", "mistake", "blunder", "mate_missed"].contains(&m["class"].as_str().unwrap_or(""))
             })
             .count();
-        assert_eq!(counts[2], worse, "one better line per questionable move: {stdout}");
+        assert_eq!(counts[2], worse + own, "one better line per questionable move, and the record's own: {stdout}");
     }
     server.stop();
 }
